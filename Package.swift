@@ -1,0 +1,49 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "SyncLab",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "synclab", targets: ["synclab"]),
+        .executable(name: "synclab-server", targets: ["synclab-server"]),
+        .executable(name: "synclab-broker", targets: ["synclab-broker"]),
+        .executable(name: "synclab-device", targets: ["synclab-device"]),
+    ],
+    targets: [
+        // C libraries, found in /usr/include; Debian's libzmq.pc adds krb5 flags SwiftPM rejects, so no pkgConfig.
+        .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Thin bindings.
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+
+        // The wire protocol shared by every role.
+        .target(name: "SyncProtocol"),
+        // Clock, seeded generator, event log, command lines, signals: what every process needs.
+        .target(name: "LabKit", dependencies: ["SyncProtocol"]),
+
+        // The roles.
+        .target(name: "SyncServer", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .target(name: "PushBroker", dependencies: ["ZeroMQ", "SyncProtocol", "LabKit"]),
+        .target(name: "SyncDevice", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+
+        // Thin executables.
+        .executableTarget(name: "synclab", dependencies: ["Launcher", "LabKit"]),
+        .executableTarget(name: "synclab-server", dependencies: ["SyncServer", "LabKit"]),
+        .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
+        .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit"]),
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit"]),
+        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .testTarget(name: "PushBrokerTests", dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit"]),
+        .testTarget(name: "SyncDeviceTests", dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .testTarget(name: "LauncherTests", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// The Launcher module; see its issue.

@@ -1,0 +1,1 @@
+// The PushBroker module; see its issue.

@@ -1,0 +1,185 @@
+import CSQLite
+
+/// How hard a commit works to reach the disk (`PRAGMA synchronous`).
+public enum Synchronous: String, Sendable {
+    case off = "OFF", normal = "NORMAL", full = "FULL"
+}
+
+/// One SQLite connection, opened in WAL mode with a busy timeout and foreign keys on. Statements are prepared once
+/// and cached by their SQL. A connection belongs to one thread.
+///
+/// `@unchecked Sendable` so a connection can be opened on one thread and handed to the IO thread that then owns it.
+public final class Database: @unchecked Sendable {
+    let handle: OpaquePointer
+    public let path: String
+    private var cache: [String: Statement] = [:]
+    private var transactionDepth = 0
+
+    public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteError(code: rc, message: "\(message): \(path)")
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMs)
+        let mode = try scalarString("PRAGMA journal_mode=WAL")
+        guard mode.lowercased() == "wal" else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "WAL mode refused (journal_mode is \(mode)): \(path)")
+        }
+        try execute("PRAGMA synchronous=\(synchronous.rawValue)")
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs one or more statements that return no rows, without caching (schema, pragmas).
+    public func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &error)
+        if rc != SQLITE_OK {
+            let message = error.map { String(cString: $0) } ?? lastMessage
+            sqlite3_free(error)
+            throw SQLiteError(code: rc, message: message, sql: sql)
+        }
+    }
+
+    /// The cached statement for `sql`, prepared on first use.
+    public func statement(_ sql: String) throws -> Statement {
+        if let cached = cache[sql] { return cached }
+        let statement = try Statement(database: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ values: SQLBindable...) throws -> Int {
+        let statement = try statement(sql)
+        try statement.reset(binding: values)
+        defer { statement.finish() }
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Calls `body` for each row.
+    public func forEach(_ sql: String, _ values: SQLBindable..., body: (Row) throws -> Void) throws {
+        try forEach(sql, values, body: body)
+    }
+
+    public func forEach(_ sql: String, _ values: [SQLBindable], body: (Row) throws -> Void) throws {
+        let statement = try statement(sql)
+        try statement.reset(binding: values)
+        defer { statement.finish() }
+        while try statement.step() {
+            try body(Row(handle: statement.handle))
+        }
+    }
+
+    /// Maps every row.
+    public func query<T>(_ sql: String, _ values: SQLBindable..., map: (Row) throws -> T) throws -> [T] {
+        var result: [T] = []
+        try forEach(sql, values) { result.append(try map($0)) }
+        return result
+    }
+
+    /// The first row mapped, or nil.
+    public func first<T>(_ sql: String, _ values: SQLBindable..., map: (Row) throws -> T) throws -> T? {
+        let statement = try statement(sql)
+        try statement.reset(binding: values)
+        defer { statement.finish() }
+        guard try statement.step() else { return nil }
+        return try map(Row(handle: statement.handle))
+    }
+
+    /// The first column of the first row as an integer, or nil when there is no row or it is NULL.
+    public func scalarInt(_ sql: String, _ values: SQLBindable...) throws -> Int? {
+        let statement = try statement(sql)
+        try statement.reset(binding: values)
+        defer { statement.finish() }
+        guard try statement.step() else { return nil }
+        let row = Row(handle: statement.handle)
+        return row.isNull(0) ? nil : row.int(0)
+    }
+
+    private func scalarString(_ sql: String) throws -> String {
+        let statement = try Statement(database: self, sql: sql)
+        try statement.reset(binding: [])
+        guard try statement.step() else { return "" }
+        return Row(handle: statement.handle).string(0)
+    }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back and rethrows when it throws. Nested calls join the
+    /// outer transaction.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            return try body()
+        }
+        try run("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        do {
+            let result = try body()
+            transactionDepth = 0
+            try run("COMMIT")
+            return result
+        } catch {
+            transactionDepth = 0
+            if sqlite3_get_autocommit(handle) == 0 {
+                _ = try? run("ROLLBACK")
+            }
+            throw error
+        }
+    }
+
+    /// The current `PRAGMA journal_mode`.
+    public func journalMode() throws -> String { try scalarString("PRAGMA journal_mode") }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound.
+    public func integrityCheck() throws -> String { try scalarString("PRAGMA integrity_check") }
+
+    /// Brings the schema to the newest version: runs each migration whose version is above `PRAGMA user_version`,
+    /// each in its own transaction together with the version bump. Returns the versions it ran.
+    @discardableResult
+    public func migrate(_ migrations: [Migration]) throws -> [Int] {
+        var ran: [Int] = []
+        for migration in migrations.sorted(by: { $0.version < $1.version }) {
+            try transaction {
+                let current = try scalarInt("PRAGMA user_version") ?? 0
+                guard migration.version > current else { return }
+                try execute(migration.sql)
+                try execute("PRAGMA user_version=\(migration.version)")
+                ran.append(migration.version)
+            }
+        }
+        return ran
+    }
+
+    /// `PRAGMA user_version`.
+    public func schemaVersion() throws -> Int { try scalarInt("PRAGMA user_version") ?? 0 }
+}
+
+/// One schema step, identified by a version number that only grows.
+public struct Migration: Sendable {
+    public let version: Int
+    public let sql: String
+
+    public init(version: Int, sql: String) {
+        self.version = version
+        self.sql = sql
+    }
+}

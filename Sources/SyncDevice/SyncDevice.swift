@@ -1,0 +1,1 @@
+// The SyncDevice module; see its issue.

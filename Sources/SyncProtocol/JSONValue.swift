@@ -1,0 +1,185 @@
+import Foundation
+
+/// Any JSON value: control arguments and replies, event fields. Objects keep their keys in order.
+public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.int(a), .int(b)): return a == b
+        case let (.double(a), .double(b)): return a == b
+        case let (.int(a), .double(b)), let (.double(b), .int(a)): return Double(a) == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            let keyed = try decoder.container(keyedBy: AnyKey.self)
+            var pairs: [(String, JSONValue)] = []
+            for key in keyed.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+                pairs.append((key.stringValue, try keyed.decode(JSONValue.self, forKey: key)))
+            }
+            self = .object(pairs)
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        switch self {
+        case .null:
+            var c = encoder.singleValueContainer()
+            try c.encodeNil()
+        case .bool(let v):
+            var c = encoder.singleValueContainer()
+            try c.encode(v)
+        case .int(let v):
+            var c = encoder.singleValueContainer()
+            try c.encode(v)
+        case .double(let v):
+            var c = encoder.singleValueContainer()
+            try c.encode(v)
+        case .string(let v):
+            var c = encoder.singleValueContainer()
+            try c.encode(v)
+        case .array(let v):
+            var c = encoder.unkeyedContainer()
+            for item in v { try c.encode(item) }
+        case .object(let pairs):
+            var c = encoder.container(keyedBy: AnyKey.self)
+            for (key, value) in pairs { try c.encode(value, forKey: AnyKey(key)) }
+        }
+    }
+
+    /// Compact JSON text with keys in their given order.
+    public var description: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    public func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let v): out += v ? "true" : "false"
+        case .int(let v): out += String(v)
+        case .double(let v):
+            if v.isFinite {
+                if v == v.rounded() && abs(v) < 1e15 { out += String(Int64(v)) } else { out += String(v) }
+            } else {
+                out += "null"
+            }
+        case .string(let v): JSONValue.writeString(v, to: &out)
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case .object(let pairs):
+            out += "{"
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { out += "," }
+                JSONValue.writeString(pair.0, to: &out)
+                out += ":"
+                pair.1.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                        + String(scalar.value, radix: 16)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+
+    // MARK: - Reading
+
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let pairs) = self else { return nil }
+        return pairs.first(where: { $0.0 == key })?.1
+    }
+
+    public var stringValue: String? { if case .string(let v) = self { return v } else { return nil } }
+    public var intValue: Int? {
+        switch self {
+        case .int(let v): return v
+        case .double(let v): return v == v.rounded() ? Int(v) : nil
+        default: return nil
+        }
+    }
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let v): return Double(v)
+        case .double(let v): return v
+        default: return nil
+        }
+    }
+    public var boolValue: Bool? { if case .bool(let v) = self { return v } else { return nil } }
+    public var arrayValue: [JSONValue]? { if case .array(let v) = self { return v } else { return nil } }
+    public var objectValue: [(String, JSONValue)]? { if case .object(let v) = self { return v } else { return nil } }
+
+    /// Parses JSON text.
+    public static func parse(_ text: String) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByFloatLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+/// A coding key for any string.
+public struct AnyKey: CodingKey, Sendable {
+    public var stringValue: String
+    public var intValue: Int? { nil }
+    public init(_ string: String) { self.stringValue = string }
+    public init?(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { return nil }
+}

@@ -1,0 +1,1 @@
+// The SyncServer module; see its issue.

@@ -1,0 +1,213 @@
+import CZeroMQ
+
+/// One frame of a multipart message.
+public typealias Frame = [UInt8]
+
+/// The socket kinds the lab uses.
+public enum SocketKind: Sendable {
+    case router, dealer, pub, sub, push, pull, pair
+
+    var raw: Int32 {
+        switch self {
+        case .router: return ZMQ_ROUTER
+        case .dealer: return ZMQ_DEALER
+        case .pub: return ZMQ_PUB
+        case .sub: return ZMQ_SUB
+        case .push: return ZMQ_PUSH
+        case .pull: return ZMQ_PULL
+        case .pair: return ZMQ_PAIR
+        }
+    }
+}
+
+/// A libzmq socket. It belongs to the thread that uses it: libzmq sockets are not thread safe.
+///
+/// `@unchecked Sendable` only so a socket can be created on one thread and handed to the IO thread that then owns it;
+/// it is never used from two threads at once.
+public final class Socket: @unchecked Sendable {
+    public let kind: SocketKind
+    let handle: UnsafeMutableRawPointer
+    private let context: Context  // keeps the context alive while the socket is open
+    private var closed = false
+    /// The last endpoint bound or connected, for error messages.
+    public private(set) var endpoint: String?
+
+    /// Makes a socket with a linger of `lingerMs` (default 0: closing never waits on unsent messages).
+    public init(_ context: Context, _ kind: SocketKind, lingerMs: Int32 = 0) throws {
+        guard let handle = zmq_socket(context.handle, kind.raw) else { throw ZMQError.last("socket") }
+        self.kind = kind
+        self.handle = handle
+        self.context = context
+        try setOption(ZMQ_LINGER, lingerMs)
+    }
+
+    deinit { close() }
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        zmq_close(handle)
+    }
+
+    // MARK: - Endpoints
+
+    public func bind(_ endpoint: String) throws {
+        self.endpoint = endpoint
+        try retrying("bind", endpoint: endpoint) { zmq_bind(handle, endpoint) }
+    }
+
+    public func connect(_ endpoint: String) throws {
+        self.endpoint = endpoint
+        try retrying("connect", endpoint: endpoint) { zmq_connect(handle, endpoint) }
+    }
+
+    public func unbind(_ endpoint: String) throws {
+        try retrying("unbind", endpoint: endpoint) { zmq_unbind(handle, endpoint) }
+    }
+
+    public func disconnect(_ endpoint: String) throws {
+        try retrying("disconnect", endpoint: endpoint) { zmq_disconnect(handle, endpoint) }
+    }
+
+    /// The endpoint actually bound, e.g. the port chosen for `tcp://127.0.0.1:*`.
+    public var lastEndpoint: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        var size = buffer.count
+        _ = zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size)
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    // MARK: - Sending
+
+    /// Sends a multipart message. Returns false when it would block (with `dontWait`) or, on a ROUTER with
+    /// router-mandatory, when the peer is unknown (EHOSTUNREACH); throws on other errors.
+    @discardableResult
+    public func send(_ frames: [Frame], dontWait: Bool = false) throws -> Bool {
+        precondition(!frames.isEmpty, "a message has at least one frame")
+        for (index, frame) in frames.enumerated() {
+            var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
+            if index < frames.count - 1 { flags |= ZMQ_SNDMORE }
+            while true {
+                let rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+                if rc >= 0 { break }
+                let err = zmq_errno()
+                if err == EINTR { continue }
+                // A multipart message is atomic in libzmq: failing on the first frame sends nothing; later frames of a
+                // message whose first frame was accepted do not fail with EAGAIN.
+                if err == EAGAIN || err == EHOSTUNREACH { return false }
+                throw ZMQError(code: err, operation: "send", endpoint: endpoint)
+            }
+        }
+        return true
+    }
+
+    @discardableResult
+    public func send(_ frames: Frame..., dontWait: Bool = false) throws -> Bool {
+        try send(frames, dontWait: dontWait)
+    }
+
+    // MARK: - Receiving
+
+    /// Receives one whole multipart message. With `dontWait`, nil means nothing is waiting (EAGAIN is not an error).
+    /// Without it, blocks until a message arrives, the receive timeout passes (nil), or the context is shut down
+    /// (throws an error whose `isTerminated` is true).
+    public func receive(dontWait: Bool = false) throws -> [Frame]? {
+        var frames: [Frame] = []
+        var msg = zmq_msg_t()
+        zmq_msg_init(&msg)
+        defer { zmq_msg_close(&msg) }
+        while true {
+            let rc = zmq_msg_recv(&msg, handle, dontWait && frames.isEmpty ? ZMQ_DONTWAIT : 0)
+            if rc < 0 {
+                let err = zmq_errno()
+                if err == EINTR { continue }
+                if err == EAGAIN && frames.isEmpty { return nil }
+                throw ZMQError(code: err, operation: "receive", endpoint: endpoint)
+            }
+            let size = zmq_msg_size(&msg)
+            if size == 0 {
+                frames.append([])
+            } else {
+                let data = zmq_msg_data(&msg)!.assumingMemoryBound(to: UInt8.self)
+                frames.append(Frame(UnsafeBufferPointer(start: data, count: size)))
+            }
+            if zmq_msg_more(&msg) == 0 { return frames }
+        }
+    }
+
+    /// Whether a message is waiting to be read, without blocking.
+    public var hasInput: Bool {
+        (try? intOption(ZMQ_EVENTS)).map { $0 & ZMQ_POLLIN != 0 } ?? false
+    }
+
+    // MARK: - Options
+
+    public func setOption(_ option: Int32, _ value: Int32) throws {
+        var value = value
+        try retrying("setsockopt(\(option))", endpoint: endpoint) {
+            zmq_setsockopt(handle, option, &value, MemoryLayout<Int32>.size)
+        }
+    }
+
+    public func setOption(_ option: Int32, bytes: [UInt8]) throws {
+        try retrying("setsockopt(\(option))", endpoint: endpoint) {
+            bytes.withUnsafeBytes { zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }
+        }
+    }
+
+    public func intOption(_ option: Int32) throws -> Int32 {
+        var value: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        try retrying("getsockopt(\(option))", endpoint: endpoint) { zmq_getsockopt(handle, option, &value, &size) }
+        return value
+    }
+
+    /// This socket's identity as ROUTER peers see it. Set before connecting.
+    public func setRoutingID(_ id: [UInt8]) throws { try setOption(ZMQ_ROUTING_ID, bytes: id) }
+    public func setSendHighWaterMark(_ messages: Int32) throws { try setOption(ZMQ_SNDHWM, messages) }
+    public func setReceiveHighWaterMark(_ messages: Int32) throws { try setOption(ZMQ_RCVHWM, messages) }
+    /// Queue messages only to completed connections.
+    public func setImmediate(_ on: Bool) throws { try setOption(ZMQ_IMMEDIATE, on ? 1 : 0) }
+    /// A ROUTER reports an unroutable message (EHOSTUNREACH) instead of dropping it silently.
+    public func setRouterMandatory(_ on: Bool) throws { try setOption(ZMQ_ROUTER_MANDATORY, on ? 1 : 0) }
+    /// A ROUTER lets a new connection with a known routing id take it over (a restarted peer).
+    public func setRouterHandover(_ on: Bool) throws { try setOption(ZMQ_ROUTER_HANDOVER, on ? 1 : 0) }
+    public func setReceiveTimeout(ms: Int32) throws { try setOption(ZMQ_RCVTIMEO, ms) }
+    public func setSendTimeout(ms: Int32) throws { try setOption(ZMQ_SNDTIMEO, ms) }
+    public func setReconnectInterval(ms: Int32) throws { try setOption(ZMQ_RECONNECT_IVL, ms) }
+    /// ZMTP heartbeats: a PING every `intervalMs`, the peer considered gone after `timeoutMs` without traffic.
+    public func setHeartbeat(intervalMs: Int32, timeoutMs: Int32) throws {
+        try setOption(ZMQ_HEARTBEAT_IVL, intervalMs)
+        try setOption(ZMQ_HEARTBEAT_TIMEOUT, timeoutMs)
+    }
+    /// Largest inbound message accepted; a larger one closes the connection inside libzmq (-1: no limit).
+    public func setMaxMessageSize(_ bytes: Int64) throws {
+        var value = bytes
+        try retrying("setsockopt(ZMQ_MAXMSGSIZE)", endpoint: endpoint) {
+            zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size)
+        }
+    }
+    /// A SUB socket receives messages whose first frame starts with `prefix` (empty: everything).
+    public func subscribe(_ prefix: [UInt8] = []) throws { try setOption(ZMQ_SUBSCRIBE, bytes: prefix) }
+    /// CURVE server side (the secret key, 32 bytes).
+    public func setCurveServer(secretKey: [UInt8]) throws {
+        try setOption(ZMQ_CURVE_SERVER, 1)
+        try setOption(ZMQ_CURVE_SECRETKEY, bytes: secretKey)
+    }
+    /// CURVE client side: the server's public key and this client's key pair (32 bytes each).
+    public func setCurveClient(serverKey: [UInt8], publicKey: [UInt8], secretKey: [UInt8]) throws {
+        try setOption(ZMQ_CURVE_SERVERKEY, bytes: serverKey)
+        try setOption(ZMQ_CURVE_PUBLICKEY, bytes: publicKey)
+        try setOption(ZMQ_CURVE_SECRETKEY, bytes: secretKey)
+    }
+
+    // MARK: -
+
+    private func retrying(_ operation: String, endpoint: String?, _ call: () -> Int32) throws {
+        while call() != 0 {
+            let err = zmq_errno()
+            if err == EINTR { continue }
+            throw ZMQError(code: err, operation: operation, endpoint: endpoint)
+        }
+    }
+}

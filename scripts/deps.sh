@@ -1,0 +1,29 @@
+# Sourced by scripts/test and scripts/lab: installs libzmq3-dev and libsqlite3-dev when they are missing.
+synclab_need_packages() {
+    local missing=()
+    [ -f /usr/include/zmq.h ] || missing+=(libzmq3-dev)
+    [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SyncLab needs ${missing[*]}; run as root or: sudo apt-get install -y ${missing[*]}" >&2
+        exit 2
+    fi
+    echo "installing ${missing[*]} …" >&2
+    if [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ]; then
+        apt-get update -qq >&2 || { echo "apt-get update failed" >&2; exit 2; }
+    fi
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2; then
+        apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 \
+            || { echo "could not install ${missing[*]} with apt-get" >&2; exit 2; }
+    fi
+}
+synclab_need_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        if [ -x /opt/swift/usr/bin/swift ]; then
+            export PATH=/opt/swift/usr/bin:$PATH
+        else
+            echo "SyncLab needs a Swift 6 toolchain on PATH (swift.org/install)" >&2
+            exit 2
+        fi
+    fi
+}
