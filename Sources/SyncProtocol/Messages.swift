@@ -153,12 +153,15 @@ public struct Pull: MessageBody {
     public var req: Int
     public var cursor: Int
     public var limit: Int
-    public static let fields: Set<String> = ["req", "cursor", "limit"]
+    /// Optional: the account the device believes it reads; the server refuses one that is not the device's own.
+    public var account: String?
+    public static let fields: Set<String> = ["req", "cursor", "limit", "account"]
 
-    public init(req: Int, cursor: Int, limit: Int) {
+    public init(req: Int, cursor: Int, limit: Int, account: String? = nil) {
         self.req = req
         self.cursor = cursor
         self.limit = limit
+        self.account = account
     }
 
     public func validate() throws(ProtocolError) {
