@@ -14,6 +14,8 @@ let package = Package(
         // C libraries, found in /usr/include; Debian's libzmq.pc adds krb5 flags SwiftPM rejects, so no pkgConfig.
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // The few OS calls Swift cannot import (prctl is variadic).
+        .target(name: "CSystem"),
 
         // Thin bindings.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
@@ -22,7 +24,7 @@ let package = Package(
         // The wire protocol shared by every role.
         .target(name: "SyncProtocol"),
         // Clock, seeded generator, event log, command lines, signals: what every process needs.
-        .target(name: "LabKit", dependencies: ["SyncProtocol"]),
+        .target(name: "LabKit", dependencies: ["SyncProtocol", "CSystem"]),
 
         // The roles.
         .target(name: "SyncServer", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),

@@ -1,0 +1,39 @@
+import LabKit
+import SyncProtocol
+
+extension Topology {
+    /// The scenario with every behaviour generator expanded into concrete steps (seeded: the same seed gives the
+    /// same timeline), sorted by time. A session is: open, edits spread over the session, background.
+    public func timeline() -> [ScenarioStep] {
+        var steps = scenario
+        for behaviour in behaviours {
+            for device in behaviour.devices {
+                var generator = SeededGenerator.derived(seed: seed, name: "behaviour/\(device)/\(behaviour.line)")
+                guard behaviour.opensPerDay > 0 else { continue }
+                let meanGap = 86_400 / behaviour.opensPerDay
+                let session = behaviour.sessionMinutes * 60
+                var t = generator.exponential(mean: meanGap)
+                var editNumber = 0
+                while t + session < duration {
+                    steps.append(ScenarioStep(at: t, action: .device(device: device, command: "open"), line: behaviour.line))
+                    for i in 0..<behaviour.editsPerSession {
+                        editNumber += 1
+                        let at = t + session * Double(i + 1) / Double(behaviour.editsPerSession + 1)
+                        let draft = "draft-\(Int(generator.next() % UInt64(behaviour.drafts)) + 1)"
+                        steps.append(ScenarioStep(
+                            at: at,
+                            action: .edit(device: device, draft: draft, action: .update,
+                                          title: "\(draft) by \(device)",
+                                          body: "edit \(editNumber) from \(device) at \(Int(at))s"),
+                            line: behaviour.line))
+                    }
+                    steps.append(ScenarioStep(at: t + session, action: .device(device: device, command: "background"),
+                                              line: behaviour.line))
+                    t += session + generator.exponential(mean: meanGap)
+                }
+            }
+        }
+        // Stable: steps at the same time keep their written order.
+        return steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import LabKit
+
+/// One process the launcher started: an executable, its arguments and its log file. It can be killed, paused,
+/// resumed and started again with the same arguments (a restart after kill -9 resumes from its database).
+final class ChildProcess {
+    let name: String
+    let executable: String
+    let arguments: [String]
+    let logPath: String
+    private(set) var pid: pid_t = 0
+    private(set) var running = false
+    private(set) var paused = false
+    private(set) var exitStatus: Int32?
+
+    init(name: String, executable: String, arguments: [String], logPath: String) {
+        self.name = name
+        self.executable = executable
+        self.arguments = arguments
+        self.logPath = logPath
+    }
+
+    /// Starts the process with stdout and stderr appended to its log and the launcher as its lifeline.
+    func start() throws {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw LabError.config("cannot run \(executable): not found or not executable (build with scripts/lab)")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment[Lifeline.variable] = String(getpid())
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var newPID: pid_t = 0
+        let rc = posix_spawn(&newPID, executable, &actions, nil, argv, envp)
+        guard rc == 0 else {
+            throw LabError.io("cannot start \(name) (\(executable)): \(String(cString: strerror(rc)))")
+        }
+        pid = newPID
+        running = true
+        paused = false
+        exitStatus = nil
+    }
+
+    func signal(_ sig: Int32) {
+        guard running else { return }
+        kill(pid, sig)
+        if sig == SIGSTOP { paused = true }
+        if sig == SIGCONT { paused = false }
+    }
+
+    /// Reaps the process if it has exited; true when it is no longer running.
+    @discardableResult
+    func poll() -> Bool {
+        guard running else { return true }
+        var status: Int32 = 0
+        let rc = waitpid(pid, &status, WNOHANG)
+        if rc == pid || (rc < 0 && errno == ECHILD) {
+            running = false
+            paused = false
+            exitStatus = status
+            return true
+        }
+        return false
+    }
+
+    /// Waits up to `timeout` real seconds for the process to exit.
+    func wait(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if poll() { return true }
+            usleep(5_000)
+        }
+        return poll()
+    }
+
+    /// SIGKILL and reap.
+    func killNow() {
+        guard running else { return }
+        if paused { kill(pid, SIGCONT) }
+        kill(pid, SIGKILL)
+        _ = wait(timeout: 5)
+    }
+
+    /// A description of how it ended, for the log.
+    var exitDescription: String {
+        guard let status = exitStatus else { return running ? "running" : "not started" }
+        let signal = status & 0x7f
+        if signal != 0 { return "killed by signal \(signal)" }
+        return "exit \((status >> 8) & 0xff)"
+    }
+
+    /// Resident memory in MB from /proc, nil if unknown.
+    var residentMB: Double? {
+        guard running, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kb = line.split(separator: " ").compactMap { Double($0) }.first
+            return kb.map { $0 / 1024 }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import ZeroMQ
+
+/// Talks to one process's control socket: a DEALER that sends `control` and waits for the matching `controlAck`.
+/// It reconnects by itself after the process restarts; a late ack of an earlier request is skipped by its `req`.
+final class ControlClient {
+    let name: String
+    let endpoint: String
+    private let socket: Socket
+    private var nextRequest = 1
+
+    init(context: Context, name: String, endpoint: String) throws {
+        self.name = name
+        self.endpoint = endpoint
+        socket = try Socket(context, .dealer)
+        try socket.setReconnectInterval(ms: 20)
+        try socket.setImmediate(true)
+        try socket.connect(endpoint)
+    }
+
+    /// Sends `command` and waits up to `timeoutMs` for its ack. Throws when the process does not answer in time.
+    func call(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000) throws -> ControlAck {
+        let req = nextRequest
+        nextRequest += 1
+        let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
+        // With `immediate`, a send waits for a live connection; retry until the deadline while the peer starts.
+        while true {
+            if try socket.send(Codec.encode(.control(Control(req: req, command: command, args: args))), dontWait: true) {
+                break
+            }
+            guard SimClock.monotonicNanos() < deadline else {
+                throw LabError.io("\(name) did not accept control \"\(command)\" within \(timeoutMs) ms (\(endpoint))")
+            }
+            usleep(2_000)
+        }
+        var poller = Poller([socket])
+        while true {
+            let now = SimClock.monotonicNanos()
+            guard now < deadline else {
+                throw LabError.io("\(name) did not answer control \"\(command)\" within \(timeoutMs) ms")
+            }
+            let ready = try poller.poll(timeoutMs: Int((deadline - now) / 1_000_000) + 1)
+            guard !ready.isEmpty else { continue }
+            while let frames = try socket.receive(dontWait: true) {
+                switch Codec.decodeOrReply(frames) {
+                case .success(.controlAck(let ack)) where ack.req == req:
+                    return ack
+                case .success(.error(let error)) where error.req == req || error.req == nil:
+                    throw LabError.io("\(name) refused control \"\(command)\": \(error.code.rawValue): \(error.message)")
+                default:
+                    continue  // a stale ack of an earlier request that timed out
+                }
+            }
+        }
+    }
+
+    /// Waits until the process answers `ping`.
+    func waitReady(timeout: Double, alive: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lastError: Error?
+        while Date() < deadline {
+            guard alive() else { throw LabError.io("\(name) exited during start-up (see its log)") }
+            do {
+                if try call("ping", timeoutMs: 250).ok { return }
+            } catch {
+                lastError = error
+            }
+        }
+        throw LabError.io("\(name) was not ready after \(Int(timeout)) s: \(lastError.map { "\($0)" } ?? "no answer")")
+    }
+}

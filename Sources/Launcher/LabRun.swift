@@ -1,0 +1,394 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import ZeroMQ
+
+/// One run of a topology: starts every process, plays the timeline, heals and quiesces, stops everything, merges the
+/// events. The checks and the report are `RunAnalysis` and `Report`, which read only the run folder.
+public final class LabRun {
+    public let topology: Topology
+    public let folder: RunFolder
+    let binDirectory: String
+    let quiet: Bool
+    let clock: SimClock
+    let context: Context
+    let log: EventLog
+    private var processes: [String: ChildProcess] = [:]
+    private var controls: [String: ControlClient] = [:]
+    private var order: [String] = []
+    private let tail = EventTail()
+    private var lastProgress = 0.0
+    private let progressOnTerminal: Bool
+    /// What happened along the way that the report should mention (a step that failed, a quiesce timeout).
+    public private(set) var notes: [String] = []
+
+    public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
+        self.topology = topology
+        self.folder = folder
+        self.binDirectory = binDirectory
+        self.quiet = quiet
+        self.progressOnTerminal = !quiet && isatty(2) != 0
+        // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn.
+        self.clock = SimClock(epochMicros: SimClock.wallMicros() + 1_000_000, scale: topology.timeScale)
+        self.context = try Context()
+        try folder.create(topologyText: topologyText, topology: topology, clock: clock)
+        self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
+    }
+
+    // MARK: - The whole run
+
+    /// Runs everything; returns when every process has stopped and `events.jsonl` is written.
+    public func run() throws {
+        Signals.install()
+        log.emit("process.started", [("role", "launcher"), ("pid", .int(Int(getpid()))), ("topology", .string(topology.name)),
+                                     ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale))])
+        defer {
+            stopAll()
+            log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
+            folder.mergeEvents()
+        }
+        try startAll()
+        phase("scenario")
+        try playTimeline()
+        phase("heal")
+        heal()
+        phase("quiesce")
+        quiesce()
+        phase("check")
+        collectFinalStats()
+    }
+
+    private func phase(_ name: String) {
+        log.emit("phase", [("name", .string(name))])
+        say("\(name)…")
+    }
+
+    // MARK: - Processes
+
+    private func endpoint(_ name: String) -> String {
+        switch topology.transport {
+        case "tcp": return "tcp://127.0.0.1:\(freePort())"
+        default: return "ipc://\(folder.socketDirectory)/\(name).sock"
+        }
+    }
+
+    private func common(_ name: String, control: String) -> [String] {
+        ["--control", control, "--events", folder.eventsPath(for: name), "--name", name,
+         "--epoch", String(clock.epochMicros), "--time-scale", format(topology.timeScale), "--seed", String(topology.seed)]
+    }
+
+    private func startAll() throws {
+        let serverEndpoint = endpoint("server")
+        let noticesEndpoint = endpoint("notices")
+        let brokerEndpoint = endpoint("broker")
+        let s = topology.server
+        var serverArgs = ["--db", folder.path("server.sqlite"), "--listen", serverEndpoint, "--notify", noticesEndpoint,
+                          "--notify-mode", s.notifyMode, "--notify-hwm", String(s.notifyHwm),
+                          "--accounts", folder.accountsPath, "--synchronous", s.synchronous]
+        serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient), "--reject", format(s.reject),
+                       "--reply-delay-ms", String(s.replyDelayMs)]
+        try add("server", executable: "synclab-server", arguments: serverArgs)
+
+        let b = topology.broker
+        var brokerArgs = ["--listen", brokerEndpoint, "--notices", noticesEndpoint,
+                          "--notices-mode", s.notifyMode == "pub" ? "sub" : "pull", "--notices-hwm", String(s.notifyHwm),
+                          "--accounts", folder.accountsPath,
+                          "--loss", format(b.loss), "--duplicate", format(b.duplicate), "--delay-kind", b.delayKind,
+                          "--delay-sec", format(b.delaySec), "--reorder", format(b.reorder)]
+        for platform in ["android", "ios", "web"] {
+            if let profile = b.profiles[platform] { brokerArgs += ["--profile-\(platform)", profile] }
+        }
+        if let v = b.apnsThrottlePerHour { brokerArgs += ["--apns-throttle-per-hour", String(v)] }
+        if let v = b.fcmMaxHeld { brokerArgs += ["--fcm-max-held", String(v)] }
+        if let v = b.fcmPriority { brokerArgs += ["--fcm-priority", v] }
+        if let v = b.dozeWindowMin { brokerArgs += ["--doze-window-min", format(v)] }
+        if let v = b.webpushTtlSec { brokerArgs += ["--webpush-ttl-sec", format(v)] }
+        if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
+        try add("broker", executable: "synclab-broker", arguments: brokerArgs)
+
+        let d = topology.device
+        for account in topology.accounts {
+            for device in account.devices {
+                var args = ["--id", device.id, "--account", account.id, "--token", device.token,
+                            "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
+                            "--server", serverEndpoint, "--broker", brokerEndpoint,
+                            "--engagement", format(device.engagement), "--start-state", device.start,
+                            "--batch", String(d.batch), "--page-limit", String(d.pageLimit), "--max-pages", String(d.maxPages),
+                            "--lease-sec", format(d.leaseSec), "--reply-timeout-ms", String(d.replyTimeoutMs),
+                            "--max-attempts", String(d.maxAttempts), "--desired-interval-min", format(d.desiredIntervalMin),
+                            "--freshness-budget-min", format(d.freshnessBudgetMin)]
+                if device.charging { args.append("--charging") }
+                try add(device.id, executable: "synclab-device", arguments: args)
+            }
+        }
+        say("starting \(order.count) processes…")
+        for name in order {
+            try start(name)
+        }
+        for name in order {
+            try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+        }
+    }
+
+    private func add(_ name: String, executable: String, arguments: [String]) throws {
+        let control = endpoint("\(name).control")
+        let process = ChildProcess(name: name, executable: "\(binDirectory)/\(executable)",
+                                   arguments: arguments + common(name, control: control),
+                                   logPath: folder.logPath(for: name))
+        processes[name] = process
+        controls[name] = try ControlClient(context: context, name: name, endpoint: control)
+        order.append(name)
+    }
+
+    private func start(_ name: String) throws {
+        try processes[name]!.start()
+        log.emit("process.spawned", [("target", .string(name)), ("pid", .int(Int(processes[name]!.pid)))])
+    }
+
+    /// Stops every process: `stop` over control, then SIGTERM, then SIGKILL; reaps them all.
+    func stopAll() {
+        for name in order.reversed() {
+            guard let process = processes[name], process.running else { continue }
+            if process.paused { process.signal(SIGCONT) }
+            _ = try? controls[name]?.call("stop", timeoutMs: 1_000)
+        }
+        for name in order.reversed() {
+            guard let process = processes[name] else { continue }
+            if !process.wait(timeout: 3) {
+                process.signal(SIGTERM)
+                if !process.wait(timeout: 2) {
+                    process.killNow()
+                    notes.append("\(name) did not stop on request and was killed")
+                }
+            }
+        }
+    }
+
+    // MARK: - Scenario
+
+    private func playTimeline() throws {
+        let steps = topology.timeline()
+        say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated (\(formatReal(clock.realSeconds(topology.duration))) real)")
+        for step in steps {
+            try waitUntil(sim: step.at)
+            perform(step)
+        }
+        try waitUntil(sim: topology.duration)
+        clearProgress()
+    }
+
+    /// Sleeps until simulated time `sim`, drawing the progress line and watching for Ctrl-C.
+    private func waitUntil(sim: Double) throws {
+        while true {
+            if Signals.stopRequested { throw LabError.usage("interrupted") }
+            let now = clock.now()
+            progress(now: now)
+            if now >= sim { return }
+            let realLeft = clock.realSeconds(sim - now)
+            usleep(UInt32(max(200, min(realLeft, 0.1) * 1_000_000)))
+        }
+    }
+
+    private func perform(_ step: ScenarioStep) {
+        var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
+                                             ("line", .int(step.line))]
+        do {
+            switch step.action {
+            case .edit(let device, let draft, let action, let title, let body):
+                fields += [("target", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))]
+                var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
+                if let title { args["title"] = .string(title) }
+                if let body { args["body"] = .string(body) }
+                try control(device, "edit", args)
+            case .device(let device, let command):
+                fields.append(("target", .string(device)))
+                try control(device, command)
+            case .engagement(let device, let opens):
+                fields.append(("target", .string(device)))
+                try control(device, "engagement", ["opensPerDay": .double(opens)])
+            case .refresh(let device, let on):
+                fields.append(("target", .string(device)))
+                try control(device, "refresh", ["on": .bool(on)])
+            case .chaos(let args):
+                fields.append(("target", "broker"))
+                try control("broker", "chaos", args)
+            case .faults(let args):
+                fields.append(("target", "server"))
+                try control("server", "faults", args)
+            case .signal(let target, let command):
+                fields.append(("target", .string(target)))
+                try signal(target, command)
+            }
+            log.emit("scenario.action", fields)
+        } catch {
+            fields.append(("error", .string("\(error)")))
+            log.emit("scenario.failed", fields)
+            notes.append("step at \(formatSim(step.at)) (line \(step.line)) \(step.action.name) failed: \(error)")
+        }
+    }
+
+    private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws {
+        guard let process = processes[name], process.running, !process.paused else {
+            throw LabError.io("\(name) is not running")
+        }
+        let ack = try controls[name]!.call(command, args)
+        if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
+    }
+
+    private func signal(_ target: String, _ command: String) throws {
+        guard let process = processes[target] else { throw LabError.io("no process \(target)") }
+        switch command {
+        case "kill":
+            guard process.running else { throw LabError.io("\(target) is not running") }
+            process.killNow()
+            log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")])
+        case "restart":
+            if process.running { process.killNow() }
+            try start(target)
+            try controls[target]!.waitReady(timeout: 20, alive: { process.poll() == false })
+            log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))])
+        case "pause":
+            process.signal(SIGSTOP)
+            log.emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
+        case "resume":
+            process.signal(SIGCONT)
+            log.emit("process.resumed", [("target", .string(target)), ("signal", "SIGCONT")])
+        default:
+            throw LabError.usage("unknown signal command \(command)")
+        }
+    }
+
+    // MARK: - Heal and quiesce
+
+    /// Faults off, every process running, every device online and in the foreground with refresh on.
+    private func heal() {
+        for name in order {
+            guard let process = processes[name] else { continue }
+            if process.paused {
+                process.signal(SIGCONT)
+                log.emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+            }
+            if !process.poll() { continue }
+            do {
+                try start(name)
+                try controls[name]!.waitReady(timeout: 20, alive: { process.poll() == false })
+                log.emit("process.restarted", [("target", .string(name)), ("by", "heal")])
+            } catch {
+                notes.append("heal could not restart \(name): \(error)")
+            }
+        }
+        attempt("server", "faults", ["off": true])
+        attempt("broker", "chaos", ["off": true])
+        for device in topology.devices {
+            attempt(device.id, "online")
+            attempt(device.id, "refresh", ["on": true])
+            attempt(device.id, "open")
+        }
+    }
+
+    private func attempt(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) {
+        do { try control(name, command, args) } catch { notes.append("heal: \(name) \(command): \(error)") }
+    }
+
+    /// Manual passes on every device until every op is settled, every cursor is at its account's head, and a whole
+    /// round changes nothing.
+    private func quiesce() {
+        let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
+        var previous: [String: String] = [:]
+        var rounds = 0
+        while Date() < deadline {
+            rounds += 1
+            var heads: [String: Int] = [:]
+            if let stats = try? controls["server"]!.call("stats"), let h = stats.data?["heads"]?.objectValue {
+                for (account, value) in h { heads[account] = value.intValue ?? 0 }
+            }
+            var settled = true
+            var snapshot: [String: String] = [:]
+            for device in topology.devices {
+                let account = topology.account(of: device.id) ?? ""
+                guard let ack = try? controls[device.id]!.call("sync", ["force": true], timeoutMs: 30_000),
+                      let data = ack.data
+                else { settled = false; continue }
+                let pending = data["pending"]?.intValue ?? -1
+                let cursor = data["cursor"]?.intValue ?? -1
+                snapshot[device.id] = "\(pending)/\(cursor)"
+                if pending != 0 || cursor != (heads[account] ?? 0) { settled = false }
+            }
+            if settled && snapshot == previous {
+                log.emit("quiesce.done", [("rounds", .int(rounds))])
+                say("quiet after \(rounds) rounds")
+                return
+            }
+            previous = snapshot
+            usleep(20_000)
+        }
+        notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; the checks see the state as it was")
+        log.emit("quiesce.timeout", [("rounds", .int(rounds))])
+    }
+
+    /// Saves the broker's and server's own counters beside the events, for the report.
+    private func collectFinalStats() {
+        var stats: [(String, JSONValue)] = []
+        for name in ["server", "broker"] {
+            if let ack = try? controls[name]!.call("stats"), let data = ack.data { stats.append((name, data)) }
+        }
+        var memory: [(String, JSONValue)] = []
+        for name in order {
+            if let mb = processes[name]?.residentMB { memory.append((name, .double((mb * 10).rounded() / 10))) }
+        }
+        stats.append(("residentMB", .object(memory)))
+        stats.append(("notes", .array(notes.map { .string($0) })))
+        folder.write("stats.json", JSONValue.object(stats).description + "\n")
+    }
+
+    // MARK: - Terminal
+
+    private func say(_ text: String) {
+        guard !quiet else { return }
+        clearProgress()
+        Output.stderr("synclab: \(text)\n")
+    }
+
+    private func progress(now: Double) {
+        guard progressOnTerminal else { return }
+        let wall = Date().timeIntervalSince1970
+        guard wall - lastProgress >= 0.25 else { return }
+        lastProgress = wall
+        tail.update(files: folder.eventFiles())
+        let line = "  sim \(formatSim(max(0, now))) / \(formatSim(topology.duration))  events \(tail.events)  "
+            + "pending ops \(tail.pending)  passes \(tail.passes)  hints delivered \(tail.hintsDelivered)  lost \(tail.hintsLost)"
+        Output.stderr("\r\u{1B}[2K" + line)
+    }
+
+    private func clearProgress() {
+        if progressOnTerminal { Output.stderr("\r\u{1B}[2K") }
+    }
+}
+
+/// A free TCP port on 127.0.0.1, found by binding port 0.
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+func formatSim(_ seconds: Double) -> String {
+    let s = Int(seconds.rounded())
+    if s >= 86_400 { return "\(s / 86_400)d\(String(format: "%02d", (s % 86_400) / 3600))h" }
+    if s >= 3600 { return "\(s / 3600)h\(String(format: "%02d", (s % 3600) / 60))m" }
+    if s >= 60 { return "\(s / 60)m\(String(format: "%02d", s % 60))s" }
+    return "\(s)s"
+}
+
+func formatReal(_ seconds: Double) -> String {
+    seconds >= 60 ? String(format: "%.1f min", seconds / 60) : String(format: "%.1f s", seconds)
+}

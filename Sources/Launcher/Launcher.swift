@@ -1,1 +1,0 @@
-// The Launcher module; see its issue.

@@ -1,0 +1,240 @@
+import Foundation
+import LabKit
+import SyncProtocol
+
+extension Topology {
+    static let deviceCommands = ["open", "background", "forceQuit", "close", "offline", "online", "plug", "unplug", "sync"]
+    static let signalCommands = ["kill", "restart", "pause", "resume"]
+
+    /// Reads and checks a topology file. Every mistake names the file, the line, the key and what was expected.
+    public static func load(path: String) throws(TopologyError) -> Topology {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw TopologyError(file: path, line: 0, key: "", message: "cannot read the file: \(error.localizedDescription)")
+        }
+        let fallbackName = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        return try parse(text, file: path, defaultName: fallbackName)
+    }
+
+    public static func parse(_ text: String, file: String, defaultName: String) throws(TopologyError) -> Topology {
+        let root: JSON5Node
+        do {
+            root = try JSON5Parser.parse(text)
+        } catch {
+            throw TopologyError(file: file, line: error.line, key: "", message: error.message)
+        }
+        let r = NodeReader(file: file, node: root, path: "")
+        try r.onlyKeys([
+            "name", "description", "seed", "timeScale", "duration", "transport", "server", "broker", "device",
+            "accounts", "scenario", "behaviours", "heal",
+        ])
+        var t = Topology(
+            name: try r.string("name") ?? defaultName,
+            description: try r.string("description") ?? "",
+            seed: UInt64(try r.int("seed", in: 0...Int(Int32.max)) ?? 1),
+            timeScale: try r.number("timeScale", in: 0.001...1_000_000) ?? 60,
+            duration: try r.duration("duration") ?? 600,
+            transport: try r.oneOf("transport", ["ipc", "tcp"], default: "ipc")!,
+            server: ServerSettings(), broker: BrokerSettings(), device: DeviceSettings(),
+            accounts: [], scenario: [], behaviours: [], healTimeoutSec: 60)
+        guard t.duration > 0 else { throw r.fail("must be more than 0", at: root["duration"], key: "duration") }
+
+        if let s = try r.object("server") {
+            try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm", "synchronous"])
+            t.server.dropReply = try s.number("dropReply", in: 0...1) ?? 0
+            t.server.transient = try s.number("transient", in: 0...1) ?? 0
+            t.server.reject = try s.number("reject", in: 0...1) ?? 0
+            t.server.replyDelayMs = try s.int("replyDelayMs", in: 0...60_000) ?? 0
+            t.server.notifyMode = try s.oneOf("notifyMode", ["push", "pub"], default: "push")!
+            t.server.notifyHwm = try s.int("notifyHwm", in: 1...1_000_000) ?? 1000
+            t.server.synchronous = try s.oneOf("synchronous", ["full", "normal", "off"], default: "full")!
+        }
+        if let b = try r.object("broker") {
+            try b.onlyKeys([
+                "profiles", "loss", "duplicate", "delayKind", "delaySec", "reorder", "apnsThrottlePerHour", "fcmMaxHeld",
+                "fcmPriority", "dozeWindowMin", "webpushTtlSec", "hintHwm",
+            ])
+            if let p = try b.object("profiles") {
+                try p.onlyKeys(["android", "ios", "web"])
+                for platform in ["android", "ios", "web"] {
+                    if let profile = try p.oneOf(platform, ["apns", "fcm", "webpush"]) { t.broker.profiles[platform] = profile }
+                }
+            }
+            t.broker.loss = try b.number("loss", in: 0...1) ?? 0
+            t.broker.duplicate = try b.number("duplicate", in: 0...1) ?? 0
+            t.broker.delayKind = try b.oneOf("delayKind", ["none", "constant", "uniform", "exponential"], default: "none")!
+            t.broker.delaySec = try b.duration("delaySec") ?? 0
+            t.broker.reorder = try b.number("reorder", in: 0...1) ?? 0
+            t.broker.apnsThrottlePerHour = try b.int("apnsThrottlePerHour", in: 0...10_000)
+            t.broker.fcmMaxHeld = try b.int("fcmMaxHeld", in: 1...100_000)
+            t.broker.fcmPriority = try b.oneOf("fcmPriority", ["high", "normal"])
+            t.broker.dozeWindowMin = try b.number("dozeWindowMin", in: 1...10_000)
+            t.broker.webpushTtlSec = try b.duration("webpushTtlSec")
+            t.broker.hintHwm = try b.int("hintHwm", in: 1...1_000_000)
+        }
+        if let d = try r.object("device") {
+            try d.onlyKeys(["batch", "pageLimit", "maxPages", "leaseSec", "replyTimeoutMs", "maxAttempts",
+                            "desiredIntervalMin", "freshnessBudgetMin"])
+            t.device.batch = try d.int("batch", in: 1...Limits.maxOpsPerPush) ?? 50
+            t.device.pageLimit = try d.int("pageLimit", in: 1...Limits.maxPageLimit) ?? 200
+            t.device.maxPages = try d.int("maxPages", in: 1...1000) ?? 5
+            t.device.leaseSec = try d.duration("leaseSec") ?? 30
+            t.device.replyTimeoutMs = try d.int("replyTimeoutMs", in: 10...600_000) ?? 1000
+            t.device.maxAttempts = try d.int("maxAttempts", in: 1...1000) ?? 10
+            t.device.desiredIntervalMin = try d.number("desiredIntervalMin", in: 1...100_000) ?? 15
+            t.device.freshnessBudgetMin = try d.number("freshnessBudgetMin", in: 1...100_000) ?? 60
+        }
+        if let h = try r.object("heal") {
+            try h.onlyKeys(["timeoutSec"])
+            t.healTimeoutSec = try h.number("timeoutSec", in: 1...3600) ?? 60
+        }
+
+        guard let accounts = try r.array("accounts") else { throw r.fail("missing required key \"accounts\"") }
+        guard !accounts.isEmpty else { throw r.fail("needs at least one account", at: root["accounts"], key: "accounts") }
+        var seenDevices: [String: Int] = [:]
+        var generator = SeededGenerator.derived(seed: t.seed, name: "tokens")
+        for a in accounts {
+            try a.onlyKeys(["id", "devices"])
+            let id = try a.requiredString("id")
+            try checkID(id, a, "id")
+            if t.accounts.contains(where: { $0.id == id }) {
+                throw a.fail("account \"\(id)\" is declared twice", at: a.node["id"], key: a.child("id"))
+            }
+            guard let devices = try a.array("devices"), !devices.isEmpty else {
+                throw a.fail("account \"\(id)\" needs at least one device in \"devices\"")
+            }
+            var specs: [DeviceSpec] = []
+            for d in devices {
+                try d.onlyKeys(["id", "platform", "engagement", "start", "charging"])
+                let deviceID = try d.requiredString("id")
+                try checkID(deviceID, d, "id")
+                guard !["server", "broker", "launcher"].contains(deviceID) else {
+                    throw d.fail("\"\(deviceID)\" is reserved for a process name", at: d.node["id"], key: d.child("id"))
+                }
+                if let line = seenDevices[deviceID] {
+                    throw d.fail("device \"\(deviceID)\" is declared twice (first on line \(line))", at: d.node["id"],
+                                 key: d.child("id"))
+                }
+                seenDevices[deviceID] = d.node.line
+                guard let platformName = try d.oneOf("platform", Platform.allCases.map(\.rawValue)),
+                      let platform = Platform(rawValue: platformName)
+                else { throw d.fail("missing required key \"platform\" (android, ios or web)") }
+                let token = String(format: "t-%016llx", generator.next())
+                specs.append(DeviceSpec(
+                    id: deviceID, platform: platform,
+                    engagement: try d.number("engagement", in: 0...1000) ?? 4,
+                    start: try d.oneOf("start", ["foreground", "background", "closed"], default: "background")!,
+                    charging: try d.bool("charging") ?? false, token: token))
+            }
+            t.accounts.append(AccountSpec(id: id, devices: specs))
+        }
+
+        for step in try r.array("scenario") ?? [] {
+            t.scenario.append(try readStep(step, topology: t))
+        }
+        t.scenario.sort { $0.at < $1.at }
+
+        for b in try r.array("behaviours") ?? [] {
+            try b.onlyKeys(["devices", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts"])
+            guard let devices = try b.array("devices"), !devices.isEmpty else {
+                throw b.fail("missing required key \"devices\" (a list of device ids)")
+            }
+            var ids: [String] = []
+            for d in devices {
+                guard case .string(let id) = d.node.value else { throw d.fail("expected a device id string") }
+                guard seenDevices[id] != nil else { throw d.fail("names device \"\(id)\" that no account declares") }
+                ids.append(id)
+            }
+            t.behaviours.append(Behaviour(
+                devices: ids,
+                opensPerDay: try b.number("opensPerDay", in: 0...1000) ?? 4,
+                editsPerSession: try b.int("editsPerSession", in: 0...1000) ?? 1,
+                sessionMinutes: try b.number("sessionMinutes", in: 0.1...1440) ?? 5,
+                drafts: try b.int("drafts", in: 1...100_000) ?? 5,
+                line: b.node.line))
+        }
+        return t
+    }
+
+    private static func checkID(_ id: String, _ r: NodeReader, _ key: String) throws(TopologyError) {
+        let ok = id.utf8.count <= 64 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        guard ok else {
+            throw r.fail("\"\(id)\" must be 1–64 letters, digits, '-' or '_'", at: r.node[key], key: r.child(key))
+        }
+    }
+
+    private static func readStep(_ s: NodeReader, topology t: Topology) throws(TopologyError) -> ScenarioStep {
+        guard let at = try s.duration("at") else { throw s.fail("missing required key \"at\" (a simulated time like \"10m\")") }
+        guard at <= t.duration else {
+            throw s.fail("is after the end of the scenario (duration \(format(t.duration))s)", at: s.node["at"],
+                         key: s.child("at"))
+        }
+        let all = ["edit", "engagement", "refresh", "chaos", "faults"] + deviceCommands + signalCommands
+        guard let name = try s.oneOf("action", all) else {
+            throw s.fail("missing required key \"action\" (one of \(all.joined(separator: ", ")))")
+        }
+        func device() throws(TopologyError) -> String {
+            let id = try s.requiredString("device")
+            guard t.account(of: id) != nil else {
+                throw s.fail("names device \"\(id)\" that no account declares", at: s.node["device"], key: s.child("device"))
+            }
+            return id
+        }
+        let action: ScenarioAction
+        switch name {
+        case "edit":
+            try s.onlyKeys(["at", "action", "device", "draft", "op", "title", "body"])
+            let op = try s.oneOf("op", DraftAction.allCases.map(\.rawValue), default: "update")!
+            action = .edit(device: try device(), draft: try s.requiredString("draft"), action: DraftAction(rawValue: op)!,
+                           title: try s.string("title"), body: try s.string("body"))
+        case "engagement":
+            try s.onlyKeys(["at", "action", "device", "opensPerDay"])
+            guard let opens = try s.number("opensPerDay", in: 0...1000) else {
+                throw s.fail("missing required key \"opensPerDay\"")
+            }
+            action = .engagement(device: try device(), opensPerDay: opens)
+        case "refresh":
+            try s.onlyKeys(["at", "action", "device", "on"])
+            guard let on = try s.bool("on") else { throw s.fail("missing required key \"on\" (true or false)") }
+            action = .refresh(device: try device(), on: on)
+        case "chaos":
+            try s.onlyKeys(["at", "action", "device", "loss", "duplicate", "delayKind", "delaySec", "reorder", "off"])
+            var args: [String: JSONValue] = [:]
+            for key in ["loss", "duplicate", "reorder"] {
+                if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
+            }
+            if let v = try s.oneOf("delayKind", ["none", "constant", "uniform", "exponential"]) { args["delayKind"] = .string(v) }
+            if let v = try s.duration("delaySec") { args["delaySec"] = .double(v) }
+            if let v = try s.bool("off") { args["off"] = .bool(v) }
+            if s.node["device"] != nil { args["device"] = .string(try device()) }
+            guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, off)") }
+            action = .chaos(args: args)
+        case "faults":
+            try s.onlyKeys(["at", "action", "dropReply", "transient", "reject", "replyDelayMs", "off"])
+            var args: [String: JSONValue] = [:]
+            for key in ["dropReply", "transient", "reject"] {
+                if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
+            }
+            if let v = try s.int("replyDelayMs", in: 0...60_000) { args["replyDelayMs"] = .int(v) }
+            if let v = try s.bool("off") { args["off"] = .bool(v) }
+            guard !args.isEmpty else { throw s.fail("a faults step needs at least one setting (dropReply, …, off)") }
+            action = .faults(args: args)
+        default:
+            if signalCommands.contains(name) {
+                try s.onlyKeys(["at", "action", "target"])
+                let target = try s.requiredString("target")
+                guard target == "server" || target == "broker" || t.account(of: target) != nil else {
+                    throw s.fail("target must be \"server\", \"broker\" or a device id; got \"\(target)\"",
+                                 at: s.node["target"], key: s.child("target"))
+                }
+                action = .signal(target: target, command: name)
+            } else {
+                try s.onlyKeys(["at", "action", "device"])
+                action = .device(device: try device(), command: name)
+            }
+        }
+        return ScenarioStep(at: at, action: action, line: s.node.line)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import SyncProtocol
+
+/// A run's description: the processes, the accounts and devices, the timeline of user actions and faults.
+/// Every key and its default is in docs/TOPOLOGY.md.
+public struct Topology: Sendable {
+    public var name: String
+    public var description: String
+    public var seed: UInt64
+    /// Simulated seconds per real second.
+    public var timeScale: Double
+    /// Simulated seconds the scenario lasts (heal and quiesce come after).
+    public var duration: Double
+    public var transport: String
+    public var server: ServerSettings
+    public var broker: BrokerSettings
+    public var device: DeviceSettings
+    public var accounts: [AccountSpec]
+    public var scenario: [ScenarioStep]
+    public var behaviours: [Behaviour]
+    /// Real seconds the heal-and-quiesce phase may take before the run is declared stuck.
+    public var healTimeoutSec: Double
+
+    public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
+
+    public func account(of device: String) -> String? {
+        accounts.first(where: { $0.devices.contains(where: { $0.id == device }) })?.id
+    }
+}
+
+public struct ServerSettings: Sendable {
+    public var dropReply = 0.0
+    public var transient = 0.0
+    public var reject = 0.0
+    public var replyDelayMs = 0
+    /// "push" (PUSH → PULL, nothing lost) or "pub" (PUB → SUB with a small high-water mark: natural loss).
+    public var notifyMode = "push"
+    public var notifyHwm = 1000
+    public var synchronous = "full"
+}
+
+public struct BrokerSettings: Sendable {
+    public var profiles: [String: String] = ["android": "fcm", "ios": "apns", "web": "webpush"]
+    public var loss = 0.0
+    public var duplicate = 0.0
+    public var delayKind = "none"
+    public var delaySec = 0.0
+    public var reorder = 0.0
+    public var apnsThrottlePerHour: Int?
+    public var fcmMaxHeld: Int?
+    public var fcmPriority: String?
+    public var dozeWindowMin: Double?
+    public var webpushTtlSec: Double?
+    public var hintHwm: Int?
+}
+
+public struct DeviceSettings: Sendable {
+    public var batch = 50
+    public var pageLimit = 200
+    public var maxPages = 5
+    public var leaseSec = 30.0
+    public var replyTimeoutMs = 1000
+    public var maxAttempts = 10
+    public var desiredIntervalMin = 15.0
+    public var freshnessBudgetMin = 60.0
+}
+
+public struct AccountSpec: Sendable {
+    public var id: String
+    public var devices: [DeviceSpec]
+}
+
+public struct DeviceSpec: Sendable {
+    public var id: String
+    public var platform: Platform
+    /// App opens per simulated day.
+    public var engagement: Double
+    /// "foreground", "background" or "closed" at start.
+    public var start: String
+    public var charging: Bool
+    public var token: String
+}
+
+/// A user who opens the app `opensPerDay` times a simulated day and writes `editsPerSession` edits each time.
+public struct Behaviour: Sendable {
+    public var devices: [String]
+    public var opensPerDay: Double
+    public var editsPerSession: Int
+    public var sessionMinutes: Double
+    public var drafts: Int
+    public var line: Int
+}
+
+/// One thing that happens at a simulated time.
+public struct ScenarioStep: Sendable {
+    public var at: Double
+    public var action: ScenarioAction
+    public var line: Int
+}
+
+public enum ScenarioAction: Sendable, Equatable {
+    case edit(device: String, draft: String, action: DraftAction, title: String?, body: String?)
+    /// A device-level user or OS action: open, background, forceQuit, close, offline, online, plug, unplug, sync.
+    case device(device: String, command: String)
+    case engagement(device: String, opensPerDay: Double)
+    case refresh(device: String, on: Bool)
+    /// kill (SIGKILL), restart, pause (SIGSTOP), resume (SIGCONT) of "server", "broker" or a device id.
+    case signal(target: String, command: String)
+    /// Broker chaos settings (optionally for one device).
+    case chaos(args: [String: JSONValue])
+    /// Server fault settings.
+    case faults(args: [String: JSONValue])
+
+    public var name: String {
+        switch self {
+        case .edit: return "edit"
+        case .device(_, let command): return command
+        case .engagement: return "engagement"
+        case .refresh: return "refresh"
+        case .signal(_, let command): return command
+        case .chaos: return "chaos"
+        case .faults: return "faults"
+        }
+    }
+}
