@@ -127,17 +127,23 @@ struct NodeReader {
     }
 }
 
-/// "90s", "15m", "1.5h", "7d", "250ms" → simulated seconds.
+/// "90s", "15m", "1.5h", "7d", "250ms", "1h30m" → simulated seconds; a bare number is seconds.
 func parseDuration(_ text: String) -> Double? {
-    let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
     let trimmed = text.trimmingSpaces()
-    for (suffix, factor) in units where trimmed.hasSuffix(suffix) {
-        let number = trimmed.dropLast(suffix.count)
-        // "ms" must not be read as "m" + "s": try the longer suffix first (it is first in the list).
-        if let d = Double(number), d >= 0, d.isFinite { return d * factor }
+    if let d = Double(trimmed) { return d >= 0 && d.isFinite ? d : nil }
+    let factors: [String: Double] = ["ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400]
+    var total = 0.0
+    var rest = Substring(trimmed)
+    guard !rest.isEmpty else { return nil }
+    while !rest.isEmpty {
+        let number = rest.prefix(while: { $0.isNumber || $0 == "." })
+        rest = rest.dropFirst(number.count)
+        let unit = rest.prefix(while: { $0.isLetter })
+        rest = rest.dropFirst(unit.count)
+        guard let value = Double(number), let factor = factors[String(unit)] else { return nil }
+        total += value * factor
     }
-    if let d = Double(trimmed), d >= 0 { return d }
-    return nil
+    return total
 }
 
 func format(_ d: Double) -> String {

@@ -1,0 +1,221 @@
+import Foundation
+import SyncProtocol
+
+/// The verdict and figures of a run, written as `report.json` (the contract of DESIGN.md), `report.md`,
+/// `report.html` and a terminal summary.
+public struct Report {
+    let data: RunData
+    let invariants: [InvariantResult]
+    let figures: RunFigures
+    let notes: [String]
+
+    public var passed: Bool { invariants.allSatisfy(\.held) }
+
+    /// Reads the run folder and computes the checks and figures.
+    public static func make(folder: RunFolder) throws -> Report {
+        let data = try RunData.load(folder: folder)
+        let notes = (data.stats["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        return Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes)
+    }
+
+    public func write() {
+        data.folder.write("report.json", json.description + "\n")
+        data.folder.write("report.md", markdown)
+        data.folder.write("report.html", html)
+    }
+
+    // MARK: - report.json
+
+    var json: JSONValue {
+        let f = figures
+        let h = f.hints
+        var byPath: [(String, JSONValue)] = []
+        for path in f.propagationByPath.keys.sorted() { byPath.append((path, f.propagationByPath[path]!.json)) }
+        var propagation = f.propagation.json.objectValue ?? []
+        propagation.append(("byPath", .object(byPath)))
+        return .object([
+            ("verdict", .string(passed ? "pass" : "fail")),
+            ("topology", .string(data.topology.name)),
+            ("seed", .int(Int(data.seed))),
+            ("timeScale", .double(data.timeScale)),
+            ("durationSimSec", .double(data.topology.duration)),
+            ("wallSeconds", .double(round3(f.wallSeconds))),
+            ("invariants", .array(invariants.map {
+                .object([("name", .string($0.name)), ("held", .bool($0.held)), ("detail", .string($0.detail))])
+            })),
+            ("hints", .object([
+                ("accepted", .int(h.accepted)), ("delivered", .int(h.delivered)), ("dropped", .int(h.dropped)),
+                ("duplicated", .int(h.duplicated)), ("coalesced", .int(h.coalesced)), ("throttled", .int(h.throttled)),
+                ("discarded", .int(h.discarded)), ("expired", .int(h.expired)), ("held", .int(h.held)),
+                ("lostWithKilledBroker", .int(h.lostInCrash)),
+            ])),
+            ("ops", .object([
+                ("saved", .int(f.opsSaved)), ("applied", .int(f.opsApplied)), ("resends", .int(f.resends)),
+                ("unknownOutcomes", .int(f.unknownOutcomes)), ("needsAttention", .int(f.needsAttention)),
+                ("conflicts", .int(f.conflicts)),
+            ])),
+            ("passes", .object([
+                ("total", .int(f.passesTotal)),
+                ("byTrigger", .object(f.passesByTrigger.keys.sorted().map { ($0, .int(f.passesByTrigger[$0]!)) })),
+                ("byDevice", .object(f.passesByDevice.keys.sorted().map { device in
+                    (device, .object(f.passesByDevice[device]!.keys.sorted().map { ($0, .int(f.passesByDevice[device]![$0]!)) }))
+                })),
+            ])),
+            ("propagation", .object(propagation)),
+            ("platforms", .array(f.platforms.map { row in
+                .object([
+                    ("platform", .string(row.platform)), ("devices", .int(row.devices)), ("syncs", .int(row.syncs)),
+                    ("medianGapMinutes", row.medianGapMinutes.map { .double(round3($0)) } ?? .null),
+                    ("unsyncedAt24hPercent", .double(row.unsyncedAt24hPercent)), ("guarantee", .string(row.guarantee)),
+                ])
+            })),
+            ("metrics", .object(f.metrics.map { ($0.0, .string($0.1)) })),
+            ("residentMB", data.stats["residentMB"] ?? .null),
+            ("notes", .array(notes.map { .string($0) })),
+        ])
+    }
+
+    // MARK: - Terminal
+
+    public var summary: String {
+        let f = figures
+        var out = "\n\(data.topology.name): \(passed ? "PASS" : "FAIL") — seed \(data.seed), time scale \(format(data.timeScale))"
+        out += ", \(formatSim(data.topology.duration)) simulated in \(formatReal(f.wallSeconds))\n"
+        for result in invariants {
+            out += "  \(result.held ? "✓" : "✗") \(result.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(result.detail)\n"
+        }
+        let h = f.hints
+        out += "  ops: \(f.opsSaved) saved, \(f.opsApplied) applied, \(f.resends) resends, \(f.unknownOutcomes) unknown outcomes, \(f.needsAttention) need attention\n"
+        out += "  hints: \(h.accepted) accepted, \(h.delivered) delivered, \(h.dropped) dropped, \(h.duplicated) duplicated, \(h.coalesced) coalesced, \(h.throttled) throttled, \(h.discarded) discarded, \(h.expired) expired, \(h.held) held\n"
+        out += "  passes: \(f.passesTotal) (" + f.passesByTrigger.keys.sorted().map { "\($0) \(f.passesByTrigger[$0]!)" }.joined(separator: ", ") + ")\n"
+        if f.propagation.count > 0 {
+            out += String(format: "  propagation: %d arrivals, p50 %.2f ms, p99 %.2f ms, max %.2f ms real (p50 %@ simulated)\n",
+                          f.propagation.count, f.propagation.p50Ms, f.propagation.p99Ms, f.propagation.maxMs,
+                          formatSim(f.propagation.p50SimSec))
+        }
+        for note in notes { out += "  note: \(note)\n" }
+        out += "  report: \(data.folder.path("report.md"))\n"
+        return out
+    }
+
+    // MARK: - report.md
+
+    var markdown: String {
+        let f = figures
+        var md = "# \(data.topology.name): \(passed ? "pass" : "FAIL")\n\n"
+        if !data.topology.description.isEmpty { md += "\(data.topology.description)\n\n" }
+        md += "Seed \(data.seed) · time scale \(format(data.timeScale)) (one real second = \(formatSim(data.timeScale)) simulated) · "
+        md += "\(formatSim(data.topology.duration)) simulated scenario · \(formatReal(f.wallSeconds)) wall · "
+        md += "\(data.devices.count) devices in \(data.topology.accounts.count) account(s)\n\n"
+        md += "## Invariants\n\n| invariant | held | detail |\n| --- | --- | --- |\n"
+        for r in invariants { md += "| \(r.name) | \(r.held ? "yes" : "**NO**") | \(escape(r.detail)) |\n" }
+        if !notes.isEmpty {
+            md += "\n## Notes\n\n" + notes.map { "- \(escape($0))" }.joined(separator: "\n") + "\n"
+        }
+        let h = f.hints
+        md += "\n## Hints (push is a hint)\n\nEvery hint the broker accepted, and its fate.\n\n"
+        md += "| accepted | delivered | dropped | coalesced | throttled | discarded | expired | held | lost with a killed broker | duplicated (beside) |\n"
+        md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        md += "| \(h.accepted) | \(h.delivered) | \(h.dropped) | \(h.coalesced) | \(h.throttled) | \(h.discarded) | \(h.expired) | \(h.held) | \(h.lostInCrash) | \(h.duplicated) |\n"
+        md += "\n## Ops (durable state is the recovery mechanism)\n\n"
+        md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
+        md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
+        let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
+        md += "\n## Passes by trigger\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
+        md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 1) + "\n"
+        for device in data.devices {
+            let row = f.passesByDevice[device.id] ?? [:]
+            md += "| \(device.id) | \(device.platform.rawValue) | " + triggers.map { "\(row[$0] ?? 0)" }.joined(separator: " | ")
+                + " | \(row.values.reduce(0, +)) |\n"
+        }
+        md += "\n## Propagation (saved on one device → applied on another)\n\n"
+        md += "| path | count | p50 | p95 | p99 | max | p50 simulated | max simulated |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        md += latencyRow("all", f.propagation)
+        for path in f.propagationByPath.keys.sorted() { md += latencyRow(path, f.propagationByPath[path]!) }
+        md += "\nThe path is the trigger of the pass that applied the edit on the receiving device.\n"
+        md += "\n## Platforms (seed 000's table)\n\nSyncs are non-manual passes during the scenario; an edit is unsynced "
+        md += "at 24 h if the server had not applied it 24 simulated hours after it was saved (or by the end of the scenario, if sooner).\n\n"
+        md += "| platform | devices | syncs | median gap | unsynced at 24 h | guarantee reported |\n| --- | --- | --- | --- | --- | --- |\n"
+        for row in f.platforms {
+            md += "| \(row.platform) | \(row.devices) | \(row.syncs) | \(row.medianGapMinutes.map { formatSim($0 * 60) } ?? "—") | "
+            md += String(format: "%.1f %%", row.unsyncedAt24hPercent) + " | \(row.guarantee) |\n"
+        }
+        md += "\n## Seed 001's metrics\n\n| metric | value |\n| --- | --- |\n"
+        for (name, value) in f.metrics { md += "| \(name) | \(value) |\n" }
+        md += "\n## Lineage of each edit\n\nop → change seq → hints and their fate → the pass that applied it on each other device.\n\n"
+        let shown = f.lineages.prefix(200)
+        for l in shown {
+            md += "- `\(l.key)` \(l.draft) saved on \(l.device) at \(formatSim(l.savedSim))"
+            md += l.seq.map { " → seq \($0)" } ?? " → not applied"
+            if !l.hints.isEmpty {
+                let fates = Dictionary(grouping: l.hints, by: \.fate).map { "\($0.value.count) \($0.key)" }.sorted()
+                md += " → hints: " + fates.joined(separator: ", ")
+            }
+            if !l.arrivals.isEmpty {
+                md += " → " + l.arrivals.map {
+                    "\($0.device) by \($0.trigger) in " + String(format: "%.1f ms", $0.realMs) + " (\(formatSim($0.simSec)))"
+                }.joined(separator: "; ")
+            }
+            md += "\n"
+        }
+        if f.lineages.count > shown.count { md += "- … and \(f.lineages.count - shown.count) more edits (all in events.jsonl)\n" }
+        md += "\n## Files\n\n`events.jsonl` (every event, merged), `logs/`, `server.sqlite`, `devices/*.sqlite`, `report.json`.\n"
+        return md
+    }
+
+    private func latencyRow(_ name: String, _ l: Latency) -> String {
+        String(format: "| %@ | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %@ | %@ |\n", name, l.count, l.p50Ms, l.p95Ms, l.p99Ms,
+               l.maxMs, formatSim(l.p50SimSec), formatSim(l.maxSimSec))
+    }
+
+    private func escape(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
+
+    // MARK: - report.html
+
+    var html: String {
+        var body = ""
+        var inTable = false
+        var inList = false
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            let text = String(line)
+            if text.hasPrefix("| ") {
+                if text.contains("| --- ") { continue }
+                let cells = text.dropFirst(2).dropLast(2).components(separatedBy: " | ")
+                if !inTable {
+                    body += "<table><tr>" + cells.map { "<th>\(htmlEscape($0))</th>" }.joined() + "</tr>\n"
+                    inTable = true
+                } else {
+                    body += "<tr>" + cells.map { "<td>\(htmlEscape($0))</td>" }.joined() + "</tr>\n"
+                }
+                continue
+            }
+            if inTable { body += "</table>\n"; inTable = false }
+            if text.hasPrefix("- ") {
+                if !inList { body += "<ul>\n"; inList = true }
+                body += "<li>\(htmlEscape(String(text.dropFirst(2))))</li>\n"
+                continue
+            }
+            if inList { body += "</ul>\n"; inList = false }
+            if text.hasPrefix("## ") { body += "<h2>\(htmlEscape(String(text.dropFirst(3))))</h2>\n" }
+            else if text.hasPrefix("# ") { body += "<h1>\(htmlEscape(String(text.dropFirst(2))))</h1>\n" }
+            else if !text.isEmpty { body += "<p>\(htmlEscape(text))</p>\n" }
+        }
+        if inTable { body += "</table>\n" }
+        if inList { body += "</ul>\n" }
+        return """
+            <!doctype html><html><head><meta charset="utf-8"><title>\(htmlEscape(data.topology.name)) — SyncLab</title>
+            <style>body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
+            table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
+            th{background:#f3f3f3}h1{color:\(passed ? "#1a7f37" : "#cf222e")}code{background:#f3f3f3}</style></head>
+            <body>
+            \(body)</body></html>
+
+            """
+    }
+
+    private func htmlEscape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "**", with: "")
+            .replacingOccurrences(of: "`", with: "")
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import SyncProtocol
+
+/// Latency percentiles of a set of samples, in milliseconds of real time and seconds of simulated time.
+struct Latency {
+    var count = 0
+    var p50Ms = 0.0, p95Ms = 0.0, p99Ms = 0.0, maxMs = 0.0
+    var p50SimSec = 0.0, p95SimSec = 0.0, maxSimSec = 0.0
+
+    init(realMs: [Double], simSec: [Double]) {
+        count = realMs.count
+        guard !realMs.isEmpty else { return }
+        let r = realMs.sorted(), s = simSec.sorted()
+        p50Ms = percentile(r, 0.50)
+        p95Ms = percentile(r, 0.95)
+        p99Ms = percentile(r, 0.99)
+        maxMs = r.last!
+        p50SimSec = percentile(s, 0.50)
+        p95SimSec = percentile(s, 0.95)
+        maxSimSec = s.last!
+    }
+
+    var json: JSONValue {
+        .object([("count", .int(count)), ("p50Ms", .double(round3(p50Ms))), ("p95Ms", .double(round3(p95Ms))),
+                 ("p99Ms", .double(round3(p99Ms))), ("maxMs", .double(round3(maxMs))),
+                 ("p50SimSec", .double(round3(p50SimSec))), ("p95SimSec", .double(round3(p95SimSec))),
+                 ("maxSimSec", .double(round3(maxSimSec)))])
+    }
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
+    return sorted[min(max(rank, 0), sorted.count - 1)]
+}
+
+func round3(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
+
+func median(_ values: [Double]) -> Double? {
+    guard !values.isEmpty else { return nil }
+    let s = values.sorted()
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+}
+
+/// One edit's path: saved on a device, applied on the server as a change, hinted, applied on the other devices.
+struct Lineage {
+    struct Arrival {
+        let device: String
+        let trigger: String
+        let pass: Int?
+        let realMs: Double
+        let simSec: Double
+    }
+    let key: String
+    let device: String
+    let draft: String
+    let savedSim: Double
+    var seq: Int?
+    var hints: [(id: String, fate: String)] = []
+    var arrivals: [Arrival] = []
+}
+
+struct PlatformRow {
+    let platform: String
+    let devices: Int
+    let syncs: Int
+    let medianGapMinutes: Double?
+    let unsyncedAt24hPercent: Double
+    let guarantee: String
+}
+
+/// The figures of the report, from the events and databases of a run.
+struct RunFigures {
+    var hints = HintAccounting.Counts()
+    var opsSaved = 0, opsApplied = 0, resends = 0, unknownOutcomes = 0, needsAttention = 0, conflicts = 0
+    var passesTotal = 0
+    var passesByTrigger: [String: Int] = [:]
+    var passesByDevice: [String: [String: Int]] = [:]
+    var propagation = Latency(realMs: [], simSec: [])
+    var propagationByPath: [String: Latency] = [:]
+    var platforms: [PlatformRow] = []
+    var lineages: [Lineage] = []
+    var metrics: [(String, String)] = []
+    var wallSeconds = 0.0
+
+    init(_ data: RunData) {
+        let accounting = HintAccounting(data)
+        hints = accounting.counts
+        let accountOf = Dictionary(data.devices.map { ($0.id, $0.account) }, uniquingKeysWith: { a, _ in a })
+        let platformOf = Dictionary(data.devices.map { ($0.id, $0.platform.rawValue) }, uniquingKeysWith: { a, _ in a })
+        if let first = data.events.first, let last = data.events.last {
+            wallSeconds = Double(last.wall - first.wall) / 1_000_000
+        }
+
+        // Ops.
+        var saved: [String: Event] = [:]
+        var savedOrder: [String] = []
+        var appliedOnServer: [String: Event] = [:]
+        var arrivals: [String: [Lineage.Arrival]] = [:]
+        var passStarts: [String: [Double]] = [:]
+        var lastPassEnd: [String: Double] = [:]
+        var dataAges: [Double] = []
+        for event in data.events {
+            switch event.type {
+            case "op.saved" where accountOf[event.proc] != nil:
+                opsSaved += 1
+                if let key = event.string("key") {
+                    saved[key] = event
+                    savedOrder.append(key)
+                }
+            case "op.applied":
+                if let key = event.string("key"), appliedOnServer[key] == nil { appliedOnServer[key] = event }
+            case "op.sent":
+                if (event.int("attempt") ?? 1) > 1 { resends += 1 }
+            case "op.result":
+                if event.string("outcome") == "unknown" { unknownOutcomes += 1 }
+            case "pass.start" where accountOf[event.proc] != nil:
+                passesTotal += 1
+                let trigger = event.string("trigger") ?? "?"
+                passesByTrigger[trigger, default: 0] += 1
+                passesByDevice[event.proc, default: [:]][trigger, default: 0] += 1
+                if event.sim <= data.scenarioEndSim && trigger != "manual" {
+                    passStarts[event.proc, default: []].append(event.sim)
+                }
+            case "pass.end" where accountOf[event.proc] != nil:
+                if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
+            case "app.foreground" where accountOf[event.proc] != nil:
+                if event.sim <= data.scenarioEndSim, let synced = lastPassEnd[event.proc] {
+                    dataAges.append(event.sim - synced)
+                }
+            case "change.applied" where accountOf[event.proc] != nil:
+                guard let key = event.string("key"), let origin = saved[key], origin.proc != event.proc else { continue }
+                if arrivals[key]?.contains(where: { $0.device == event.proc }) == true { continue }
+                arrivals[key, default: []].append(Lineage.Arrival(
+                    device: event.proc, trigger: event.string("trigger") ?? "?", pass: event.int("pass"),
+                    realMs: Double(event.wall - origin.wall) / 1000, simSec: event.sim - origin.sim))
+            default:
+                break
+            }
+        }
+        opsApplied = data.changes.count
+        conflicts = data.changes.filter(\.conflict).count
+        needsAttention = data.devices.reduce(0) { $0 + $1.ops.filter { $0.status == "needsAttention" }.count }
+
+        // Propagation: saved on one device → applied on another device of the account.
+        let all = arrivals.values.flatMap { $0 }
+        propagation = Latency(realMs: all.map(\.realMs), simSec: all.map(\.simSec))
+        for (path, group) in Dictionary(grouping: all, by: \.trigger) {
+            propagationByPath[path] = Latency(realMs: group.map(\.realMs), simSec: group.map(\.simSec))
+        }
+
+        // Lineage of every edit.
+        let seqOfKey = Dictionary(data.changes.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        for key in savedOrder {
+            guard let event = saved[key] else { continue }
+            var lineage = Lineage(key: key, device: event.proc, draft: event.string("draft") ?? "?", savedSim: event.sim)
+            if let change = seqOfKey[key] {
+                lineage.seq = change.seq
+                for id in accounting.hintsBySeq["\(change.account)/\(change.seq)"] ?? [] {
+                    lineage.hints.append((id, accounting.fate[id] ?? "?"))
+                }
+            }
+            lineage.arrivals = (arrivals[key] ?? []).sorted { $0.realMs < $1.realMs }
+            lineages.append(lineage)
+        }
+
+        // The seed-000 table: per platform, syncs, median gap, edits still unsynced 24 h after they were saved.
+        var guarantees: [String: String] = [:]
+        for event in data.events where event.type == "guarantee" && accountOf[event.proc] != nil {
+            guarantees[event.proc] = RunFigures.describeGuarantee(event)
+        }
+        for platform in Platform.allCases {
+            let devices = data.devices.filter { $0.platform == platform }
+            guard !devices.isEmpty else { continue }
+            var gaps: [Double] = []
+            var syncs = 0
+            for device in devices {
+                let starts = passStarts[device.id] ?? []
+                syncs += starts.count
+                gaps += zip(starts.dropFirst(), starts).map { ($0 - $1) / 60 }
+            }
+            var considered = 0, unsynced = 0
+            for key in savedOrder {
+                guard let event = saved[key], platformOf[event.proc] == platform.rawValue,
+                      event.sim <= data.scenarioEndSim
+                else { continue }
+                considered += 1
+                let deadline = min(event.sim + 86_400, data.scenarioEndSim)
+                if let applied = appliedOnServer[key], applied.sim <= deadline { continue }
+                unsynced += 1
+            }
+            let kinds = devices.compactMap { guarantees[$0.id] }
+            let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
+            platforms.append(PlatformRow(
+                platform: platform.rawValue, devices: devices.count, syncs: syncs, medianGapMinutes: median(gaps),
+                unsyncedAt24hPercent: considered == 0 ? 0 : round3(100 * Double(unsynced) / Double(considered)),
+                guarantee: guarantee))
+        }
+
+        // Seed-001 metrics.
+        let attempts = data.devices.flatMap { $0.ops.filter { $0.status == "completed" }.map(\.attempts) }
+        let retries = attempts.map { max(0, $0 - 1) }
+        metrics = [
+            ("unknown outcomes (replies lost or late)", "\(unknownOutcomes)"),
+            ("resends with the same key", "\(resends)"),
+            ("retries before resolution (mean / max)", attempts.isEmpty ? "—" :
+                String(format: "%.2f / %d", Double(retries.reduce(0, +)) / Double(retries.count), retries.max() ?? 0)),
+            ("ops needing attention", "\(needsAttention)"),
+            ("conflicts recorded by the server", "\(conflicts)"),
+            ("data age at app open (median, simulated)", median(dataAges).map { formatSim($0) } ?? "—"),
+            ("data age at app open (max, simulated)", dataAges.max().map { formatSim($0) } ?? "—"),
+            ("cursor lag at the end (max)", "\(data.devices.map { (data.heads[$0.account] ?? 0) - $0.cursor }.max() ?? 0)"),
+            ("pending ops at the end", "\(data.devices.reduce(0) { $0 + $1.ops.filter { !["completed", "needsAttention"].contains($0.status) }.count })"),
+        ]
+    }
+
+    static func describeGuarantee(_ event: Event) -> String {
+        let kind = event.string("kind") ?? "?"
+        func minutes(_ key: String) -> String? {
+            event[key]?.doubleValue.map { formatSim($0) }
+        }
+        switch kind {
+        case "periodic":
+            return "periodic(min \(minutes("minimumSec") ?? "?"), typical \(minutes("typicalSec") ?? "?"))"
+        case "opportunistic":
+            return "opportunistic(median gap \(minutes("observedMedianGapSec") ?? "not yet observed"))"
+        case "foregroundOnly":
+            let triggers = (event["triggers"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+            return "foregroundOnly(\(triggers))"
+        default:
+            return kind
+        }
+    }
+}
