@@ -1,0 +1,251 @@
+import LabKit
+import SyncProtocol
+
+/// Android WorkManager, modelled: unique periodic work with a 15-minute floor and a flex window, deferred by doze
+/// and rationed by the standby bucket while on battery, stopped by a force stop until the app is opened.
+/// docs/DEVICE.md cites the source of each rule.
+public struct AndroidScheduler: PlatformScheduler {
+    /// The model's constants, in simulated seconds.
+    public struct Rules: Sendable, Equatable {
+        /// `PeriodicWorkRequest.MIN_PERIODIC_INTERVAL_MILLIS`.
+        public var minimumInterval: Double = 15 * 60
+        /// The flex window at the end of each period in which the run happens (`MIN_PERIODIC_FLEX_MILLIS`).
+        public var flex: Double = 5 * 60
+        /// Idle (app not in the foreground) and unplugged this long: the device dozes.
+        public var dozeAfter: Double = 60 * 60
+        /// Gap to the first maintenance window after doze begins; each later gap doubles up to `maintenanceMaxGap`.
+        public var maintenanceFirstGap: Double = 60 * 60
+        public var maintenanceMaxGap: Double = 6 * 60 * 60
+        /// How long a maintenance window stays open.
+        public var maintenanceLength: Double = 10 * 60
+        /// A worker is stopped after ten minutes.
+        public var workerLimit: Double = 10 * 60
+        /// Job execution time a bucket allows per rolling window while on battery (Android 12+ quotas).
+        public var quotas: [StandbyBucket: Quota] = [
+            .active: Quota(allowed: 20 * 60, window: 60 * 60), .workingSet: Quota(allowed: 10 * 60, window: 4 * 3_600),
+            .frequent: Quota(allowed: 10 * 60, window: 12 * 3_600), .rare: Quota(allowed: 10 * 60, window: 24 * 3_600),
+        ]
+        /// The least execution time one job is charged, so the quota binds even for very short passes.
+        public var minimumCharge: Double = 1
+
+        public init() {}
+    }
+
+    /// Execution time allowed per rolling window.
+    public struct Quota: Sendable, Equatable {
+        public var allowed: Double
+        public var window: Double
+
+        public init(allowed: Double, window: Double) {
+            self.allowed = allowed
+            self.window = window
+        }
+    }
+
+    /// App Standby buckets, from how often the user opens the app.
+    public enum StandbyBucket: String, Sendable, CaseIterable {
+        case active, workingSet, frequent, rare
+
+        /// The lab's mapping (Android derives buckets from usage it does not publish): in use → active; opened
+        /// daily → working set; weekly → frequent; less → rare.
+        public static func from(opensPerDay: Double, foreground: Bool) -> StandbyBucket {
+            if foreground { return .active }
+            if opensPerDay >= 1 { return .workingSet }
+            if opensPerDay >= 1.0 / 7 { return .frequent }
+            return .rare
+        }
+    }
+
+    public let platform = Platform.android
+    public private(set) var environment: DeviceEnvironment
+    public let rules: Rules
+    public let desiredInterval: Double
+    /// The unique periodic work is enqueued (WorkManager keeps it across restarts).
+    public private(set) var enqueued = false
+    /// Force stop: nothing runs until the user opens the app.
+    public private(set) var forceStopped: Bool
+    /// When the next periodic run becomes eligible (a point inside the flex window).
+    public private(set) var nextRun: Double?
+    /// Since when the device has been idle and unplugged (nil: in use or charging).
+    public private(set) var idleSince: Double?
+    public private(set) var dozeStart: Double?
+    public private(set) var nextMaintenance: Double?
+    public private(set) var maintenanceUntil: Double?
+    private var maintenanceGap: Double
+    /// Background job execution charged against the bucket quota: (start, seconds).
+    private var charges: [(at: Double, cost: Double)] = []
+    private var now: Double = 0
+
+    public init(environment: DeviceEnvironment, desiredInterval: Double, rules: Rules = Rules()) {
+        self.environment = environment
+        self.rules = rules
+        self.desiredInterval = desiredInterval
+        self.forceStopped = environment.app == .forceQuit
+        self.maintenanceGap = rules.maintenanceFirstGap
+    }
+
+    /// The period WorkManager uses: the request, floored at 15 minutes.
+    public var interval: Double { max(desiredInterval, rules.minimumInterval) }
+    public var dozing: Bool { dozeStart != nil }
+    public var bucket: StandbyBucket {
+        StandbyBucket.from(opensPerDay: environment.opensPerDay, foreground: environment.isForeground)
+    }
+
+    public var nextWake: Double? {
+        var candidates: [Double] = []
+        if let nextRun { candidates.append(nextRun) }
+        if let idleSince, dozeStart == nil { candidates.append(idleSince + rules.dozeAfter) }
+        if let nextMaintenance { candidates.append(nextMaintenance) }
+        if let quotaFree = quotaFreeAt(now) { candidates.append(quotaFree) }
+        return candidates.filter { $0 > now }.min()
+    }
+
+    public mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
+        self.now = now
+        // enqueueUniquePeriodicWork with KEEP: an existing schedule is kept, a new one starts its first period now.
+        guard !enqueued else { return SchedulerOutput() }
+        enqueued = true
+        scheduleNextRun(from: now, rng: &rng)
+        return SchedulerOutput(events: [LogLine("schedule.submitted", [
+            ("api", "WorkManager.enqueueUniquePeriodicWork"), ("intervalSec", .double(interval)),
+            ("requestedSec", .double(desiredInterval)), ("nextRunSim", .double(nextRun ?? now)),
+        ])])
+    }
+
+    public func guarantee(successTimes: [Double]) -> Guarantee {
+        .periodic(minimum: interval, typical: Guarantee.medianGap(successTimes))
+    }
+
+    public mutating func update(_ new: DeviceEnvironment, now: Double, rng: inout SeededGenerator)
+        -> SchedulerOutput
+    {
+        self.now = now
+        let old = environment
+        environment = new
+        var events: [LogLine] = []
+        if new.app == .forceQuit && old.app != .forceQuit {
+            forceStopped = true
+            events.append(LogLine("schedule.stopped", [("reason", "force stop: no work runs until the app is opened")]))
+        }
+        if new.app == .foreground && forceStopped {
+            forceStopped = false
+        }
+        // Doze needs the screen off (app not in use) and no charger; either ends it at once.
+        let idle = !new.isForeground && !new.charging
+        if idle {
+            if idleSince == nil { idleSince = now }
+        } else {
+            idleSince = nil
+            if dozeStart != nil {
+                events.append(LogLine("doze.exit", [("reason", .string(new.charging ? "charging" : "in use"))]))
+            }
+            dozeStart = nil
+            nextMaintenance = nil
+            maintenanceUntil = nil
+            maintenanceGap = rules.maintenanceFirstGap
+        }
+        return SchedulerOutput(events: events) + tick(now: now, rng: &rng)
+    }
+
+    public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
+        self.now = now
+        var events: [LogLine] = []
+        if let idleSince, dozeStart == nil, now >= idleSince + rules.dozeAfter {
+            let start = idleSince + rules.dozeAfter
+            dozeStart = start
+            nextMaintenance = start + maintenanceGap
+            events.append(LogLine("doze.enter", [("nextMaintenanceSim", .double(start + maintenanceGap))]))
+        }
+        if let window = nextMaintenance, now >= window {
+            maintenanceUntil = window + rules.maintenanceLength
+            maintenanceGap = min(maintenanceGap * 2, rules.maintenanceMaxGap)
+            nextMaintenance = window + maintenanceGap
+            events.append(LogLine("doze.maintenance", [("untilSim", .double(window + rules.maintenanceLength))]))
+        }
+        if let until = maintenanceUntil, now >= until { maintenanceUntil = nil }
+        var grants: [Trigger] = []
+        if let due = nextRun, now >= due, periodicBlocker(now) == nil {
+            grants.append(.periodic)
+            // The next period starts with this run, so a run that is coalesced behind another pass still keeps
+            // the schedule going.
+            scheduleNextRun(from: now, rng: &rng)
+        }
+        return SchedulerOutput(grants: grants, events: events)
+    }
+
+    /// Why periodic work cannot run now, nil when it can.
+    public func periodicBlocker(_ now: Double) -> String? {
+        if !enqueued { return "not enqueued" }
+        if forceStopped { return "force stopped" }
+        if !environment.online { return "network constraint: offline" }
+        if dozing && (maintenanceUntil.map { now >= $0 } ?? true) { return "doze: waiting for a maintenance window" }
+        if !environment.charging && !quotaAllows(now) { return "standby bucket \(bucket.rawValue): quota used" }
+        return nil
+    }
+
+    public func admission(for trigger: Trigger) -> Admission {
+        if trigger == .manual { return .run(limit: nil) }
+        if forceStopped { return .refuse("force stopped: nothing runs until the user opens the app") }
+        if environment.isForeground { return .run(limit: nil) }
+        switch trigger {
+        case .push:
+            // A high-priority FCM message wakes the app, even in doze; the broker decides which arrive.
+            return .run(limit: rules.workerLimit)
+        case .periodic:
+            return .run(limit: rules.workerLimit)
+        case .connectivity:
+            if dozing && maintenanceUntil == nil { return .refuse("doze: network access is suspended") }
+            return .run(limit: rules.workerLimit)
+        case .foreground, .localEdit, .visibility, .opportunistic, .interval, .manual:
+            return .refuse("android runs \(trigger.rawValue) passes only in the foreground")
+        }
+    }
+
+    public func allowsContinuation(of trigger: Trigger) -> Bool {
+        if case .run = admission(for: trigger) { return true }
+        return false
+    }
+
+    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+                                   rng: inout SeededGenerator) -> SchedulerOutput
+    {
+        now = max(now, ended)
+        // Job time counts against the bucket while on battery; expedited (push) work has its own allowance.
+        if !environment.isForeground && !environment.charging && (trigger == .periodic || trigger == .connectivity) {
+            charges.append((started, max(rules.minimumCharge, ended - started)))
+        }
+        let longest = rules.quotas.values.map(\.window).max() ?? 0
+        charges.removeAll { $0.at <= ended - longest }
+        return SchedulerOutput()
+    }
+
+    // MARK: -
+
+    private mutating func scheduleNextRun(from start: Double, rng: inout SeededGenerator) {
+        let flex = min(rules.flex, interval)
+        nextRun = start + interval - flex + rng.unit() * flex
+    }
+
+    private func quota() -> (allowed: Double, window: Double) {
+        let quota = rules.quotas[bucket] ?? Quota(allowed: 10 * 60, window: 24 * 3_600)
+        return (quota.allowed, quota.window)
+    }
+
+    private func quotaAllows(_ now: Double) -> Bool {
+        let (allowed, window) = quota()
+        let used = charges.filter { $0.at > now - window }.reduce(0) { $0 + $1.cost }
+        return used < allowed
+    }
+
+    /// When enough charged time leaves the rolling window for a job to run again; nil when the quota allows now.
+    private func quotaFreeAt(_ now: Double) -> Double? {
+        guard !environment.charging, !quotaAllows(now) else { return nil }
+        let (allowed, window) = quota()
+        var used = charges.filter { $0.at > now - window }.reduce(0) { $0 + $1.cost }
+        for charge in charges.filter({ $0.at > now - window }).sorted(by: { $0.at < $1.at }) {
+            used -= charge.cost
+            if used < allowed { return charge.at + window + 0.001 }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,166 @@
+import LabKit
+import SyncProtocol
+
+/// What a user or the OS does to the device (control commands).
+public enum LifecycleCommand: Sendable, Equatable {
+    /// Launch the app or bring it to the foreground (web: load or show the tab). Clears a force quit.
+    case open
+    /// Send the app to the background (web: hide the tab).
+    case background
+    /// iOS force quit from the app switcher, Android force stop (web: the browser is killed).
+    case forceQuit
+    /// The app is not running (web: the tab is closed).
+    case close
+    case offline, online
+    case plug, unplug
+    case engagement(opensPerDay: Double)
+    /// iOS Background App Refresh switch.
+    case refresh(on: Bool)
+}
+
+/// A local edit the ledger has just committed (op and replica in one transaction).
+public struct SavedEdit: Sendable, Equatable {
+    public var key: String
+    public var draft: String
+    public var action: DraftAction
+    public var base: Int
+
+    public init(key: String, draft: String, action: DraftAction, base: Int) {
+        self.key = key
+        self.draft = draft
+        self.action = action
+        self.base = base
+    }
+}
+
+extension DeviceInstance {
+    /// The user or the OS changed the device's state.
+    public mutating func onLifecycle(_ command: LifecycleCommand, now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        var out: [DeviceDirective] = []
+        var new = environment
+        let before = environment.app
+        switch command {
+        case .open:
+            out.append(.log(LogLine("app.foreground", [("by", "user"), ("from", .string(before.rawValue))])))
+            out.append(.recordAppOpen(at: now, dataAge: lastSuccess.map { now - $0 }))
+            new.app = .foreground
+            out += apply(new, now: now)
+            if before == .closed || before == .forceQuit {
+                // A launch: the app registers its job before it finishes launching (seed 002).
+                out += registerJob(now: now)
+            }
+            out += trigger(identity.platform == .web && before == .background ? .visibility : .foreground, now: now)
+        case .background:
+            out.append(.log(LogLine("app.background", [("by", "user"), ("from", .string(before.rawValue))])))
+            new.app = .background
+            out += apply(new, now: now)
+        case .forceQuit:
+            out.append(.log(LogLine("app.forceQuit", [("by", "user"), ("from", .string(before.rawValue))])))
+            out += kill(now: now, reason: "force quit")
+            new.app = identity.platform == .web ? .closed : .forceQuit
+            out += apply(new, now: now)
+        case .close:
+            out.append(.log(LogLine("app.closed", [("by", "user"), ("from", .string(before.rawValue))])))
+            out += kill(now: now, reason: identity.platform == .web ? "tab closed" : "app closed")
+            if identity.platform == .web && settings.beaconOnClose && environment.online && sessionReady
+                && (before == .foreground || before == .background)
+            {
+                out.append(.claim(ClaimRequest(purpose: .beacon, limit: settings.batch, now: now,
+                                               leaseSec: settings.leaseSec, ignoreBackoff: false)))
+            }
+            new.app = .closed
+            out += apply(new, now: now)
+        case .offline:
+            out.append(.log(LogLine("net.offline")))
+            new.online = false
+            if pass != nil {
+                // The connection is gone mid-request: whatever was in flight has an unknown outcome.
+                let released = releaseUnknown(pass!.claimed, reason: "went offline", now: now)
+                pass!.claimed = []
+                out += released + endPass(outcome: "offline", now: now)
+            }
+            out += apply(new, now: now)
+        case .online:
+            out.append(.log(LogLine("net.online")))
+            new.online = true
+            out += apply(new, now: now)
+            out += trigger(.connectivity, now: now)
+        case .plug:
+            out.append(.log(LogLine("power.plugged")))
+            new.charging = true
+            out += apply(new, now: now)
+        case .unplug:
+            out.append(.log(LogLine("power.unplugged")))
+            new.charging = false
+            out += apply(new, now: now)
+        case .engagement(let opensPerDay):
+            out.append(.log(LogLine("engagement.set", [("opensPerDay", .double(opensPerDay))])))
+            new.opensPerDay = max(0, opensPerDay)
+            out += apply(new, now: now)
+        case .refresh(let on):
+            out.append(.log(LogLine("refresh.set", [("on", .bool(on))])))
+            new.refreshOn = on
+            out += apply(new, now: now)
+            // Registering again is how the app learns what it gets now (unavailable, or a window budget).
+            out.append(.log(guaranteeLine()))
+        }
+        return finishing(out)
+    }
+
+    /// Hands the new OS state to the platform model and runs whatever it grants.
+    mutating func apply(_ new: DeviceEnvironment, now: Double) -> [DeviceDirective] {
+        environment = new
+        let output = scheduler.update(new, now: now, rng: &rng)
+        return output.events.map { .log($0) } + output.grants.flatMap { trigger($0, now: now) }
+    }
+
+    /// A local edit was committed: it is "saved on this device"; in the foreground it starts a pass.
+    public mutating func onEditSaved(_ edit: SavedEdit, now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        var out: [DeviceDirective] = [.log(LogLine("op.saved", [
+            ("key", .string(edit.key)), ("draft", .string(edit.draft)), ("action", .string(edit.action.rawValue)),
+            ("account", .string(identity.account)), ("base", .int(edit.base)),
+        ]))]
+        if environment.isForeground {
+            out += trigger(.localEdit, now: now)
+        }
+        return finishing(out)
+    }
+
+    /// A `sync` request: a manual pass, answered (through `token`) when that pass ends. `force` also claims ops
+    /// that are still backing off.
+    public mutating func onSync(token: Int, force: Bool, now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        return finishing(trigger(.manual, now: now, tokens: [token], force: force))
+    }
+
+    /// The status fields the instance knows (the shell adds the ledger's op counts).
+    public func statusFields(now: Double) -> [(String, JSONValue)] {
+        var freshness: [(String, JSONValue)] = [("kind", .string(self.freshness(at: now).kind))]
+        switch self.freshness(at: now) {
+        case .neverSynced: break
+        case .current(let syncedAt):
+            freshness += [("syncedAtSim", .double(syncedAt)), ("ageSec", .double(now - syncedAt))]
+        case .stale(let syncedAt, let age):
+            freshness += [("syncedAtSim", .double(syncedAt)), ("ageSec", .double(age))]
+        }
+        var broker: String
+        switch brokerLink {
+        case .disabled: broker = "disabled"
+        case .registering: broker = "registering"
+        case .registered: broker = "registered"
+        case .refused(let reason, _): broker = "refused: \(reason)"
+        }
+        return [
+            ("device", .string(identity.device)), ("platform", .string(identity.platform.rawValue)),
+            ("account", .string(identity.account)), ("cursor", .int(cursor)), ("head", .int(head)),
+            ("passRunning", .bool(pass != nil)), ("freshness", .object(freshness)),
+            ("guarantee", .object(Self.fields(of: guarantee))), ("app", .string(environment.app.rawValue)),
+            ("online", .bool(environment.online)), ("charging", .bool(environment.charging)),
+            ("doze", .bool(scheduler.dozing)), ("refreshOn", .bool(environment.refreshOn)),
+            ("opensPerDay", .double(environment.opensPerDay)), ("broker", .string(broker)),
+            ("session", .bool(sessionReady)),
+        ]
+    }
+}

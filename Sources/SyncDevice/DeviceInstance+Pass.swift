@@ -1,0 +1,406 @@
+import LabKit
+import SyncProtocol
+
+/// The pass (DESIGN.md, seed 001): hello if needed; reclaim expired leases and claim a bounded batch; send it with
+/// its idempotency keys and record each outcome; pull bounded pages from the cursor, each applied with the cursor
+/// move in one transaction; record the next desired run; stop.
+extension DeviceInstance {
+    mutating func startPass(_ trigger: Trigger, limit: Double?, now: Double, tokens: [Int], ignoreBackoff: Bool)
+        -> [DeviceDirective]
+    {
+        let id = nextPassID
+        nextPassID += 1
+        pass = RunningPass(id: id, trigger: trigger, started: now, deadline: limit.map { now + $0 }, tokens: tokens,
+                           ignoreBackoff: ignoreBackoff)
+        var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
+        if let limit { fields.append(("limitSec", .double(limit))) }
+        var out: [DeviceDirective] = [.beginPass(id: id, trigger: trigger, at: now), .log(LogLine("pass.start", fields))]
+        if !environment.online {
+            out += endPass(outcome: "offline", now: now)
+        } else {
+            out += proceed(to: .claim, now: now)
+        }
+        return out
+    }
+
+    /// Goes on with `step`, saying hello first when the server has not accepted one on this connection.
+    mutating func proceed(to step: RunningPass.Step, now: Double) -> [DeviceDirective] {
+        guard var pass else { return [] }
+        defer { self.pass = pass }
+        guard sessionReady else {
+            pass.phase = .hello(deadline: now + settings.replyTimeoutSim, then: step)
+            let hello = Hello(device: identity.device, account: identity.account, token: identity.token,
+                              platform: identity.platform)
+            return [.sendToServer(.hello(hello))]
+        }
+        switch step {
+        case .claim:
+            pass.phase = .claiming
+            return [.claim(ClaimRequest(purpose: .pass(pass.id), limit: settings.batch, now: now,
+                                        leaseSec: settings.leaseSec, ignoreBackoff: pass.ignoreBackoff))]
+        case .push:
+            let req = takeReq()
+            pass.phase = .pushing(req: req, deadline: now + settings.replyTimeoutSim)
+            pass.sent = pass.claimed.count
+            var out: [DeviceDirective] = [.sendToServer(.push(Push(req: req, ops: pass.claimed.map(\.op))))]
+            for claimed in pass.claimed {
+                out.append(.log(LogLine("op.sent", [("key", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
+                                                    ("pass", .int(pass.id))])))
+            }
+            return out
+        case .pull:
+            let req = takeReq()
+            pass.phase = .pulling(req: req, deadline: now + settings.replyTimeoutSim)
+            return [.sendToServer(.pull(Pull(req: req, cursor: cursor, limit: settings.pageLimit,
+                                             account: identity.account)))]
+        }
+    }
+
+    mutating func takeReq() -> Int {
+        defer { nextReq += 1 }
+        return nextReq
+    }
+
+    /// The batch a `claim` directive produced.
+    public mutating func onClaimed(_ result: ClaimResult, now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        switch result.purpose {
+        case .beacon:
+            return finishing(beacon(result.ops, now: now))
+        case .pass(let id):
+            guard var current = pass, current.id == id, current.phase == .claiming else {
+                // Nothing waits for this batch any more: release it as unknown so the next pass resends it.
+                return finishing(releaseUnknown(result.ops, reason: "claimed for pass \(id), which ended", now: now))
+            }
+            var out: [DeviceDirective] = []
+            if result.reclaimed > 0 {
+                out.append(.log(LogLine("lease.reclaimed", [("count", .int(result.reclaimed)), ("pass", .int(id))])))
+            }
+            current.claimed = result.ops
+            current.workRemains = result.ops.count >= settings.batch
+            pass = current
+            out += proceed(to: result.ops.isEmpty ? .pull : .push, now: now)
+            return finishing(out)
+        }
+    }
+
+    /// A message from the server.
+    public mutating func onServerMessage(_ message: Message, now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        var out: [DeviceDirective] = []
+        switch message {
+        case .welcome(let welcome):
+            sessionReady = true
+            head = max(head, welcome.head)
+            if let pass, case .hello(_, let step) = pass.phase {
+                out += proceed(to: step, now: now)
+            }
+        case .pushResult(let result):
+            if let pass, case .pushing(let req, _) = pass.phase, req == result.req {
+                out += settle(result, now: now)
+            } else {
+                out.append(stale(result.req, "pushResult"))
+            }
+        case .page(let page):
+            if let pass, case .pulling(let req, _) = pass.phase, req == page.req {
+                out += apply(page, now: now)
+            } else {
+                out.append(stale(page.req, "page"))
+            }
+        case .error(let error):
+            out += onServerError(error, now: now)
+        case .hello, .push, .pull, .notice, .register, .registered, .deviceState, .hint, .control, .controlAck:
+            out.append(.log(LogLine("message.unexpected", [("from", "server"), ("type", .string(message.type))])))
+        }
+        return finishing(out)
+    }
+
+    /// A frame from the server that did not decode.
+    public mutating func onServerGarbage(_ error: ProtocolError, now: Double) -> [DeviceDirective] {
+        finishing([.log(LogLine("reply.malformed", [("from", "server"), ("reason", .string(error.description))]))])
+    }
+
+    func stale(_ req: Int, _ type: String) -> DeviceDirective {
+        // A reply that arrives after its timeout: the ops it answers are already confirmationDelayed and will be
+        // resent with the same keys, so ignoring it is safe.
+        .log(LogLine("reply.stale", [("req", .int(req)), ("type", .string(type))]))
+    }
+
+    /// Records one outcome per claimed op, then pulls.
+    mutating func settle(_ result: PushResult, now: Double) -> [DeviceDirective] {
+        guard var current = pass else { return [] }
+        var byKey: [String: OpResult] = [:]
+        for item in result.results where byKey[item.key] == nil { byKey[item.key] = item }
+        var outcomes: [OpOutcome] = []
+        for claimed in current.claimed {
+            guard let item = byKey[claimed.op.key] else {
+                outcomes.append(OpOutcome(key: claimed.op.key,
+                                          kind: .unknown(retryAt: now, reason: "the reply had no result for this key")))
+                continue
+            }
+            switch item.outcome {
+            case .applied, .duplicate:
+                if let seq = item.seq { head = max(head, seq) }
+                outcomes.append(OpOutcome(key: claimed.op.key, kind: .acknowledged(seq: item.seq)))
+            case .rejected:
+                outcomes.append(OpOutcome(key: claimed.op.key,
+                                          kind: .needsAttention(reason: item.reason ?? "rejected by the server")))
+            case .retryLater:
+                outcomes.append(transient(claimed, reason: item.reason ?? "retry later", now: now))
+            }
+        }
+        current.claimed = []
+        pass = current
+        return record(outcomes, now: now) + proceed(to: .pull, now: now)
+    }
+
+    /// A transient failure: back off, or give up once the attempts are spent.
+    func transient(_ claimed: ClaimedOp, reason: String, now: Double) -> OpOutcome {
+        if claimed.attempt >= settings.maxAttempts {
+            return OpOutcome(key: claimed.op.key,
+                             kind: .needsAttention(reason: "gave up after \(claimed.attempt) attempts: \(reason)"))
+        }
+        return OpOutcome(key: claimed.op.key,
+                         kind: .retry(at: now + settings.backoff(afterAttempt: claimed.attempt), reason: reason))
+    }
+
+    func record(_ outcomes: [OpOutcome], now: Double) -> [DeviceDirective] {
+        guard !outcomes.isEmpty else { return [] }
+        var out: [DeviceDirective] = [.recordOutcomes(outcomes, at: now)]
+        for outcome in outcomes {
+            var fields: [(String, JSONValue)] = [("key", .string(outcome.key)), ("outcome", .string(outcome.name))]
+            switch outcome.kind {
+            case .acknowledged(let seq):
+                if let seq { fields.append(("seq", .int(seq))) }
+            case .unknown(_, let reason), .needsAttention(let reason):
+                fields.append(("reason", .string(reason)))
+            case .retry(let at, let reason):
+                fields.append(("reason", .string(reason)))
+                fields.append(("retryAtSim", .double(at)))
+            }
+            out.append(.log(LogLine("op.result", fields)))
+        }
+        return out
+    }
+
+    func releaseUnknown(_ ops: [ClaimedOp], reason: String, now: Double) -> [DeviceDirective] {
+        record(ops.map { OpOutcome(key: $0.op.key, kind: .unknown(retryAt: now, reason: reason)) }, now: now)
+    }
+
+    /// Applies the contiguous run of new changes in a page (never past a gap: the cursor must not pass a change
+    /// that was not applied), then pulls again or ends.
+    mutating func apply(_ page: Page, now: Double) -> [DeviceDirective] {
+        guard var current = pass else { return [] }
+        current.pages += 1
+        head = max(head, page.head)
+        var expected = cursor + 1
+        var accepted: [Change] = []
+        var gapAt: Int?
+        for change in page.changes.sorted(by: { $0.seq < $1.seq }) {
+            if change.seq < expected { continue }  // already applied: a page pulled again after a cut-off
+            guard change.seq == expected else {
+                gapAt = change.seq
+                break
+            }
+            accepted.append(change)
+            expected += 1
+        }
+        var out: [DeviceDirective] = []
+        if let last = accepted.last {
+            let from = cursor
+            out.append(.applyPage(PageApplication(changes: accepted, from: from, to: last.seq, pass: current.id)))
+            for change in accepted {
+                out.append(.log(LogLine("change.applied", [
+                    ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
+                    ("draft", .string(change.draft)), ("pass", .int(current.id)),
+                    ("trigger", .string(current.trigger.rawValue)),
+                ])))
+            }
+            out.append(.log(LogLine("cursor.moved", [("from", .int(from)), ("to", .int(last.seq)),
+                                                     ("pass", .int(current.id))])))
+            cursor = last.seq
+            current.pulled += accepted.count
+        }
+        current.reachedHead = cursor >= page.head
+        pass = current
+        if let gapAt {
+            out.append(.log(LogLine("page.gap", [("expected", .int(expected)), ("got", .int(gapAt)),
+                                                 ("pass", .int(current.id))])))
+            return out + endPass(outcome: "error", now: now)
+        }
+        if current.reachedHead || accepted.isEmpty {
+            return out + endPass(outcome: "completed", now: now)
+        }
+        if current.pages >= settings.maxPages {
+            pass?.workRemains = true
+            return out + endPass(outcome: "completed", now: now)
+        }
+        return out + proceed(to: .pull, now: now)
+    }
+
+    mutating func onServerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
+        let line = LogLine("server.error", [("req", error.req.map { .int($0) } ?? .null),
+                                            ("code", .string(error.code.rawValue)), ("message", .string(error.message))])
+        guard var current = pass else { return [.log(line)] }
+        switch current.phase {
+        case .hello where error.req == nil:
+            sessionReady = false
+            return [.log(LogLine("hello.refused", [("code", .string(error.code.rawValue)),
+                                                   ("message", .string(error.message))]))]
+                + endPass(outcome: "refused", now: now)
+        case .pushing(let req, _) where error.req == req:
+            if error.code == .notAuthenticated && !current.reHelloed {
+                // The server lost our session (it restarted): hello again, then resend the same batch.
+                sessionReady = false
+                current.reHelloed = true
+                pass = current
+                return [.log(line)] + proceed(to: .push, now: now)
+            }
+            // The whole push was refused and nothing was written: a transient failure for every op in it.
+            let reason = "server refused the push: \(error.code.rawValue): \(error.message)"
+            let outcomes = current.claimed.map { transient($0, reason: reason, now: now) }
+            current.claimed = []
+            pass = current
+            return [.log(line)] + record(outcomes, now: now) + proceed(to: .pull, now: now)
+        case .pulling(let req, _) where error.req == req:
+            if error.code == .notAuthenticated && !current.reHelloed {
+                sessionReady = false
+                current.reHelloed = true
+                pass = current
+                return [.log(line)] + proceed(to: .pull, now: now)
+            }
+            return [.log(line)] + endPass(outcome: "error", now: now)
+        case .hello, .claiming, .pushing, .pulling:
+            return [.log(line)]
+        }
+    }
+
+    /// Reply timeouts and the execution limit.
+    mutating func passTimeouts(now: Double) -> [DeviceDirective] {
+        guard let current = pass else { return [] }
+        if let deadline = current.deadline, now >= deadline {
+            return expire(now: now)
+        }
+        switch current.phase {
+        case .hello(let deadline, _) where now >= deadline:
+            let released = releaseUnknown(current.claimed, reason: "no welcome in time", now: now)
+            return released + endPass(outcome: "unreachable", now: now)
+        case .pushing(_, let deadline) where now >= deadline:
+            // No reply: the server may or may not have applied the batch. Same keys next time.
+            sessionReady = false
+            let released = releaseUnknown(current.claimed, reason: "no reply in time", now: now)
+            pass?.claimed = []
+            return released + endPass(outcome: "timeout", now: now)
+        case .pulling(_, let deadline) where now >= deadline:
+            sessionReady = false
+            return endPass(outcome: "timeout", now: now)
+        case .hello, .claiming, .pushing, .pulling:
+            return []
+        }
+    }
+
+    /// The expiration path (iOS `expirationHandler`, Android's worker stop): release what is in flight as unknown
+    /// outcomes, end the pass as cut off. Whatever was committed stays; the rest is picked up by the next pass.
+    mutating func expire(now: Double) -> [DeviceDirective] {
+        guard let current = pass else { return [] }
+        let released = releaseUnknown(current.claimed, reason: "cut off: execution time expired", now: now)
+        pass?.claimed = []
+        return released + endPass(outcome: "cutOff", now: now, cutOff: true)
+    }
+
+    /// The process running the pass is gone (force quit, tab closed): nothing is released; leases expire and the
+    /// next pass reclaims them, exactly as after a SIGKILL.
+    mutating func kill(now: Double, reason: String) -> [DeviceDirective] {
+        guard pass != nil else { return [] }
+        return [.log(LogLine("pass.killed", [("pass", .int(pass!.id)), ("reason", .string(reason))]))]
+            + endPass(outcome: "killed", now: now, cutOff: true, tellScheduler: false)
+    }
+
+    /// Records the end, answers waiting `sync`s, then runs the follow-up or a continuation.
+    mutating func endPass(outcome: String, now: Double, cutOff: Bool = false, tellScheduler: Bool = true)
+        -> [DeviceDirective]
+    {
+        guard let ended = pass else { return [] }
+        pass = nil
+        let success = outcome == "completed" && ended.reachedHead
+        if success {
+            successTimes.append(now)
+            if successTimes.count > 1_000 { successTimes.removeFirst(successTimes.count - 1_000) }
+        }
+        var out: [DeviceDirective] = []
+        var schedulerEvents: [LogLine] = []
+        if tellScheduler {
+            let output = scheduler.passEnded(trigger: ended.trigger, started: ended.started, ended: now,
+                                             cutOff: cutOff, rng: &rng)
+            schedulerEvents = output.events
+        }
+        let record = PassRecord(id: ended.id, trigger: ended.trigger, started: ended.started, ended: now,
+                                outcome: outcome, sent: ended.sent, pulled: ended.pulled, cutOff: cutOff,
+                                success: success, cursor: cursor, head: head, nextDesired: scheduler.nextWake)
+        out.append(.endPass(record))
+        var fields: [(String, JSONValue)] = [
+            ("pass", .int(ended.id)), ("trigger", .string(ended.trigger.rawValue)), ("sent", .int(ended.sent)),
+            ("pulled", .int(ended.pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
+            ("outcome", .string(outcome)), ("head", .int(head)), ("durationSec", .double(now - ended.started)),
+        ]
+        if let next = record.nextDesired { fields.append(("nextRunSim", .double(next))) }
+        out.append(.log(LogLine("pass.end", fields)))
+        out += schedulerEvents.map { .log($0) }
+        if !ended.tokens.isEmpty { out.append(.answerSync(tokens: ended.tokens)) }
+        if let next = followUp {
+            followUp = nil
+            out += startFollowUp(next, now: now)
+        } else if ended.workRemains && outcome == "completed" && environment.online
+            && scheduler.allowsContinuation(of: ended.trigger),
+            case .run(let limit) = ended.trigger == .manual ? .run(limit: nil) : scheduler.admission(for: ended.trigger)
+        {
+            // Seed 001: "ask for future scheduling if work remains" — where the platform lets it run now, at once.
+            out.append(.log(LogLine("trigger", [("trigger", .string(ended.trigger.rawValue)), ("coalesced", false),
+                                                ("continuation", true)])))
+            out += startPass(ended.trigger, limit: limit, now: now, tokens: [], ignoreBackoff: ended.ignoreBackoff)
+        }
+        return out
+    }
+
+    mutating func startFollowUp(_ next: FollowUp, now: Double) -> [DeviceDirective] {
+        if next.forced {
+            return startPass(next.trigger, limit: nil, now: now, tokens: next.tokens, ignoreBackoff: next.ignoreBackoff)
+        }
+        let admission = environment.online ? scheduler.admission(for: next.trigger) : .refuse("offline")
+        switch admission {
+        case .run(let limit):
+            return startPass(next.trigger, limit: limit, now: now, tokens: next.tokens,
+                             ignoreBackoff: next.ignoreBackoff)
+        case .refuse(let reason):
+            return [.log(LogLine("trigger.refused", [("trigger", .string(next.trigger.rawValue)),
+                                                     ("reason", .string(reason)), ("followUp", true)]))]
+        }
+    }
+
+    /// The web page's `sendBeacon` on close: the batch goes out and nobody waits for the answer, so every op in it is
+    /// an unknown outcome, resent with the same key by the next pass (the server then says duplicate).
+    mutating func beacon(_ ops: [ClaimedOp], now: Double) -> [DeviceDirective] {
+        guard !ops.isEmpty else { return [] }
+        let req = takeReq()
+        var out: [DeviceDirective] = [.sendToServer(.push(Push(req: req, ops: ops.map(\.op))))]
+        for claimed in ops {
+            out.append(.log(LogLine("op.sent", [("key", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
+                                                ("pass", .int(0)), ("via", "beacon")])))
+        }
+        out.append(.log(LogLine("beacon.sent", [("ops", .int(ops.count)), ("req", .int(req))])))
+        return out + releaseUnknown(ops, reason: "sendBeacon: fire and forget", now: now)
+    }
+
+    /// The ledger failed (disk full, I/O error): the pass ends, the cursor is what the ledger says.
+    public mutating func onLedgerFailure(_ message: String, cursor ledgerCursor: Int, now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        cursor = ledgerCursor
+        var out: [DeviceDirective] = [.log(LogLine("ledger.error", [("message", .string(message))]))]
+        if var current = pass {
+            current.claimed = []
+            pass = current
+            out += endPass(outcome: "error", now: now)
+        }
+        return finishing(out)
+    }
+}

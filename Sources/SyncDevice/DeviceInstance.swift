@@ -1,0 +1,323 @@
+import LabKit
+import SyncProtocol
+
+/// Who a device is.
+public struct DeviceIdentity: Sendable, Equatable {
+    public var device: String
+    public var account: String
+    public var token: String
+    public var platform: Platform
+
+    public init(device: String, account: String, token: String, platform: Platform) {
+        self.device = device
+        self.account = account
+        self.token = token
+        self.platform = platform
+    }
+}
+
+/// What the ledger remembered across a restart.
+public struct RestoredState: Sendable, Equatable {
+    public var cursor: Int
+    public var head: Int
+    public var nextPassID: Int
+    /// End times of successful passes, oldest first (the guarantee's measured gaps, the freshness).
+    public var successTimes: [Double]
+
+    public init(cursor: Int = 0, head: Int = 0, nextPassID: Int = 1, successTimes: [Double] = []) {
+        self.cursor = cursor
+        self.head = head
+        self.nextPassID = nextPassID
+        self.successTimes = successTimes
+    }
+}
+
+/// The device's logic: triggers, the pass as a state machine, the app's lifecycle, the broker link. A pure value
+/// (STYLE.md): it is handed simulated `now` and owns a seeded generator; each `on…` returns directives for the shell,
+/// which does the IO. Correctness does not depend on which trigger ran a pass (seed 001).
+public struct DeviceInstance: Sendable {
+    public let identity: DeviceIdentity
+    public let settings: DeviceSettings
+    public internal(set) var scheduler: any PlatformScheduler
+    public internal(set) var environment: DeviceEnvironment
+    /// The highest change seq durably applied (mirrors the ledger's).
+    public internal(set) var cursor: Int
+    /// The highest head seen (welcome, page or hint).
+    public internal(set) var head: Int
+    /// Whether the server has accepted our hello on this connection.
+    public internal(set) var sessionReady = false
+    public internal(set) var brokerLink: BrokerLink
+    public internal(set) var pass: RunningPass?
+    /// The one pass that will follow the running one (unique work, KEEP).
+    public internal(set) var followUp: FollowUp?
+    public internal(set) var successTimes: [Double]
+    var rng: SeededGenerator
+    var nextPassID: Int
+    var nextReq = 1
+    var reportedState: DeviceState?
+    var now: Double = 0
+
+    public init(identity: DeviceIdentity, settings: DeviceSettings, restored: RestoredState = RestoredState(),
+                brokerEnabled: Bool = true, rng: SeededGenerator) {
+        self.identity = identity
+        self.settings = settings
+        let app: AppState
+        switch settings.startState {
+        case .foreground: app = .foreground
+        case .background: app = .background
+        case .closed: app = .closed
+        }
+        let environment = DeviceEnvironment(app: app, online: true, charging: settings.charging,
+                                            opensPerDay: settings.opensPerDay, refreshOn: true)
+        self.environment = environment
+        self.scheduler = makeScheduler(identity.platform, environment: environment,
+                                       desiredInterval: settings.desiredIntervalSec)
+        self.cursor = restored.cursor
+        self.head = max(restored.head, restored.cursor)
+        self.nextPassID = restored.nextPassID
+        self.successTimes = restored.successTimes
+        self.brokerLink = brokerEnabled ? .registering(retryAt: 0) : .disabled
+        self.rng = rng
+    }
+
+    /// The last successful sync (simulated seconds), nil before any.
+    public var lastSuccess: Double? { successTimes.last }
+    public var passRunning: Bool { pass != nil }
+
+    /// What registering the sync job returns now, from this device's own measured history.
+    public var guarantee: Guarantee { scheduler.guarantee(successTimes: successTimes) }
+
+    public func freshness(at now: Double) -> Freshness {
+        Freshness.at(now, lastSuccessfulSync: lastSuccess, budget: settings.freshnessBudgetSec)
+    }
+
+    /// The next simulated second at which `onTick` has something to do.
+    public var nextWake: Double? {
+        var candidates: [Double] = []
+        if let wake = scheduler.nextWake { candidates.append(wake) }
+        if let pass {
+            if let deadline = pass.deadline { candidates.append(deadline) }
+            switch pass.phase {
+            case .hello(let deadline, _), .pushing(_, let deadline), .pulling(_, let deadline):
+                candidates.append(deadline)
+            case .claiming:
+                break
+            }
+        }
+        switch brokerLink {
+        case .registering(let retryAt), .refused(_, let retryAt): candidates.append(retryAt)
+        case .disabled, .registered: break
+        }
+        return candidates.min()
+    }
+
+    // MARK: - Start and time
+
+    /// The process started: the app registers its sync job, the device registers with the broker, and a device that
+    /// starts in the foreground runs a launch pass.
+    public mutating func start(now: Double) -> [DeviceDirective] {
+        self.now = now
+        var out: [DeviceDirective] = []
+        if environment.app != .forceQuit {
+            out += registerJob(now: now)
+        }
+        out += brokerTick(now: now)
+        if environment.isForeground {
+            out += trigger(.foreground, now: now)
+        }
+        return finishing(out)
+    }
+
+    /// Time passed: scheduler grants, reply timeouts, execution limits, broker retries.
+    public mutating func onTick(now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        var out: [DeviceDirective] = []
+        out += passTimeouts(now: now)
+        let output = scheduler.tick(now: now, rng: &rng)
+        out += output.events.map { .log($0) }
+        for grant in output.grants {
+            out += trigger(grant, now: now)
+        }
+        out += brokerTick(now: now)
+        return finishing(out)
+    }
+
+    // MARK: - Triggers
+
+    /// Runs a pass for `trigger` now, or coalesces it into the one follow-up pass when a pass is running.
+    mutating func trigger(_ trigger: Trigger, now: Double, tokens: [Int] = [], force: Bool = false)
+        -> [DeviceDirective]
+    {
+        let admission: Admission
+        if trigger == .manual || force {
+            admission = .run(limit: nil)
+        } else if !environment.online {
+            admission = .refuse("offline")
+        } else {
+            admission = scheduler.admission(for: trigger)
+        }
+        guard case .run(let limit) = admission else {
+            if case .refuse(let reason) = admission {
+                return [.log(LogLine("trigger.refused", [("trigger", .string(trigger.rawValue)),
+                                                         ("reason", .string(reason))]))]
+            }
+            return []
+        }
+        if pass != nil {
+            // Unique work, KEEP: the first queued follow-up stays; later triggers join it.
+            if followUp == nil {
+                followUp = FollowUp(trigger: trigger, tokens: tokens, forced: trigger == .manual || force,
+                                    ignoreBackoff: force)
+            } else {
+                followUp!.tokens += tokens
+                followUp!.forced = followUp!.forced || trigger == .manual || force
+                followUp!.ignoreBackoff = followUp!.ignoreBackoff || force
+            }
+            return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
+        }
+        return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
+            + startPass(trigger, limit: limit, now: now, tokens: tokens, ignoreBackoff: force)
+    }
+
+    // MARK: - Broker
+
+    /// A message from the broker; `keys` are the JSON keys of the raw body frame.
+    public mutating func onBrokerMessage(_ message: Message, keys: [String], now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        var out: [DeviceDirective] = []
+        switch message {
+        case .registered:
+            if brokerLink != .registered {
+                brokerLink = .registered
+                reportedState = nil  // a (re-)registration is followed by the current state
+                out.append(.log(LogLine("broker.registered")))
+            }
+        case .hint(let hint):
+            out.append(.log(LogLine("hint.received", [("hint", .string(hint.hint)), ("head", .int(hint.head)),
+                                                      ("keys", .array(keys.map { .string($0) }))])))
+            out += onHint(hint, now: now)
+        case .error(let error):
+            out += onBrokerError(error, now: now)
+        case .hello, .welcome, .push, .pushResult, .pull, .page, .notice, .register, .deviceState, .control,
+             .controlAck:
+            out.append(.log(LogLine("message.unexpected", [("from", "broker"), ("type", .string(message.type))])))
+        }
+        return finishing(out)
+    }
+
+    /// A frame from the broker that did not decode.
+    public mutating func onBrokerGarbage(_ error: ProtocolError, keys: [String], now: Double) -> [DeviceDirective] {
+        finishing([.log(LogLine("hint.malformed", [("reason", .string(error.description)),
+                                                   ("keys", .array(keys.map { .string($0) }))]))])
+    }
+
+    mutating func onHint(_ hint: Hint, now: Double) -> [DeviceDirective] {
+        guard hint.account == identity.account else {
+            return [.log(LogLine("hint.ignored", [("hint", .string(hint.hint)),
+                                                  ("reason", .string("hint for account \(hint.account)"))]))]
+        }
+        head = max(head, hint.head)
+        // A hint is a reference: it only starts the pass, which pulls from the durable cursor.
+        if !environment.online {
+            return [.log(LogLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", "offline")]))]
+        }
+        if case .refuse(let reason) = scheduler.admission(for: .push) {
+            return [.log(LogLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", .string(reason))]))]
+        }
+        return trigger(.push, now: now)
+    }
+
+    mutating func onBrokerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
+        let line = LogLine("broker.error", [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
+        let forgotten = error.code == .notAuthenticated || (error.code == .unknownDevice && brokerLink == .registered)
+        if forgotten {
+            // The broker forgot us (it restarted): register again.
+            brokerLink = .registering(retryAt: now)
+            return [.log(line)] + brokerTick(now: now)
+        }
+        if [.unknownDevice, .badToken, .wrongAccount].contains(error.code) {
+            brokerLink = .refused(error.message, retryAt: now + retryGap * 10)
+        }
+        return [.log(line)]
+    }
+
+    /// Real-time-sized gap for retries, in simulated seconds.
+    var retryGap: Double { max(settings.replyTimeoutSim, 0.001) }
+
+    mutating func brokerTick(now: Double) -> [DeviceDirective] {
+        switch brokerLink {
+        case .registering(let retryAt), .refused(_, let retryAt):
+            guard now >= retryAt else { return [] }
+            brokerLink = .registering(retryAt: now + retryGap * 2)
+            let register = Register(device: identity.device, account: identity.account, platform: identity.platform,
+                                    token: identity.token)
+            return [.sendToBroker(.register(register))]
+        case .disabled, .registered:
+            return []
+        }
+    }
+
+    /// What the OS would tell its push service about this device now.
+    public var deviceState: DeviceState {
+        DeviceState(device: identity.device, online: environment.online, app: environment.app,
+                    doze: scheduler.dozing, refreshOff: !environment.refreshOn)
+    }
+
+    /// Appends a `deviceState` for the broker whenever what it would say changed.
+    mutating func finishing(_ out: [DeviceDirective]) -> [DeviceDirective] {
+        guard brokerLink == .registered else { return out }
+        let state = deviceState
+        guard state != reportedState else { return out }
+        reportedState = state
+        return out + [.sendToBroker(.deviceState(state))]
+    }
+
+    // MARK: - Scheduling
+
+    mutating func registerJob(now: Double) -> [DeviceDirective] {
+        let output = scheduler.register(now: now, rng: &rng)
+        return output.events.map { .log($0) } + [.log(guaranteeLine())]
+            + output.grants.flatMap { trigger($0, now: now) }
+    }
+
+    /// The `guarantee` event: what registering the job returned, measured.
+    public func guaranteeLine() -> LogLine {
+        LogLine("guarantee", Self.fields(of: guarantee) + [("requestedSec", .double(settings.desiredIntervalSec))])
+    }
+
+    static func fields(of guarantee: Guarantee) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [("kind", .string(guarantee.kind))]
+        switch guarantee {
+        case .periodic(let minimum, let typical):
+            fields.append(("minimumSec", .double(minimum)))
+            if let typical { fields.append(("typicalSec", .double(typical))) }
+        case .opportunistic(let gap):
+            if let gap { fields.append(("observedMedianGapSec", .double(gap))) }
+        case .foregroundOnly(let triggers, let reason):
+            fields.append(("triggers", .array(triggers.map { .string($0.rawValue) })))
+            if let reason { fields.append(("reason", .string(reason))) }
+        }
+        return fields
+    }
+}
+
+/// The device's registration with the broker.
+public enum BrokerLink: Sendable, Equatable {
+    /// No broker endpoint: no hints.
+    case disabled
+    /// Sent `register`; sends it again at `retryAt` if no `registered` came.
+    case registering(retryAt: Double)
+    case registered
+    /// The broker refused us (bad token, unknown device); tries again at `retryAt`.
+    case refused(String, retryAt: Double)
+}
+
+/// The pass that follows the running one.
+public struct FollowUp: Sendable, Equatable {
+    public var trigger: Trigger
+    /// `sync` requests to answer when it ends.
+    public var tokens: [Int]
+    /// A manual request joined it: it runs whatever the platform says.
+    public var forced: Bool
+    public var ignoreBackoff: Bool
+}

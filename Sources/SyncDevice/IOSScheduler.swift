@@ -1,0 +1,186 @@
+import LabKit
+import SyncProtocol
+
+/// iOS BGTaskScheduler, modelled: a BGAppRefreshTaskRequest whose `earliestBeginDate` is only a floor; windows
+/// granted at random from a budget that follows how often the user opens the app and whether it charges; a window of
+/// about 30 seconds whose expiration cuts a running pass off and shrinks the future budget; nothing for a force-quit
+/// app until it is opened; nothing at all with Background App Refresh off. docs/DEVICE.md cites each rule.
+public struct IOSScheduler: PlatformScheduler {
+    /// The model's constants, in simulated seconds.
+    public struct Rules: Sendable, Equatable {
+        /// How long a refresh task (and a background notification) may run before its expiration handler fires.
+        public var window: Double = 30
+        /// Windows per day granted per daily app open, before charging and the budget factor.
+        public var windowsPerOpen: Double = 4
+        /// No more windows than this per day, whatever the engagement.
+        public var maxWindowsPerDay: Double = 48
+        /// Charging multiplies the rate.
+        public var chargingFactor: Double = 2
+        /// A window that ended with work still running multiplies the budget by this.
+        public var expiryPenalty: Double = 0.5
+        /// A window completed in time restores the budget by this factor, up to 1.
+        public var completionRecovery: Double = 1.1
+        public var minimumBudgetFactor: Double = 0.05
+
+        public init() {}
+    }
+
+    public let platform = Platform.ios
+    public private(set) var environment: DeviceEnvironment
+    public let rules: Rules
+    public let desiredInterval: Double
+    /// The pending request's `earliestBeginDate`; nil when no request is pending.
+    public private(set) var earliestBegin: Double?
+    /// When the system will grant the next window (drawn; nil when none will come until something changes).
+    public private(set) var nextGrant: Double?
+    /// Shrinks when windows expire with work running, recovers when they complete.
+    public private(set) var budgetFactor: Double = 1
+    private var now: Double = 0
+
+    public init(environment: DeviceEnvironment, desiredInterval: Double, rules: Rules = Rules()) {
+        self.environment = environment
+        self.rules = rules
+        self.desiredInterval = desiredInterval
+    }
+
+    public var dozing: Bool { false }
+    public var nextWake: Double? { nextGrant.flatMap { $0 > now ? $0 : nil } }
+
+    /// Windows per day at the current engagement, charging state and budget.
+    public var windowsPerDay: Double {
+        let base = min(rules.maxWindowsPerDay, rules.windowsPerOpen * max(0, environment.opensPerDay))
+        return base * (environment.charging ? rules.chargingFactor : 1) * budgetFactor
+    }
+
+    public mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
+        self.now = now
+        return SchedulerOutput(events: [submit(now: now, rng: &rng, reason: "registered at launch")])
+    }
+
+    public func guarantee(successTimes: [Double]) -> Guarantee {
+        guard environment.refreshOn else {
+            return .foregroundOnly(triggers: [.foreground, .connectivity],
+                                   reason: "Background App Refresh is off: BGTaskScheduler.submit fails (unavailable)")
+        }
+        return .opportunistic(observedMedianGap: Guarantee.medianGap(successTimes))
+    }
+
+    public mutating func update(_ new: DeviceEnvironment, now: Double, rng: inout SeededGenerator)
+        -> SchedulerOutput
+    {
+        self.now = now
+        let old = environment
+        environment = new
+        var events: [LogLine] = []
+        if new.app == .forceQuit && old.app != .forceQuit {
+            // The system cancels the app's pending work and will not launch it until the user does.
+            earliestBegin = nil
+            nextGrant = nil
+            events.append(LogLine("schedule.cancelled", [("reason", "force quit: no windows until the app is opened")]))
+        } else if !new.refreshOn && old.refreshOn {
+            earliestBegin = nil
+            nextGrant = nil
+            events.append(LogLine("schedule.cancelled", [("reason", "Background App Refresh switched off")]))
+        } else if new.refreshOn && !old.refreshOn && new.app != .forceQuit {
+            events.append(submit(now: now, rng: &rng, reason: "Background App Refresh switched on"))
+        } else {
+            // Charging, engagement, network or app state changed the rate: a new draw from now is exact for an
+            // exponential wait (it has no memory).
+            drawGrant(now: now, rng: &rng)
+        }
+        return SchedulerOutput(events: events)
+    }
+
+    public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
+        self.now = now
+        guard let grant = nextGrant, now >= grant else { return SchedulerOutput() }
+        // The handler runs: it reschedules FIRST (one request grants one window), then the pass runs.
+        var events = [LogLine("window.granted", [("untilSim", .double(now + rules.window)),
+                                                 ("budgetFactor", .double(budgetFactor))])]
+        events.append(submit(now: now, rng: &rng, reason: "rescheduled first thing in the handler"))
+        return SchedulerOutput(grants: [.opportunistic], events: events)
+    }
+
+    public func admission(for trigger: Trigger) -> Admission {
+        if trigger == .manual { return .run(limit: nil) }
+        if environment.app == .forceQuit {
+            return .refuse("force quit: iOS launches the app for nothing until the user opens it")
+        }
+        if environment.isForeground { return .run(limit: nil) }
+        switch trigger {
+        case .push:
+            // A background notification gets about 30 s, and none at all with Background App Refresh off.
+            return environment.refreshOn ? .run(limit: rules.window) : .refuse("Background App Refresh is off")
+        case .opportunistic:
+            return .run(limit: rules.window)
+        case .connectivity:
+            return .refuse("a suspended iOS app gets no connectivity event")
+        case .foreground, .localEdit, .visibility, .periodic, .interval, .manual:
+            return .refuse("iOS runs \(trigger.rawValue) passes only in the foreground")
+        }
+    }
+
+    public func allowsContinuation(of trigger: Trigger) -> Bool {
+        // One window runs one pass; what it leaves waits for the next window or the next launch.
+        environment.isForeground || trigger == .manual
+    }
+
+    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+                                   rng: inout SeededGenerator) -> SchedulerOutput
+    {
+        now = max(now, ended)
+        guard trigger == .opportunistic || (trigger == .push && !environment.isForeground) else {
+            return SchedulerOutput()
+        }
+        let before = budgetFactor
+        if cutOff {
+            budgetFactor = max(rules.minimumBudgetFactor, budgetFactor * rules.expiryPenalty)
+        } else {
+            budgetFactor = min(1, budgetFactor * rules.completionRecovery)
+        }
+        drawGrant(now: now, rng: &rng)
+        guard cutOff else { return SchedulerOutput() }
+        return SchedulerOutput(events: [LogLine("budget.shrunk", [("from", .double(before)),
+                                                                  ("to", .double(budgetFactor)),
+                                                                  ("trigger", .string(trigger.rawValue))])])
+    }
+
+    // MARK: -
+
+    /// `BGTaskScheduler.submit`: fails with `unavailable` when refresh is off; otherwise holds one request whose
+    /// `earliestBeginDate` is a floor.
+    private mutating func submit(now: Double, rng: inout SeededGenerator, reason: String) -> LogLine {
+        guard environment.refreshOn else {
+            earliestBegin = nil
+            nextGrant = nil
+            return LogLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"),
+                                                    ("reason", "Background App Refresh is off")])
+        }
+        guard environment.app != .forceQuit else {
+            earliestBegin = nil
+            nextGrant = nil
+            return LogLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
+        }
+        earliestBegin = now + desiredInterval
+        drawGrant(now: now, rng: &rng)
+        var fields: [(String, JSONValue)] = [
+            ("api", "BGTaskScheduler.submit(BGAppRefreshTaskRequest)"), ("earliestBeginSim", .double(now + desiredInterval)),
+            ("windowsPerDay", .double(windowsPerDay)), ("reason", .string(reason)),
+        ]
+        if let nextGrant { fields.append(("nextWindowSim", .double(nextGrant))) }
+        return LogLine("schedule.submitted", fields)
+    }
+
+    /// Draws when the next window comes: never before the floor, at the budget's rate; none while the app is in the
+    /// foreground (it runs there anyway), offline, force-quit or with refresh off.
+    private mutating func drawGrant(now: Double, rng: inout SeededGenerator) {
+        guard let floor = earliestBegin, environment.refreshOn, environment.app != .forceQuit,
+              environment.online, !environment.isForeground, windowsPerDay > 0
+        else {
+            nextGrant = nil
+            return
+        }
+        let meanGap = 86_400 / windowsPerDay
+        nextGrant = max(floor, now) + rng.exponential(mean: meanGap)
+    }
+}

@@ -1,0 +1,399 @@
+import Foundation
+import LabKit
+import SQLite
+import SyncProtocol
+
+/// The device's durable state in one SQLite file: the operation ledger (`ops`), the replica (`drafts`, rebuilt from
+/// the server's state in `shadow` plus the pending ops), the cursor (`state`), the pass history (`passes`) and the
+/// data age at each app open (`opens`). Every method that changes anything is one transaction, so a SIGKILL at any
+/// line leaves either all of a step or none of it.
+public final class Ledger {
+    public let database: Database
+    public var path: String { database.path }
+    /// Owner prefix of the leases this process takes: a restarted process never mistakes an old lease for its own.
+    public let leaseOwner: String
+
+    static let migrations = [
+        Migration(version: 1, sql: """
+            CREATE TABLE ops(
+                key TEXT PRIMARY KEY,
+                local_seq INTEGER NOT NULL UNIQUE,
+                draft TEXT NOT NULL,
+                action TEXT NOT NULL,
+                base INTEGER NOT NULL,
+                title TEXT,
+                body TEXT,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_sim REAL NOT NULL DEFAULT 0,
+                lease_owner TEXT,
+                lease_expires_sim REAL,
+                last_error TEXT,
+                result_seq INTEGER,
+                saved_wall INTEGER NOT NULL,
+                completed_wall INTEGER
+            );
+            CREATE INDEX ops_unsettled ON ops(local_seq) WHERE status NOT IN ('completed', 'needsAttention');
+            CREATE INDEX ops_draft ON ops(draft, local_seq);
+            CREATE TABLE drafts(id TEXT PRIMARY KEY, title TEXT, body TEXT, version INTEGER NOT NULL,
+                                deleted INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE shadow(id TEXT PRIMARY KEY, title TEXT, body TEXT, version INTEGER NOT NULL,
+                                deleted INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE state(key TEXT PRIMARY KEY, value);
+            CREATE TABLE passes(id INTEGER PRIMARY KEY, trigger TEXT NOT NULL, started_sim REAL NOT NULL,
+                                ended_sim REAL, outcome TEXT, sent INTEGER NOT NULL DEFAULT 0,
+                                pulled INTEGER NOT NULL DEFAULT 0, cut_off INTEGER NOT NULL DEFAULT 0,
+                                success INTEGER NOT NULL DEFAULT 0);
+            CREATE TABLE opens(sim REAL NOT NULL, data_age_sec REAL);
+            INSERT INTO state(key, value) VALUES ('cursor', 0), ('head', 0), ('unknown_outcomes', 0);
+            """),
+    ]
+
+    /// Opens (creating) the ledger at `path`.
+    public init(path: String, synchronous: Synchronous = .full) throws {
+        database = try Database(path: path, synchronous: synchronous)
+        try database.migrate(Self.migrations)
+        let version = try database.schemaVersion()
+        guard version <= Self.migrations.count else {
+            throw DeviceError.notALedger(path: path, reason: "schema version \(version) is newer than this build's")
+        }
+        var bytes = SystemRandomNumberGenerator()
+        leaseOwner = String(bytes.next() & 0xFFFF_FFFF, radix: 16)
+    }
+
+    /// Opens an existing ledger for reading (the `status` subcommand): refuses a file that is missing or not one.
+    public static func openExisting(path: String) throws -> Ledger {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw DeviceError.notALedger(path: path, reason: "no such file")
+        }
+        let ledger = try Ledger(path: path, synchronous: .normal)
+        guard try ledger.stateString("install") != nil else {
+            throw DeviceError.notALedger(path: path, reason: "no device has run with it")
+        }
+        return ledger
+    }
+
+    // MARK: - State
+
+    func stateString(_ key: String) throws -> String? {
+        try database.first("SELECT value FROM state WHERE key = ?", key) { $0.optionalString(0) } ?? nil
+    }
+
+    func stateDouble(_ key: String) throws -> Double? {
+        try database.first("SELECT value FROM state WHERE key = ?", key) { $0.isNull(0) ? nil : $0.double(0) } ?? nil
+    }
+
+    func setState(_ key: String, _ value: SQLBindable) throws {
+        try database.run("INSERT INTO state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                         key, value.sqlValue)
+    }
+
+    /// The highest change seq durably applied.
+    public func cursor() throws -> Int { try database.scalarInt("SELECT value FROM state WHERE key = 'cursor'") ?? 0 }
+
+    /// Binds the ledger to a device (refusing one made by another device), remembers the clock and budget for the
+    /// `status` subcommand, closes the passes a killed process left open, and returns what to resume from.
+    public func prepare(identity: DeviceIdentity, clock: SimClock, settings: DeviceSettings, now: Double) throws
+        -> RestoredState
+    {
+        try database.transaction {
+            if let owner = try stateString("device"), owner != identity.device {
+                throw DeviceError.notALedger(path: path, reason: "it belongs to device \"\(owner)\"")
+            }
+            if try stateString("install") == nil {
+                var random = SystemRandomNumberGenerator()
+                try setState("install", String(random.next() & 0xFFFF_FFFF_FFFF, radix: 36))
+            }
+            try setState("device", identity.device)
+            try setState("account", identity.account)
+            try setState("platform", identity.platform.rawValue)
+            try setState("epoch_micros", clock.epochMicros)
+            try setState("time_scale", clock.scale)
+            try setState("freshness_budget_sec", settings.freshnessBudgetSec)
+            try database.run("UPDATE passes SET outcome = 'interrupted', ended_sim = started_sim WHERE ended_sim IS NULL")
+        }
+        let successTimes = try database.query(
+            "SELECT ended_sim FROM (SELECT ended_sim, id FROM passes WHERE success = 1 ORDER BY id DESC LIMIT 1000) ORDER BY id"
+        ) { $0.double(0) }
+        return RestoredState(cursor: try cursor(),
+                             head: try database.scalarInt("SELECT value FROM state WHERE key = 'head'") ?? 0,
+                             nextPassID: (try database.scalarInt("SELECT max(id) FROM passes") ?? 0) + 1,
+                             successTimes: successTimes)
+    }
+
+    // MARK: - Local edits
+
+    /// Commits a local edit: the op (with its idempotency key, created here once) and the replica, in ONE
+    /// transaction. Only after this returns is the edit "saved on this device".
+    public func save(_ edit: LocalEdit, device: String, wall: Int64) throws -> SavedEdit {
+        try database.transaction {
+            let current = try database.first("SELECT version, deleted FROM drafts WHERE id = ?", edit.draft) {
+                (version: $0.int(0), deleted: $0.bool(1))
+            }
+            if edit.action != .create && (current == nil || current!.deleted) {
+                throw DeviceError.unknownDraft(edit.draft)
+            }
+            let base = current?.version ?? 0
+            let localSeq = (try database.scalarInt("SELECT max(local_seq) FROM ops") ?? 0) + 1
+            let install = try stateString("install") ?? "0"
+            let key = "\(device)-\(install)-\(localSeq)"
+            try database.run("""
+                INSERT INTO ops(key, local_seq, draft, action, base, title, body, status, saved_wall)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'savedOnDevice', ?)
+                """, key, localSeq, edit.draft, edit.action.rawValue, base, edit.title, edit.body, wall)
+            try rebuild(draft: edit.draft)
+            return SavedEdit(key: key, draft: edit.draft, action: edit.action, base: base)
+        }
+    }
+
+    /// The replica's row for `draft` = the server's state (`shadow`) with every unsettled local op replayed on it.
+    /// So a change pulled from the server never hides a pending edit, and an op that ends `needsAttention` stops
+    /// showing in the replica.
+    func rebuild(draft: String) throws {
+        var row = try database.first("SELECT title, body, version, deleted FROM shadow WHERE id = ?", draft) {
+            (title: $0.optionalString(0), body: $0.optionalString(1), version: $0.int(2), deleted: $0.bool(3))
+        }
+        try database.forEach("""
+            SELECT action, title, body FROM ops WHERE draft = ? AND status NOT IN ('completed', 'needsAttention')
+            ORDER BY local_seq
+            """, [draft]) { op in
+            let version = (row?.version ?? 0) + 1
+            switch DraftAction(rawValue: op.string(0)) ?? .update {
+            case .create:
+                row = (op.optionalString(1), op.optionalString(2), version, false)
+            case .update:
+                row = (op.optionalString(1) ?? row?.title, op.optionalString(2) ?? row?.body, version, false)
+            case .delete:
+                row = (row?.title, row?.body, version, true)
+            }
+        }
+        if let row {
+            try database.run("""
+                INSERT INTO drafts(id, title, body, version, deleted) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body,
+                    version = excluded.version, deleted = excluded.deleted
+                """, draft, row.title, row.body, row.version, row.deleted)
+        } else {
+            try database.run("DELETE FROM drafts WHERE id = ?", draft)
+        }
+    }
+
+    // MARK: - The pass
+
+    public func beginPass(id: Int, trigger: Trigger, at now: Double) throws {
+        try database.run("INSERT OR REPLACE INTO passes(id, trigger, started_sim) VALUES (?, ?, ?)",
+                         id, trigger.rawValue, now)
+    }
+
+    /// Reclaims expired leases, then claims up to `limit` eligible ops in `local_seq` order under a lease, in one
+    /// transaction. An op waits while an earlier op of the same draft is unsettled and not in this batch, so a
+    /// draft's edits reach the server in the order they were made.
+    public func claim(_ request: ClaimRequest, maxBytes: Int = 768 * 1024) throws -> ClaimResult {
+        try database.transaction {
+            let reclaimed = try database.run("""
+                UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
+                    last_error = 'lease expired: the pass that held it was cut off or killed'
+                WHERE status = 'sending' AND lease_expires_sim <= ?
+                """, request.now)
+            var candidates: [(op: Op, status: String, attempts: Int, next: Double)] = []
+            var blocked: Set<String> = []
+            var bytes = 0
+            var stop = false
+            let owner = "\(leaseOwner)/\(request.purpose == .beacon ? "beacon" : "pass")"
+            try database.forEach("""
+                SELECT key, draft, action, base, title, body, status, attempts, next_attempt_sim FROM ops
+                WHERE status NOT IN ('completed', 'needsAttention') ORDER BY local_seq
+                """, []) { row in
+                guard !stop else { return }
+                let draft = row.string(1)
+                let status = row.string(6)
+                let eligible = status != OpStatus.sending.rawValue
+                    && (request.ignoreBackoff || row.double(8) <= request.now)
+                guard eligible, !blocked.contains(draft) else {
+                    blocked.insert(draft)
+                    return
+                }
+                let op = Op(key: row.string(0), draft: draft, action: DraftAction(rawValue: row.string(2)) ?? .update,
+                            base: row.int(3), title: row.optionalString(4), body: row.optionalString(5))
+                let size = (op.title?.utf8.count ?? 0) + (op.body?.utf8.count ?? 0) + 256
+                if !candidates.isEmpty && bytes + size > maxBytes {
+                    stop = true
+                    return
+                }
+                bytes += size
+                candidates.append((op, status, row.int(7), row.double(8)))
+                if candidates.count >= request.limit { stop = true }
+            }
+            let expires = request.now + request.leaseSec
+            var claimed: [ClaimedOp] = []
+            for candidate in candidates {
+                try database.run("""
+                    UPDATE ops SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_expires_sim = ?
+                    WHERE key = ?
+                    """, owner, expires, candidate.op.key)
+                claimed.append(ClaimedOp(op: candidate.op, attempt: candidate.attempts + 1))
+            }
+            return ClaimResult(purpose: request.purpose, ops: claimed, reclaimed: reclaimed)
+        }
+    }
+
+    /// Records each op's outcome in one transaction. A settled op is never moved back to unsettled.
+    public func record(_ outcomes: [OpOutcome], wall: Int64) throws {
+        try database.transaction {
+            var touched: Set<String> = []
+            for outcome in outcomes {
+                switch outcome.kind {
+                case .acknowledged(let seq):
+                    try database.run("""
+                        UPDATE ops SET status = 'completed', result_seq = coalesce(?, result_seq), completed_wall = ?,
+                            lease_owner = NULL, lease_expires_sim = NULL, last_error = NULL
+                        WHERE key = ? AND status != 'completed'
+                        """, seq, wall, outcome.key)
+                case .unknown(let retryAt, let reason):
+                    let changed = try database.run("""
+                        UPDATE ops SET status = 'confirmationDelayed', next_attempt_sim = ?, last_error = ?,
+                            lease_owner = NULL, lease_expires_sim = NULL
+                        WHERE key = ? AND status NOT IN ('completed', 'needsAttention')
+                        """, retryAt, reason, outcome.key)
+                    if changed > 0 {
+                        try database.run("UPDATE state SET value = value + 1 WHERE key = 'unknown_outcomes'")
+                    }
+                case .retry(let at, let reason):
+                    try database.run("""
+                        UPDATE ops SET status = 'waitingToSend', next_attempt_sim = ?, last_error = ?,
+                            lease_owner = NULL, lease_expires_sim = NULL
+                        WHERE key = ? AND status NOT IN ('completed', 'needsAttention')
+                        """, at, reason, outcome.key)
+                case .needsAttention(let reason):
+                    let changed = try database.run("""
+                        UPDATE ops SET status = 'needsAttention', last_error = ?, lease_owner = NULL,
+                            lease_expires_sim = NULL
+                        WHERE key = ? AND status NOT IN ('completed', 'needsAttention')
+                        """, reason, outcome.key)
+                    if changed > 0, let draft = try database.first("SELECT draft FROM ops WHERE key = ?", outcome.key,
+                                                                    map: { $0.string(0) }) {
+                        touched.insert(draft)
+                    }
+                }
+            }
+            // An op the server will never apply no longer shows in the replica.
+            for draft in touched { try rebuild(draft: draft) }
+        }
+    }
+
+    /// Applies a page and moves the cursor, in ONE transaction: the server's state goes to `shadow`, the replica is
+    /// rebuilt for each draft touched, and an op whose own change arrives is completed (the pull settles an unknown
+    /// outcome). Refuses (changing nothing) when the cursor is not where the page starts. Returns the keys of local
+    /// ops this page completed.
+    @discardableResult
+    public func apply(_ page: PageApplication, wall: Int64) throws -> [String] {
+        try database.transaction {
+            let current = try cursor()
+            guard current == page.from else { throw DeviceError.cursorMoved(expected: page.from, found: current) }
+            var drafts: Set<String> = []
+            var completed: [String] = []
+            for change in page.changes {
+                switch change.action {
+                case .create, .update:
+                    try database.run("""
+                        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, ?, ?, ?, 0)
+                        ON CONFLICT(id) DO UPDATE SET title = coalesce(excluded.title, shadow.title),
+                            body = coalesce(excluded.body, shadow.body), version = excluded.version, deleted = 0
+                        """, change.draft, change.title, change.body, change.version)
+                case .delete:
+                    try database.run("""
+                        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, NULL, NULL, ?, 1)
+                        ON CONFLICT(id) DO UPDATE SET version = excluded.version, deleted = 1
+                        """, change.draft, change.version)
+                }
+                drafts.insert(change.draft)
+                let settled = try database.run("""
+                    UPDATE ops SET status = 'completed', result_seq = ?, completed_wall = ?, lease_owner = NULL,
+                        lease_expires_sim = NULL, last_error = NULL
+                    WHERE key = ? AND status != 'completed'
+                    """, change.seq, wall, change.key)
+                if settled > 0 { completed.append(change.key) }
+            }
+            for draft in drafts { try rebuild(draft: draft) }
+            try setState("cursor", page.to)
+            try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", page.to)
+            return completed
+        }
+    }
+
+    /// Records how a pass ended, the head last seen, the next desired run and, for a successful pass, the sync time.
+    public func endPass(_ record: PassRecord) throws {
+        try database.transaction {
+            try database.run("""
+                UPDATE passes SET ended_sim = ?, outcome = ?, sent = ?, pulled = ?, cut_off = ?, success = ?
+                WHERE id = ?
+                """, record.ended, record.outcome, record.sent, record.pulled, record.cutOff, record.success, record.id)
+            try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", record.head)
+            if record.success { try setState("last_sync_sim", record.ended) }
+            try setState("next_desired_sim", record.nextDesired.map { SQLValue.real($0) } ?? .null)
+        }
+    }
+
+    public func recordAppOpen(at now: Double, dataAge: Double?) throws {
+        try database.run("INSERT INTO opens(sim, data_age_sec) VALUES (?, ?)", now, dataAge)
+    }
+
+    /// Remembers the last guarantee reported, for `status --db`.
+    public func recordGuarantee(_ line: LogLine) throws {
+        try setState("guarantee", JSONValue.object(line.fields).description)
+    }
+
+    // MARK: - Reading
+
+    /// How many ops are in each status.
+    public func counts() throws -> [OpStatus: Int] {
+        var counts: [OpStatus: Int] = [:]
+        for status in OpStatus.allCases { counts[status] = 0 }
+        try database.forEach("SELECT status, count(*) FROM ops GROUP BY status", []) { row in
+            if let status = OpStatus(rawValue: row.string(0)) { counts[status] = row.int(1) }
+        }
+        return counts
+    }
+
+    /// The replica: every draft this device holds.
+    public func drafts() throws -> [DraftRow] {
+        try database.query("SELECT id, title, body, version, deleted FROM drafts ORDER BY id") {
+            DraftRow(id: $0.string(0), title: $0.optionalString(1), body: $0.optionalString(2), version: $0.int(3),
+                     deleted: $0.bool(4))
+        }
+    }
+
+    /// One op as stored.
+    public func op(_ key: String) throws -> StoredOp? {
+        try database.first("""
+            SELECT key, status, attempts, next_attempt_sim, lease_owner, lease_expires_sim, last_error, result_seq
+            FROM ops WHERE key = ?
+            """, key) {
+            StoredOp(key: $0.string(0), status: OpStatus(rawValue: $0.string(1)) ?? .savedOnDevice,
+                     attempts: $0.int(2), nextAttemptSim: $0.double(3), leaseOwner: $0.optionalString(4),
+                     leaseExpiresSim: $0.isNull(5) ? nil : $0.double(5), lastError: $0.optionalString(6),
+                     resultSeq: $0.optionalInt(7))
+        }
+    }
+}
+
+/// A replica row.
+public struct DraftRow: Sendable, Equatable {
+    public var id: String
+    public var title: String?
+    public var body: String?
+    public var version: Int
+    public var deleted: Bool
+}
+
+/// An op as the ledger holds it.
+public struct StoredOp: Sendable, Equatable {
+    public var key: String
+    public var status: OpStatus
+    public var attempts: Int
+    public var nextAttemptSim: Double
+    public var leaseOwner: String?
+    public var leaseExpiresSim: Double?
+    public var lastError: String?
+    public var resultSeq: Int?
+}

@@ -1,0 +1,67 @@
+import LabKit
+import SyncProtocol
+
+/// A platform's scheduler, modelled in simulated time: it answers "may I run now?" (the ledger answers "what still
+/// must be resolved?"). Each model is a pure value: it reads no clock and draws no randomness of its own; `now` and
+/// a seeded generator are handed in. docs/DEVICE.md gives every rule with its source.
+public protocol PlatformScheduler: Sendable {
+    var platform: Platform { get }
+    /// What the OS knows now (app state, network, charging, engagement, refresh switch).
+    var environment: DeviceEnvironment { get }
+    /// Android doze: the device is idle and unplugged; background work waits for maintenance windows.
+    var dozing: Bool { get }
+    /// The next simulated second at which `tick` may have something to do, nil when only an environment change can.
+    var nextWake: Double? { get }
+
+    /// The app launched: it registers its sync job with the desired interval (seed 000's `register`).
+    mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput
+    /// What registering the job returns: measured from `successTimes` (this device's successful passes), never the
+    /// request.
+    func guarantee(successTimes: [Double]) -> Guarantee
+    /// The OS state changed.
+    mutating func update(_ environment: DeviceEnvironment, now: Double, rng: inout SeededGenerator)
+        -> SchedulerOutput
+    /// Time passed: the grants (periodic run, refresh window, interval timer) that are due at `now`.
+    mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput
+    /// Whether an event trigger may run a pass now, and for how long.
+    func admission(for trigger: Trigger) -> Admission
+    /// Whether a pass that left work behind may be followed at once by another with the same trigger.
+    func allowsContinuation(of trigger: Trigger) -> Bool
+    /// A pass that ran for `trigger` ended; `cutOff` says its execution limit ended it.
+    mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+                            rng: inout SeededGenerator) -> SchedulerOutput
+}
+
+/// Whether a trigger may run a pass now.
+public enum Admission: Sendable, Equatable {
+    /// Run, cut off after `limit` simulated seconds (nil: no limit, the app is in the foreground).
+    case run(limit: Double?)
+    /// Not now, and why.
+    case refuse(String)
+}
+
+/// What a scheduler step produced: passes it grants and events it wants written.
+public struct SchedulerOutput: Sendable, Equatable {
+    public var grants: [Trigger]
+    public var events: [LogLine]
+
+    public init(grants: [Trigger] = [], events: [LogLine] = []) {
+        self.grants = grants
+        self.events = events
+    }
+
+    static func + (lhs: SchedulerOutput, rhs: SchedulerOutput) -> SchedulerOutput {
+        SchedulerOutput(grants: lhs.grants + rhs.grants, events: lhs.events + rhs.events)
+    }
+}
+
+/// Makes the model for a platform.
+public func makeScheduler(_ platform: Platform, environment: DeviceEnvironment, desiredInterval: Double)
+    -> any PlatformScheduler
+{
+    switch platform {
+    case .android: return AndroidScheduler(environment: environment, desiredInterval: desiredInterval)
+    case .ios: return IOSScheduler(environment: environment, desiredInterval: desiredInterval)
+    case .web: return WebScheduler(environment: environment, desiredInterval: desiredInterval)
+    }
+}

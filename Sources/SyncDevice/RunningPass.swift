@@ -1,0 +1,50 @@
+/// One pass in flight: which step it is in and what it has done so far.
+public struct RunningPass: Sendable, Equatable {
+    /// The step the pass waits in. Each waiting step has a deadline (the reply timeout, in simulated seconds).
+    public enum Phase: Sendable, Equatable {
+        /// Waiting for `welcome`; then `then`.
+        case hello(deadline: Double, then: Step)
+        /// The shell is claiming a batch (synchronously).
+        case claiming
+        case pushing(req: Int, deadline: Double)
+        case pulling(req: Int, deadline: Double)
+    }
+
+    public enum Step: Sendable, Equatable {
+        case claim, push, pull
+    }
+
+    public var id: Int
+    public var trigger: Trigger
+    public var started: Double
+    /// When the platform's execution limit ends the pass (nil: no limit).
+    public var deadline: Double?
+    public var phase: Phase
+    /// Ops sent in this pass.
+    public var sent = 0
+    /// Changes applied in this pass.
+    public var pulled = 0
+    public var pages = 0
+    /// Ops claimed and not yet settled: what an expiration must release.
+    public var claimed: [ClaimedOp] = []
+    /// A `notAuthenticated` reply was answered with a new hello once already.
+    public var reHelloed = false
+    /// The batch was full or the page budget ran out: more work is waiting.
+    public var workRemains = false
+    /// The pull reached the head the server reported.
+    public var reachedHead = false
+    /// `sync` requests to answer when the pass ends.
+    public var tokens: [Int]
+    /// Claim ops in backoff too (forced sync).
+    public var ignoreBackoff: Bool
+
+    public init(id: Int, trigger: Trigger, started: Double, deadline: Double?, tokens: [Int], ignoreBackoff: Bool) {
+        self.id = id
+        self.trigger = trigger
+        self.started = started
+        self.deadline = deadline
+        self.phase = .claiming
+        self.tokens = tokens
+        self.ignoreBackoff = ignoreBackoff
+    }
+}

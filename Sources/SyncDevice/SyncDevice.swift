@@ -1,1 +1,0 @@
-// The SyncDevice module; see its issue.
