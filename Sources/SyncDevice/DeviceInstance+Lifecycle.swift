@@ -164,3 +164,17 @@ extension DeviceInstance {
         ]
     }
 }
+
+extension DeviceInstance {
+    /// The process is stopping cleanly: what is in flight is released as unknown outcomes (resent later with the
+    /// same keys) and the pass ends; no follow-up starts.
+    public mutating func onStop(now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        followUp = nil
+        guard let current = pass else { return [] }
+        let released = releaseUnknown(current.claimed, reason: "the device process stopped", now: now)
+        pass?.claimed = []
+        pass?.workRemains = false
+        return released + endPass(outcome: "stopped", now: now, tellScheduler: false)
+    }
+}

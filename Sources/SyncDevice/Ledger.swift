@@ -294,7 +294,14 @@ public final class Ledger {
             var completed: [String] = []
             for change in page.changes {
                 switch change.action {
-                case .create, .update:
+                case .create:
+                    // A create sets the whole draft, also over a deleted one with the same id.
+                    try database.run("""
+                        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, ?, ?, ?, 0)
+                        ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body,
+                            version = excluded.version, deleted = 0
+                        """, change.draft, change.title, change.body, change.version)
+                case .update:
                     try database.run("""
                         INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, ?, ?, ?, 0)
                         ON CONFLICT(id) DO UPDATE SET title = coalesce(excluded.title, shadow.title),

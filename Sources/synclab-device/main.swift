@@ -1,6 +1,26 @@
+// synclab-device: one client device. The logic lives in the SyncDevice module; this file parses and starts it.
 import LabKit
+import SyncDevice
 
-let spec = CommandSpec(name: "synclab-device", summary: "not built yet", usage: "synclab-device [--help]", flags: [])
-_ = spec.parseOrExit(Array(CommandLine.arguments.dropFirst()))
-Output.stderr("synclab-device: not built yet; see its issue\n")
-exitProcess(2)
+Lifeline.install()
+Signals.install()
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "status" {
+    exitProcess(DeviceStatusCommand.run(Array(arguments.dropFirst())))
+}
+let options = DeviceCommandLine.spec.parseOrExit(arguments)
+let configuration: DeviceConfiguration
+do {
+    configuration = try DeviceCommandLine.configuration(options)
+} catch {
+    Output.stderr("synclab-device: \(error) (see synclab-device --help)\n")
+    exitProcess(2)
+}
+do {
+    let shell = try DeviceShell(configuration)
+    try shell.run()
+    exitProcess(0)
+} catch {
+    Output.stderr("synclab-device \(configuration.identity.device): \(error)\n")
+    exitProcess(1)
+}

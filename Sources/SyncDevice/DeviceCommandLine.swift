@@ -1,0 +1,143 @@
+import LabKit
+import SQLite
+import SyncProtocol
+
+/// `synclab-device`'s command lines: running a device, and `status --db PATH`.
+public enum DeviceCommandLine {
+    /// Flags of a running device, with their defaults.
+    public static let spec = CommandSpec(
+        name: "synclab-device",
+        summary: "one client device: operation ledger, replica, cursor, sync pass, triggers, platform scheduler model",
+        usage: "synclab-device --id D --account A --token T --platform android|ios|web --db PATH --server ENDPOINT "
+            + "[--broker ENDPOINT] [--control ENDPOINT] [options]\n       synclab-device status --db PATH [--json]",
+        flags: [
+            Flag("id", value: "D", help: "device id, as in the accounts file (required)"),
+            Flag("account", value: "A", help: "account the device belongs to (required)"),
+            Flag("token", value: "T", help: "the device's secret token, checked by server and broker (required)"),
+            Flag("platform", value: "P", help: "android, ios or web: which scheduler model runs (required)"),
+            Flag("db", value: "PATH", help: "the device's SQLite file; created if missing, resumed if not (required)"),
+            Flag("server", value: "ENDPOINT", help: "the server's ROUTER, e.g. tcp://127.0.0.1:7001 (required)"),
+            Flag("broker", value: "ENDPOINT", help: "the broker's ROUTER; without it the device gets no hints"),
+            Flag("control", value: "ENDPOINT", help: "bind a ROUTER here that answers control commands"),
+            Flag("events", value: "PATH", help: "append events here, one JSON object a line"),
+            Flag("name", value: "NAME", help: "the proc field of its events (default: the device id)"),
+            Flag("epoch", value: "MICROS", help: "the run's simulated time 0, wall µs since 1970 (default: now)"),
+            Flag("time-scale", value: "X", default: "1", help: "simulated seconds per real second"),
+            Flag("seed", value: "N", default: "1", help: "seed of the platform model's random draws"),
+            Flag("batch", value: "N", default: "50", help: "ops per push (one push per pass)"),
+            Flag("page-limit", value: "N", default: "200", help: "changes per pulled page"),
+            Flag("max-pages", value: "N", default: "5", help: "pages pulled per pass"),
+            Flag("lease-sec", value: "S", default: "30", help: "simulated seconds a claim holds an op"),
+            Flag("reply-timeout-ms", value: "MS", default: "1000",
+                 help: "real ms before a request without reply is an unknown outcome"),
+            Flag("max-attempts", value: "N", default: "10", help: "transient failures before needsAttention"),
+            Flag("backoff-base-sec", value: "S", default: "30", help: "first retry delay (simulated), doubling"),
+            Flag("backoff-cap-sec", value: "S", default: "3600", help: "longest retry delay (simulated)"),
+            Flag("desired-interval-min", value: "M", default: "15",
+                 help: "interval the app asks its platform for (simulated minutes)"),
+            Flag("freshness-budget-min", value: "M", default: "60",
+                 help: "data older than this (simulated minutes) is shown stale"),
+            Flag("engagement", value: "N", default: "3",
+                 help: "app opens per simulated day: iOS window budget, Android standby bucket"),
+            Flag("start-state", value: "S", default: "background", help: "foreground, background or closed"),
+            Flag("charging", help: "start plugged in"),
+            Flag("beacon", help: "web: flush pending ops with a fire-and-forget push when the tab closes"),
+            Flag("synchronous", value: "MODE", default: "full", help: "SQLite synchronous: off, normal or full"),
+        ],
+        footer: """
+            By hand (a server and a broker already running, see their --help):
+              synclab-device --id pixel --account acme --token t-pixel --platform android --db /tmp/pixel.sqlite \\
+                  --server tcp://127.0.0.1:7001 --broker tcp://127.0.0.1:7002 --control tcp://127.0.0.1:7101 \\
+                  --start-state foreground --events /tmp/pixel.jsonl
+            then send it control commands (edit, open, background, forceQuit, close, offline, online, plug, unplug,
+            engagement, refresh, sync, status, ping, stop) on --control; see docs/DEVICE.md.
+            A stopped or running device's state: synclab-device status --db /tmp/pixel.sqlite
+            """
+    )
+
+    /// Flags of `synclab-device status`.
+    public static let statusSpec = CommandSpec(
+        name: "synclab-device status",
+        summary: "print a device's status and seed-001 metrics from its database (running or stopped)",
+        usage: "synclab-device status --db PATH [--json]",
+        flags: [
+            Flag("db", value: "PATH", help: "the device's SQLite file (required)"),
+            Flag("json", help: "print JSON instead of text"),
+        ]
+    )
+
+    /// Builds the configuration from parsed flags; throws `LabError.usage` naming what is wrong.
+    public static func configuration(_ options: ParsedOptions) throws -> DeviceConfiguration {
+        func id(_ name: String) throws -> String {
+            let value = try options.require(name)
+            guard value.utf8.count <= Limits.maxIDBytes else {
+                throw LabError.usage("--\(name) is longer than \(Limits.maxIDBytes) bytes")
+            }
+            return value
+        }
+        func positive(_ name: String) throws -> Double {
+            let value = try options.double(name) ?? 0
+            guard value > 0, value.isFinite else { throw LabError.usage("--\(name) must be above 0, got \(value)") }
+            return value
+        }
+        func count(_ name: String, _ range: ClosedRange<Int>) throws -> Int {
+            let value = try options.int(name) ?? 0
+            guard range.contains(value) else {
+                throw LabError.usage("--\(name) must be \(range.lowerBound)…\(range.upperBound), got \(value)")
+            }
+            return value
+        }
+        let platformText = try options.require("platform")
+        guard let platform = Platform(rawValue: platformText) else {
+            throw LabError.usage("--platform must be android, ios or web, got \"\(platformText)\"")
+        }
+        let identity = DeviceIdentity(device: try id("id"), account: try id("account"), token: try id("token"),
+                                      platform: platform)
+        var settings = DeviceSettings()
+        settings.batch = try count("batch", 1...Limits.maxOpsPerPush)
+        settings.pageLimit = try count("page-limit", 1...Limits.maxPageLimit)
+        settings.maxPages = try count("max-pages", 1...10_000)
+        settings.leaseSec = try positive("lease-sec")
+        settings.replyTimeoutMs = try count("reply-timeout-ms", 1...3_600_000)
+        settings.maxAttempts = try count("max-attempts", 1...1_000_000)
+        settings.backoffBaseSec = try positive("backoff-base-sec")
+        settings.backoffCapSec = try positive("backoff-cap-sec")
+        guard settings.backoffCapSec >= settings.backoffBaseSec else {
+            throw LabError.usage("--backoff-cap-sec must be at least --backoff-base-sec")
+        }
+        settings.desiredIntervalSec = try positive("desired-interval-min") * 60
+        settings.freshnessBudgetSec = try positive("freshness-budget-min") * 60
+        let engagement = try options.double("engagement") ?? 0
+        guard engagement >= 0, engagement.isFinite else {
+            throw LabError.usage("--engagement must be 0 or more opens per day, got \(engagement)")
+        }
+        settings.opensPerDay = engagement
+        let startText = options.string("start-state") ?? "background"
+        guard let start = StartState(rawValue: startText) else {
+            throw LabError.usage("--start-state must be foreground, background or closed, got \"\(startText)\"")
+        }
+        settings.startState = start
+        settings.charging = options.has("charging")
+        settings.beaconOnClose = options.has("beacon")
+        settings.timeScale = try positive("time-scale")
+        let synchronousText = (options.string("synchronous") ?? "full").uppercased()
+        guard let synchronous = Synchronous(rawValue: synchronousText) else {
+            throw LabError.usage("--synchronous must be off, normal or full, got \"\(synchronousText.lowercased())\"")
+        }
+        let epoch: Int64
+        if let text = options.string("epoch") {
+            guard let value = Int64(text) else { throw LabError.usage("--epoch must be wall µs, got \"\(text)\"") }
+            epoch = value
+        } else {
+            epoch = SimClock.wallMicros()
+        }
+        let seedText = options.string("seed") ?? "1"
+        guard let seed = UInt64(seedText) else { throw LabError.usage("--seed must be a whole number, got \"\(seedText)\"") }
+        return DeviceConfiguration(
+            identity: identity, settings: settings, databasePath: try options.require("db"),
+            serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),
+            controlEndpoint: options.string("control"), eventsPath: options.string("events"),
+            name: options.string("name"), clock: SimClock(epochMicros: epoch, scale: settings.timeScale), seed: seed,
+            synchronous: synchronous)
+    }
+}

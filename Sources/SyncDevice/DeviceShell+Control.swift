@@ -1,0 +1,132 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import ZeroMQ
+
+/// Control commands (docs/ARCHITECTURE.md, docs/DEVICE.md): each is acknowledged (or refused with an `error` that
+/// says why) and written as a `control.received` event.
+extension DeviceShell {
+    func onControlFrames(_ frames: [[UInt8]]) {
+        guard let peer = frames.first, frames.count >= 2 else { return }
+        let message: Message
+        switch Codec.decodeOrReply(Array(frames.dropFirst())) {
+        case .success(let decoded):
+            message = decoded
+        case .failure(let error):
+            events.emit("request.refused", [("code", .string(error.code.rawValue)), ("message", .string(error.description)),
+                                            ("peer", "control")])
+            reply(to: peer, .error(ErrorReply(code: error.code, message: error.description)))
+            return
+        }
+        guard case .control(let request) = message else {
+            let error = ProtocolError.unexpected(type: message.type, receiver: "a device's control socket")
+            events.emit("request.refused", [("code", .string(error.code.rawValue)), ("message", .string(error.description)),
+                                            ("peer", "control")])
+            reply(to: peer, .error(ErrorReply(code: error.code, message: error.description)))
+            return
+        }
+        handle(request, from: peer)
+    }
+
+    func handle(_ request: Control, from peer: [UInt8]) {
+        let outcome: ControlOutcome
+        do {
+            outcome = try execute(request, from: peer)
+        } catch let error as DeviceError {
+            outcome = .refused(.invalid, error.description)
+        } catch {
+            outcome = .refused(.internal, "\(error)")
+        }
+        let args = JSONValue.object(request.args.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
+        switch outcome {
+        case .ack(let detail, let data):
+            events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", true),
+                                             ("detail", .string(detail))])
+            reply(to: peer, .controlAck(ControlAck(req: request.req, ok: true, detail: detail, data: data)))
+        case .later:
+            events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", true),
+                                             ("detail", "answered when the pass ends")])
+        case .refused(let code, let message):
+            events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", false),
+                                             ("detail", .string(message))])
+            reply(to: peer, .error(ErrorReply(req: request.req, code: code, message: message)))
+        }
+    }
+
+    enum ControlOutcome {
+        case ack(String, JSONValue?)
+        /// Answered later (a `sync`, when its pass ends).
+        case later
+        case refused(ErrorCode, String)
+    }
+
+    func execute(_ request: Control, from peer: [UInt8]) throws -> ControlOutcome {
+        let now = self.now
+        func lifecycle(_ command: LifecycleCommand) -> ControlOutcome {
+            drive { $0.onLifecycle(command, now: now) }
+            return .ack("ok", nil)
+        }
+        switch request.command {
+        case "ping":
+            return .ack("pong", nil)
+        case "edit":
+            let edit = try LocalEdit.parse(request.args)
+            // The op and the replica commit first; only then is the edit saved and anything else happens.
+            let saved = try ledger.save(edit, device: configuration.identity.device, wall: SimClock.wallMicros())
+            drive { $0.onEditSaved(saved, now: now) }
+            return .ack("saved on this device", .object([("key", .string(saved.key))]))
+        case "open": return lifecycle(.open)
+        case "background": return lifecycle(.background)
+        case "forceQuit": return lifecycle(.forceQuit)
+        case "close": return lifecycle(.close)
+        case "offline": return lifecycle(.offline)
+        case "online": return lifecycle(.online)
+        case "plug": return lifecycle(.plug)
+        case "unplug": return lifecycle(.unplug)
+        case "engagement":
+            guard let opens = request.args["opensPerDay"]?.doubleValue, opens >= 0, opens.isFinite else {
+                throw DeviceError.badArguments(command: "engagement", reason: "\"opensPerDay\" must be a number ≥ 0")
+            }
+            return lifecycle(.engagement(opensPerDay: opens))
+        case "refresh":
+            guard let on = request.args["on"]?.boolValue else {
+                throw DeviceError.badArguments(command: "refresh", reason: "\"on\" must be true or false")
+            }
+            return lifecycle(.refresh(on: on))
+        case "sync":
+            let forceArg = request.args["force"]
+            guard forceArg == nil || forceArg?.boolValue != nil else {
+                throw DeviceError.badArguments(command: "sync", reason: "\"force\" must be true or false")
+            }
+            let token = nextToken
+            nextToken += 1
+            syncWaiters[token] = (peer, request.req)
+            drive { $0.onSync(token: token, force: forceArg?.boolValue ?? false, now: now) }
+            return .later
+        case "status":
+            return .ack("ok", statusData())
+        case "stop":
+            stopping = true
+            return .ack("stopping", nil)
+        default:
+            return .refused(.unknownCommand, "unknown command \"\(request.command)\"; a device knows ping, edit, open, "
+                + "background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, status, stop")
+        }
+    }
+
+    /// The `status` data: what the live instance knows, the ledger's op counts and the seed-001 metrics.
+    func statusData() -> JSONValue {
+        let now = self.now
+        var fields = instance.statusFields(now: now)
+        do {
+            let (ops, pending) = try ledger.countsJSON()
+            fields.insert(("ops", ops), at: 5)
+            fields.insert(("pending", .int(pending)), at: 6)
+            fields.append(("nowSim", .double((now * 1000).rounded() / 1000)))
+            fields.append(("metrics", .object(try ledger.metrics(now: now))))
+        } catch {
+            fields.append(("ledgerError", .string("\(error)")))
+        }
+        return .object(fields)
+    }
+}

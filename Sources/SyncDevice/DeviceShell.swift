@@ -1,0 +1,214 @@
+import Foundation
+import LabKit
+import SQLite
+import SyncProtocol
+import ZeroMQ
+
+/// The device's IO: the ledger, a DEALER to the server, a DEALER to the broker (hints arrive there), the control
+/// ROUTER and the timers (the poll timeout). It feeds events to the `DeviceInstance` and carries out the directives
+/// it returns, in order. Runs on the thread that calls `run()`.
+public final class DeviceShell {
+    public let configuration: DeviceConfiguration
+    let ledger: Ledger
+    let events: EventLog
+    let context: Context
+    let server: Socket
+    let broker: Socket?
+    let control: Socket?
+    var instance: DeviceInstance
+    /// `sync` requests waiting for their pass to end: token → (control peer, req).
+    var syncWaiters: [Int: (peer: [UInt8], req: Int)] = [:]
+    var nextToken = 1
+    var stopping = false
+
+    /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used.
+    public init(_ configuration: DeviceConfiguration) throws {
+        self.configuration = configuration
+        let clock = configuration.clock
+        events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: clock)
+        ledger = try Ledger(path: configuration.databasePath, synchronous: configuration.synchronous)
+        let restored = try ledger.prepare(identity: configuration.identity, clock: clock,
+                                          settings: configuration.settings, now: clock.now())
+        context = try Context()
+        server = try Socket(context, .dealer)
+        try server.setMaxMessageSize(Int64(Limits.maxBodyBytes + 4_096))
+        try server.setReconnectInterval(ms: 50)
+        try server.connect(configuration.serverEndpoint)
+        if let endpoint = configuration.brokerEndpoint {
+            let socket = try Socket(context, .dealer)
+            try socket.setMaxMessageSize(Int64(Limits.maxBodyBytes + 4_096))
+            try socket.setReconnectInterval(ms: 50)
+            try socket.connect(endpoint)
+            broker = socket
+        } else {
+            broker = nil
+        }
+        if let endpoint = configuration.controlEndpoint {
+            let socket = try Socket(context, .router)
+            try socket.setMaxMessageSize(Int64(Limits.maxBodyBytes + 4_096))
+            try socket.bind(endpoint)
+            control = socket
+        } else {
+            control = nil
+        }
+        instance = DeviceInstance(identity: configuration.identity, settings: configuration.settings,
+                                  restored: restored, brokerEnabled: broker != nil,
+                                  rng: SeededGenerator.derived(seed: configuration.seed,
+                                                               name: configuration.identity.device))
+    }
+
+    var now: Double { configuration.clock.now() }
+
+    /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
+    public func run() throws {
+        events.emit("process.started", [
+            ("role", "device"), ("pid", .int(Int(getpid()))), ("device", .string(configuration.identity.device)),
+            ("platform", .string(configuration.identity.platform.rawValue)), ("cursor", .int(instance.cursor)),
+        ])
+        drive { $0.start(now: now) }
+        var sockets: [Socket] = [server]
+        if let broker { sockets.append(broker) }
+        if let control { sockets.append(control) }
+        var poller = Poller(sockets)
+        while !stopping && !Signals.stopRequested {
+            let ready: [Int]
+            do {
+                ready = try poller.poll(timeoutMs: pollTimeoutMs())
+            } catch let error as ZMQError where error.isTerminated {
+                break
+            }
+            for index in ready {
+                let socket = sockets[index]
+                while !stopping, let frames = try socket.receive(dontWait: true) {
+                    if socket === server {
+                        onServerFrames(frames)
+                    } else if socket === broker {
+                        onBrokerFrames(frames)
+                    } else {
+                        onControlFrames(frames)
+                    }
+                }
+            }
+            drive { $0.onTick(now: now) }
+        }
+        drive { $0.onStop(now: now) }
+        events.emit("process.stopped", [("role", "device"), ("pid", .int(Int(getpid())))])
+        server.close()
+        broker?.close()
+        control?.close()
+    }
+
+    /// Real ms until the instance next has something to do, bounded so signals are noticed quickly.
+    func pollTimeoutMs() -> Int {
+        guard let wake = instance.nextWake else { return 100 }
+        let realMs = (wake - now) / configuration.clock.scale * 1_000
+        guard realMs.isFinite else { return 100 }
+        return Int(max(1, min(100, realMs.rounded(.up))))
+    }
+
+    // MARK: - Directives
+
+    /// A ledger step failed: the rest of that chain of directives is abandoned.
+    struct LedgerFailure: Error {
+        let message: String
+    }
+
+    /// Runs one instance step and carries out its directives; a ledger failure is handed back to the instance.
+    func drive(_ step: (inout DeviceInstance) -> [DeviceDirective]) {
+        let directives = step(&instance)
+        do {
+            try perform(directives)
+        } catch {
+            let message = (error as? LedgerFailure)?.message ?? "\(error)"
+            let cursor = (try? ledger.cursor()) ?? instance.cursor
+            let recovery = instance.onLedgerFailure(message, cursor: cursor, now: now)
+            do { try perform(recovery) } catch { events.emit("ledger.error", [("message", .string("\(error)"))]) }
+        }
+    }
+
+    func perform(_ directives: [DeviceDirective]) throws {
+        for directive in directives {
+            switch directive {
+            case .sendToServer(let message):
+                send(message, on: server, to: "server")
+            case .sendToBroker(let message):
+                if let broker { send(message, on: broker, to: "broker") }
+            case .beginPass(let id, let trigger, let at):
+                try ledgerStep { try ledger.beginPass(id: id, trigger: trigger, at: at) }
+            case .claim(let request):
+                let result = try ledgerStep { try ledger.claim(request) }
+                try perform(instance.onClaimed(result, now: now))
+            case .recordOutcomes(let outcomes, _):
+                try ledgerStep { try ledger.record(outcomes, wall: SimClock.wallMicros()) }
+            case .applyPage(let page):
+                let settled = try ledgerStep { try ledger.apply(page, wall: SimClock.wallMicros()) }
+                for key in settled {
+                    // The pull proved the server applied an op whose reply was lost: it is settled without a resend.
+                    events.emit("op.confirmed", [("key", .string(key)), ("via", "pull"), ("pass", .int(page.pass))])
+                }
+            case .endPass(let record):
+                try ledgerStep { try ledger.endPass(record) }
+            case .recordAppOpen(let at, let dataAge):
+                try ledgerStep { try ledger.recordAppOpen(at: at, dataAge: dataAge) }
+            case .answerSync(let tokens):
+                for token in tokens {
+                    guard let waiter = syncWaiters.removeValue(forKey: token) else { continue }
+                    reply(to: waiter.peer, .controlAck(ControlAck(req: waiter.req, ok: true, detail: "pass ended",
+                                                                  data: statusData())))
+                }
+            case .log(let line):
+                events.emit(line.type, line.fields)
+                if line.type == "guarantee" { try? ledger.recordGuarantee(line) }
+            }
+        }
+    }
+
+    func ledgerStep<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw LedgerFailure(message: "\(error)")
+        }
+    }
+
+    func send(_ message: Message, on socket: Socket, to peer: String) {
+        do {
+            if try !socket.send(Codec.encode(message), dontWait: true) {
+                // Queue full or no peer: the request's reply timeout turns this into an unknown outcome.
+                events.emit("send.failed", [("to", .string(peer)), ("type", .string(message.type)),
+                                            ("reason", "would block")])
+            }
+        } catch {
+            events.emit("send.failed", [("to", .string(peer)), ("type", .string(message.type)),
+                                        ("reason", .string("\(error)"))])
+        }
+    }
+
+    // MARK: - Server and broker
+
+    func onServerFrames(_ frames: [[UInt8]]) {
+        switch Codec.decodeOrReply(frames) {
+        case .success(let message): drive { $0.onServerMessage(message, now: now) }
+        case .failure(let error): drive { $0.onServerGarbage(error, now: now) }
+        }
+    }
+
+    func onBrokerFrames(_ frames: [[UInt8]]) {
+        // The keys of the raw body, before strict decoding: the launcher checks a hint carried nothing but references.
+        var keys: [String] = []
+        if frames.count >= 2, let value = try? JSONValue.parse(String(decoding: frames[1], as: UTF8.self)),
+           let pairs = value.objectValue
+        {
+            keys = pairs.map(\.0).sorted()
+        }
+        switch Codec.decodeOrReply(frames) {
+        case .success(let message): drive { $0.onBrokerMessage(message, keys: keys, now: now) }
+        case .failure(let error): drive { $0.onBrokerGarbage(error, keys: keys, now: now) }
+        }
+    }
+
+    func reply(to peer: [UInt8], _ message: Message) {
+        guard let control else { return }
+        _ = try? control.send([peer] + Codec.encode(message), dontWait: true)
+    }
+}
