@@ -9,8 +9,12 @@ public struct AndroidScheduler: PlatformScheduler {
     public struct Rules: Sendable, Equatable {
         /// `PeriodicWorkRequest.MIN_PERIODIC_INTERVAL_MILLIS`.
         public var minimumInterval: Double = 15 * 60
-        /// The flex window at the end of each period in which the run happens (`MIN_PERIODIC_FLEX_MILLIS`).
-        public var flex: Double = 5 * 60
+        /// The flex window at the end of each period in which the run may happen. 0 is WorkManager's default
+        /// (flex = interval): the next run is due one interval after the last one; with a flex F it may start F
+        /// earlier (`MIN_PERIODIC_FLEX_MILLIS` is 5 minutes).
+        public var flex: Double = 0
+        /// JobScheduler batches jobs: a due job starts up to this much later.
+        public var batchingDelay: Double = 2 * 60
         /// Idle (app not in the foreground) and unplugged this long: the device dozes.
         public var dozeAfter: Double = 60 * 60
         /// Gap to the first maintenance window after doze begins; each later gap doubles up to `maintenanceMaxGap`.
@@ -25,8 +29,9 @@ public struct AndroidScheduler: PlatformScheduler {
             .active: Quota(allowed: 20 * 60, window: 60 * 60), .workingSet: Quota(allowed: 10 * 60, window: 4 * 3_600),
             .frequent: Quota(allowed: 10 * 60, window: 12 * 3_600), .rare: Quota(allowed: 10 * 60, window: 24 * 3_600),
         ]
-        /// The least execution time one job is charged, so the quota binds even for very short passes.
-        public var minimumCharge: Double = 1
+        /// The least execution time one job is charged (process start, network setup), so very short passes
+        /// still use quota.
+        public var minimumCharge: Double = 10
 
         public init() {}
     }
@@ -64,7 +69,7 @@ public struct AndroidScheduler: PlatformScheduler {
     public private(set) var enqueued = false
     /// Force stop: nothing runs until the user opens the app.
     public private(set) var forceStopped: Bool
-    /// When the next periodic run becomes eligible (a point inside the flex window).
+    /// When the next periodic run becomes eligible (drawn inside the flex window, plus batching).
     public private(set) var nextRun: Double?
     /// Since when the device has been idle and unplugged (nil: in use or charging).
     public private(set) var idleSince: Double?
@@ -102,6 +107,7 @@ public struct AndroidScheduler: PlatformScheduler {
 
     public mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
         self.now = now
+        _ = trackIdle(now: now)
         // enqueueUniquePeriodicWork with KEEP: an existing schedule is kept, a new one starts its first period now.
         guard !enqueued else { return SchedulerOutput() }
         enqueued = true
@@ -130,21 +136,26 @@ public struct AndroidScheduler: PlatformScheduler {
         if new.app == .foreground && forceStopped {
             forceStopped = false
         }
-        // Doze needs the screen off (app not in use) and no charger; either ends it at once.
-        let idle = !new.isForeground && !new.charging
-        if idle {
-            if idleSince == nil { idleSince = now }
-        } else {
-            idleSince = nil
-            if dozeStart != nil {
-                events.append(LogLine("doze.exit", [("reason", .string(new.charging ? "charging" : "in use"))]))
-            }
-            dozeStart = nil
-            nextMaintenance = nil
-            maintenanceUntil = nil
-            maintenanceGap = rules.maintenanceFirstGap
-        }
+        events += trackIdle(now: now)
         return SchedulerOutput(events: events) + tick(now: now, rng: &rng)
+    }
+
+    /// Doze needs the screen off (app not in use) and no charger; either ends it at once.
+    private mutating func trackIdle(now: Double) -> [LogLine] {
+        if !environment.isForeground && !environment.charging {
+            if idleSince == nil { idleSince = now }
+            return []
+        }
+        idleSince = nil
+        var events: [LogLine] = []
+        if dozeStart != nil {
+            events.append(LogLine("doze.exit", [("reason", .string(environment.charging ? "charging" : "in use"))]))
+        }
+        dozeStart = nil
+        nextMaintenance = nil
+        maintenanceUntil = nil
+        maintenanceGap = rules.maintenanceFirstGap
+        return events
     }
 
     public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
@@ -223,7 +234,7 @@ public struct AndroidScheduler: PlatformScheduler {
 
     private mutating func scheduleNextRun(from start: Double, rng: inout SeededGenerator) {
         let flex = min(rules.flex, interval)
-        nextRun = start + interval - flex + rng.unit() * flex
+        nextRun = start + interval - flex + rng.unit() * flex + rng.unit() * rules.batchingDelay
     }
 
     private func quota() -> (allowed: Double, window: Double) {

@@ -1,0 +1,149 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import Testing
+@testable import SyncDevice
+
+/// The Android WorkManager model (docs/DEVICE.md lists the rules).
+@Suite struct AndroidSchedulerTests {
+    static let hour = 3_600.0
+
+    func settings(opensPerDay: Double = 3, charging: Bool = false, desiredMin: Double = 15) -> DeviceSettings {
+        var settings = DeviceSettings()
+        settings.startState = .background
+        settings.opensPerDay = opensPerDay
+        settings.charging = charging
+        settings.desiredIntervalSec = desiredMin * 60
+        return settings
+    }
+
+    @Test func periodicWorkHasAFifteenMinuteFloor() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings(charging: true, desiredMin: 5))
+        defer { h.removeFolder() }
+        h.start()
+        h.advance(by: 24 * Self.hour)
+        let starts = h.passes(.periodic).map(\.started)
+        let gaps = zip(starts.dropFirst(), starts).map { $0 - $1 }
+        #expect(starts.count > 80)  // charging: no doze, no bucket limit: about one run per 15-16 minutes
+        #expect(gaps.allSatisfy { $0 >= 15 * 60 })
+        #expect(h.instance.guarantee == .periodic(minimum: 900,
+                                                  typical: Guarantee.medianGap(h.passes.filter(\.success).map(\.ended))))
+        if case .periodic(_, let typical) = h.instance.guarantee {
+            #expect(typical! > 15 * 60 && typical! < 17 * 60)  // seed 000: "Periodic(15m, ~16m)"
+        }
+    }
+
+    @Test func dozeDefersWorkToMaintenanceWindows() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings())
+        defer { h.removeFolder() }
+        h.start()
+        h.advance(by: 24 * Self.hour)
+        let doze = try #require(h.events("doze.enter").first)
+        #expect(doze["nextMaintenanceSim"]?.doubleValue == 2 * Self.hour)
+        let windows = h.events("doze.maintenance").compactMap { $0["untilSim"]?.doubleValue }.map { $0 - 600 }
+        #expect(windows.count >= 3)
+        // Before doze (the first idle hour) work runs every ~16 min; after, only inside maintenance windows.
+        let afterDoze = h.passes(.periodic).map(\.started).filter { $0 > Self.hour }
+        #expect(!afterDoze.isEmpty)
+        for start in afterDoze {
+            #expect(windows.contains { start >= $0 && start <= $0 + 600 }, "periodic pass at \(start) outside a window")
+        }
+        #expect(afterDoze.count <= windows.count)
+        let dozeStates = h.instance.scheduler.dozing
+        #expect(dozeStates)
+    }
+
+    @Test func chargingEndsDozeAndRelaxesTheLimits() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings())
+        defer { h.removeFolder() }
+        h.start()
+        h.advance(by: 6 * Self.hour)
+        #expect(h.instance.scheduler.dozing)
+        let dozing = h.passes(.periodic).count
+        h.lifecycle(.plug)
+        #expect(!h.instance.scheduler.dozing)
+        h.advance(by: 6 * Self.hour)
+        #expect(h.passes(.periodic).count - dozing >= 20)
+        #expect(h.events("doze.exit").first?["reason"] == "charging")
+    }
+
+    @Test func forceStopRunsNothingUntilTheAppIsOpened() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings(charging: true))
+        defer { h.removeFolder() }
+        h.start()
+        h.advance(by: Self.hour)
+        h.lifecycle(.forceQuit)
+        let stopped = h.passes.count
+        h.advance(by: 48 * Self.hour)
+        h.hint("h1", head: 0)
+        h.lifecycle(.online)
+        #expect(h.passes.count == stopped)
+        #expect(h.events("hint.ignored").count == 1)
+        h.lifecycle(.open)
+        #expect(h.passes.last?.trigger == .foreground)
+        h.lifecycle(.background)
+        h.advance(by: Self.hour)
+        #expect(h.passes.last?.trigger == .periodic)
+    }
+
+    @Test func aHighPriorityPushWakesADozingDevice() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings())
+        defer { h.removeFolder() }
+        h.start()
+        h.advance(by: 3 * Self.hour + 1)
+        #expect(h.instance.scheduler.dozing)
+        _ = h.server.remoteEdit(draft: "d1", title: "urgent")
+        h.hint("h1", head: 1)
+        #expect(h.passes.last?.trigger == .push)
+        #expect(h.instance.cursor == 1)
+    }
+
+    @Test func theStandbyBucketQuotaRationsBackgroundJobTime() {
+        var rules = AndroidScheduler.Rules()
+        rules.minimumCharge = 300  // each job costs 5 minutes of quota: rare allows two per day
+        var rng = SeededGenerator(seed: 3)
+        func runs(opensPerDay: Double) -> Int {
+            var model = AndroidScheduler(environment: DeviceEnvironment(app: .background, opensPerDay: opensPerDay),
+                                         desiredInterval: 900, rules: rules)
+            var now = 0.0
+            _ = model.register(now: now, rng: &rng)
+            // Keep the device out of doze (it is moved now and then) to isolate the bucket.
+            var count = 0
+            while now < 86_400 {
+                now = min(model.nextWake ?? now + 60, now + 60)
+                let output = model.tick(now: now, rng: &rng)
+                for grant in output.grants where grant == .periodic {
+                    count += 1
+                    _ = model.passEnded(trigger: .periodic, started: now, ended: now + 1, cutOff: false, rng: &rng)
+                }
+                if now.truncatingRemainder(dividingBy: 1_800) < 60 {
+                    _ = model.update(DeviceEnvironment(app: .foreground, opensPerDay: opensPerDay), now: now, rng: &rng)
+                    _ = model.update(DeviceEnvironment(app: .background, opensPerDay: opensPerDay), now: now, rng: &rng)
+                }
+            }
+            return count
+        }
+        let rare = runs(opensPerDay: 0.05)
+        let frequent = runs(opensPerDay: 0.5)
+        let workingSet = runs(opensPerDay: 5)
+        #expect(rare == 2)
+        #expect(frequent == 4)
+        #expect(workingSet == 12)
+        #expect(AndroidScheduler.StandbyBucket.from(opensPerDay: 0.05, foreground: true) == .active)
+    }
+
+    @Test func backgroundConnectivityRunsAPassUnlessDozing() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings())
+        defer { h.removeFolder() }
+        h.start()
+        h.lifecycle(.offline)
+        h.lifecycle(.online)
+        #expect(h.passes.last?.trigger == .connectivity)
+        h.advance(by: 3 * Self.hour + 1)
+        h.lifecycle(.offline)
+        let count = h.passes.count
+        h.lifecycle(.online)
+        #expect(h.passes.count == count)
+        #expect(h.events("trigger.refused").last?["reason"]?.stringValue?.contains("doze") == true)
+    }
+}

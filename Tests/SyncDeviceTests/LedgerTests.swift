@@ -1,0 +1,222 @@
+import Foundation
+import LabKit
+import SQLite
+import SyncProtocol
+import Testing
+@testable import SyncDevice
+
+/// The ledger on real SQLite files, one fresh folder per test.
+@Suite struct LedgerTests {
+    let identity = DeviceIdentity(device: "pixel", account: "acme", token: "t", platform: .android)
+
+    func withLedger(_ body: (Ledger, String) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("device.sqlite").path
+        let ledger = try Ledger(path: path)
+        _ = try ledger.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
+                               settings: DeviceSettings(), now: 0)
+        try body(ledger, path)
+    }
+
+    func request(_ now: Double, limit: Int = 10, lease: Double = 30) -> ClaimRequest {
+        ClaimRequest(purpose: .pass(1), limit: limit, now: now, leaseSec: lease, ignoreBackoff: false)
+    }
+
+    @Test func anEditCommitsTheOpAndTheReplicaTogetherWithAKeyMadeOnce() throws {
+        try withLedger { ledger, _ in
+            let first = try ledger.save(LocalEdit(draft: "d1", action: .create, title: "a", body: "x"), device: "pixel",
+                                        wall: 1)
+            let second = try ledger.save(LocalEdit(draft: "d1", action: .update, title: "b"), device: "pixel", wall: 2)
+            #expect(first.key != second.key)
+            #expect(first.base == 0 && second.base == 1)
+            #expect(try ledger.op(first.key)?.status == .savedOnDevice)
+            #expect(try ledger.drafts() == [DraftRow(id: "d1", title: "b", body: "x", version: 2, deleted: false)])
+            #expect(throws: DeviceError.unknownDraft("nope")) {
+                try ledger.save(LocalEdit(draft: "nope", action: .update, title: "t"), device: "pixel", wall: 3)
+            }
+            #expect(try ledger.counts()[.savedOnDevice] == 2)
+            // The key is what the claim sends, every time.
+            let claimed = try ledger.claim(request(0))
+            #expect(claimed.ops.map(\.op.key) == [first.key, second.key])
+        }
+    }
+
+    @Test func aClaimHoldsALeaseAndAnExpiredLeaseIsReclaimed() throws {
+        try withLedger { ledger, _ in
+            for index in 1...3 {
+                _ = try ledger.save(LocalEdit(draft: "d\(index)", action: .create, title: "t"), device: "pixel", wall: 1)
+            }
+            let first = try ledger.claim(request(100))
+            #expect(first.ops.count == 3)
+            #expect(first.ops.allSatisfy { $0.attempt == 1 })
+            let held = try #require(try ledger.op(first.ops[0].op.key))
+            #expect(held.status == .sending)
+            #expect(held.leaseExpiresSim == 130)
+            #expect(held.leaseOwner?.hasPrefix(ledger.leaseOwner) == true)
+            // While the lease holds, nobody else gets these ops.
+            let during = try ledger.claim(request(120))
+            #expect(during.ops.isEmpty && during.reclaimed == 0)
+            // The pass died; once the lease expires the next pass reclaims and resends them.
+            let after = try ledger.claim(request(131))
+            #expect(after.reclaimed == 3)
+            #expect(after.ops.map(\.op.key) == first.ops.map(\.op.key))
+            #expect(after.ops.allSatisfy { $0.attempt == 2 })
+        }
+    }
+
+    @Test func aLeaseSurvivesAReopenAndIsReclaimedByTheNextProcess() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("device.sqlite").path
+        do {
+            let ledger = try Ledger(path: path)
+            _ = try ledger.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
+                                   settings: DeviceSettings(), now: 0)
+            _ = try ledger.save(LocalEdit(draft: "d1", action: .create, title: "t"), device: "pixel", wall: 1)
+            try ledger.beginPass(id: 1, trigger: .push, at: 5)
+            _ = try ledger.claim(request(5))
+        }  // the process "dies" here: no outcome recorded, the pass never ended
+        let reopened = try Ledger(path: path)
+        let restored = try reopened.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
+                                            settings: DeviceSettings(), now: 50)
+        #expect(restored.nextPassID == 2)
+        #expect(try reopened.database.first("SELECT outcome FROM passes WHERE id = 1") { $0.string(0) } == "interrupted")
+        let claim = try reopened.claim(ClaimRequest(purpose: .pass(2), limit: 10, now: 50, leaseSec: 30,
+                                                    ignoreBackoff: false))
+        #expect(claim.reclaimed == 1)
+        #expect(claim.ops.first?.attempt == 2)
+        #expect(throws: DeviceError.self) {
+            try reopened.prepare(identity: DeviceIdentity(device: "other", account: "acme", token: "t", platform: .ios),
+                                 clock: SimClock(epochMicros: 0, scale: 1), settings: DeviceSettings(), now: 0)
+        }
+    }
+
+    @Test func backoffAndDraftOrderDecideWhatIsClaimed() throws {
+        try withLedger { ledger, _ in
+            let a1 = try ledger.save(LocalEdit(draft: "a", action: .create, title: "1"), device: "pixel", wall: 1)
+            let a2 = try ledger.save(LocalEdit(draft: "a", action: .update, title: "2"), device: "pixel", wall: 1)
+            let b1 = try ledger.save(LocalEdit(draft: "b", action: .create, title: "1"), device: "pixel", wall: 1)
+            _ = try ledger.claim(request(0))
+            try ledger.record([OpOutcome(key: a1.key, kind: .retry(at: 100, reason: "busy")),
+                               OpOutcome(key: a2.key, kind: .unknown(retryAt: 0, reason: "timeout")),
+                               OpOutcome(key: b1.key, kind: .acknowledged(seq: 7))], wall: 2)
+            // a1 backs off until 100 and a2 must not overtake it.
+            #expect(try ledger.claim(request(50)).ops.isEmpty)
+            let forced = try ledger.claim(ClaimRequest(purpose: .pass(2), limit: 10, now: 50, leaseSec: 30,
+                                                       ignoreBackoff: true))
+            #expect(forced.ops.map(\.op.key) == [a1.key, a2.key])
+            #expect(try ledger.op(b1.key)?.resultSeq == 7)
+            #expect(try ledger.metrics(now: 60).first { $0.0 == "unknownOutcomes" }?.1 == 1)
+        }
+    }
+
+    @Test func aSettledOpIsNeverMovedBack() throws {
+        try withLedger { ledger, _ in
+            let saved = try ledger.save(LocalEdit(draft: "d", action: .create, title: "t"), device: "pixel", wall: 1)
+            _ = try ledger.claim(request(0))
+            try ledger.record([OpOutcome(key: saved.key, kind: .acknowledged(seq: 1))], wall: 2)
+            try ledger.record([OpOutcome(key: saved.key, kind: .unknown(retryAt: 0, reason: "late timeout"))], wall: 3)
+            try ledger.record([OpOutcome(key: saved.key, kind: .needsAttention(reason: "late"))], wall: 3)
+            #expect(try ledger.op(saved.key)?.status == .completed)
+        }
+    }
+
+    func change(_ seq: Int, _ draft: String, _ action: DraftAction = .create, title: String? = "t", key: String? = nil)
+        -> Change
+    {
+        Change(seq: seq, draft: draft, action: action, version: seq, title: title, body: "b", origin: "other",
+               key: key ?? "other-\(seq)", conflict: false)
+    }
+
+    @Test func aPageAndTheCursorMoveInOneTransaction() throws {
+        try withLedger { ledger, _ in
+            try ledger.apply(PageApplication(changes: [change(1, "d1"), change(2, "d2")], from: 0, to: 2, pass: 1),
+                             wall: 1)
+            #expect(try ledger.cursor() == 2)
+            #expect(try ledger.drafts().map(\.id) == ["d1", "d2"])
+            // A page that does not start at the cursor changes nothing.
+            #expect(throws: DeviceError.cursorMoved(expected: 0, found: 2)) {
+                try ledger.apply(PageApplication(changes: [change(1, "x")], from: 0, to: 1, pass: 2), wall: 1)
+            }
+            // A failure in the middle of the transaction (here a trigger refusing the cursor write) rolls the
+            // replica back too: the cursor never moves without the page, nor the page without the cursor.
+            try ledger.database.execute("""
+                CREATE TRIGGER refuse_cursor BEFORE UPDATE ON state WHEN NEW.key = 'cursor'
+                BEGIN SELECT RAISE(ABORT, 'injected failure'); END;
+                """)
+            #expect(throws: SQLiteError.self) {
+                try ledger.apply(PageApplication(changes: [change(3, "d3")], from: 2, to: 3, pass: 3), wall: 1)
+            }
+            try ledger.database.execute("DROP TRIGGER refuse_cursor")
+            #expect(try ledger.cursor() == 2)
+            #expect(try ledger.drafts().map(\.id) == ["d1", "d2"])
+            #expect(try ledger.database.scalarInt("SELECT count(*) FROM shadow WHERE id = 'd3'") == 0)
+        }
+    }
+
+    @Test func aPulledChangeSettlesTheOpItCameFromAndRebuildsTheReplica() throws {
+        try withLedger { ledger, _ in
+            let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"),
+                                       device: "pixel", wall: 1)
+            _ = try ledger.claim(request(0))
+            try ledger.record([OpOutcome(key: mine.key, kind: .unknown(retryAt: 0, reason: "reply lost"))], wall: 2)
+            // Another device's edit of another draft, then my own change comes back: no resend needed.
+            let settled = try ledger.apply(PageApplication(
+                changes: [change(1, "e"), Change(seq: 2, draft: "d", action: .create, version: 1, title: "mine",
+                                                 body: "m", origin: "pixel", key: mine.key, conflict: false)],
+                from: 0, to: 2, pass: 1), wall: 3)
+            #expect(settled == [mine.key])
+            #expect(try ledger.op(mine.key)?.status == .completed)
+            #expect(try ledger.drafts() == [DraftRow(id: "d", title: "mine", body: "m", version: 1, deleted: false),
+                                            DraftRow(id: "e", title: "t", body: "b", version: 1, deleted: false)])
+        }
+    }
+
+    @Test func aPendingEditStaysVisibleOverPulledChangesAndARejectedOneDisappears() throws {
+        try withLedger { ledger, _ in
+            try ledger.apply(PageApplication(changes: [change(1, "d", title: "server")], from: 0, to: 1, pass: 1),
+                             wall: 1)
+            let mine = try ledger.save(LocalEdit(draft: "d", action: .update, title: "local"), device: "pixel", wall: 2)
+            try ledger.apply(PageApplication(changes: [change(2, "d", .update, title: "remote")], from: 1, to: 2,
+                                             pass: 2), wall: 3)
+            #expect(try ledger.drafts().first?.title == "local")
+            #expect(try ledger.drafts().first?.version == 3)
+            _ = try ledger.claim(request(0))
+            try ledger.record([OpOutcome(key: mine.key, kind: .needsAttention(reason: "rejected"))], wall: 4)
+            #expect(try ledger.drafts() == [DraftRow(id: "d", title: "remote", body: "b", version: 2, deleted: false)])
+            try ledger.apply(PageApplication(changes: [change(3, "d", .delete, title: nil)], from: 2, to: 3, pass: 3),
+                             wall: 5)
+            #expect(try ledger.drafts().first?.deleted == true)
+            try ledger.apply(PageApplication(changes: [change(4, "d", .create, title: nil)], from: 3, to: 4, pass: 4),
+                             wall: 6)
+            #expect(try ledger.drafts() == [DraftRow(id: "d", title: nil, body: "b", version: 4, deleted: false)])
+        }
+    }
+
+    @Test func theStatusCommandReadsAStoppedDevice() throws {
+        try withLedger { ledger, path in
+            _ = try ledger.save(LocalEdit(draft: "d", action: .create, title: "t"), device: "pixel", wall: 1)
+            try ledger.beginPass(id: 1, trigger: .foreground, at: 10)
+            try ledger.endPass(PassRecord(id: 1, trigger: .foreground, started: 10, ended: 11, outcome: "completed",
+                                          sent: 0, pulled: 0, cutOff: false, success: true, cursor: 0, head: 4,
+                                          nextDesired: nil))
+            try ledger.recordAppOpen(at: 20, dataAge: 9)
+            let reader = try Ledger.openExisting(path: path)
+            let status = try reader.storedStatus(now: 100)
+            #expect(status["device"] == "pixel")
+            #expect(status["pending"] == 1)
+            #expect(status["ops"]?["savedOnDevice"] == 1)
+            #expect(status["freshness"]?["kind"] == "stale" || status["freshness"]?["kind"] == "current")
+            #expect(status["metrics"]?["cursorLag"] == 4)
+            #expect(status["metrics"]?["passes"]?["byTrigger"]?["foreground"] == 1)
+            #expect(status["metrics"]?["dataAgeAtOpen"]?["medianSec"] == 9)
+            let text = DeviceStatusCommand.render(status)
+            #expect(text.contains("device pixel (android, account acme)"))
+            #expect(text.contains("cursor lag 4"))
+        }
+        #expect(throws: DeviceError.self) { try Ledger.openExisting(path: "/nonexistent/device.sqlite") }
+    }
+}
