@@ -13,6 +13,7 @@ public enum LauncherCommand {
           synclab check RUNDIR      re-check the invariants from a run folder's databases and events
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
+          synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
           synclab COMMAND --help    the options of one command
 
         Exit status: 0 every invariant held, 1 an invariant failed, 2 the topology or the command line was wrong.
@@ -52,6 +53,8 @@ public enum LauncherCommand {
             return recheck(rest, rewrite: command == "report")
         case "validate":
             return validate(rest)
+        case "bench":
+            return bench(rest)
         default:
             Output.stderr("synclab: unknown command \"\(command)\"\n\n" + overview)
             return 2
@@ -158,6 +161,39 @@ public enum LauncherCommand {
             }
         }
         return status
+    }
+
+    static let benchSpec = CommandSpec(
+        name: "synclab bench", summary: "measure the lab against this machine's own floor",
+        usage: "synclab bench [--out DIR] [--quick]",
+        flags: [
+            Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
+            Flag("quick", help: "fewer samples and 20 devices instead of 100: a sanity run of every figure"),
+            Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
+        ],
+        footer: "Figures: floor (zmq round trip, SQLite commit, push-path floor), propagation with 3 and 100 devices,\n"
+            + "server ops/s and pulled changes/s, broker hints/s beside a raw fan-out, resident memory. Targets are\n"
+            + "printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
+
+    static func bench(_ arguments: [String]) -> Int32 {
+        let options = benchSpec.parseOrExit(arguments)
+        guard options.positional.isEmpty else {
+            Output.stderr("synclab bench: unexpected argument \(options.positional[0])\n")
+            return 2
+        }
+        let out = options.string("out") ?? RunFolder.timestamped(base: "runs", name: "bench").root
+        let bin = options.string("bin") ?? ProcessInfo.processInfo.environment["SYNCLAB_BIN"] ?? executableDirectory()
+        var bench = Bench(out: out, bin: bin, quick: options.has("quick"))
+        do {
+            try bench.run()
+        } catch {
+            Output.stderr("synclab bench: \(error)\n")
+            return 1
+        }
+        let path = "\(out)/bench.json"
+        _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
+        Output.stdout(bench.table + "bench.json: \(path)\n")
+        return 0
     }
 
     /// The folder of the running executable, where SwiftPM puts the other products too.

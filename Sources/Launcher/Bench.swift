@@ -1,0 +1,328 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import ZeroMQ
+
+/// `synclab bench`: the lab's speed and memory, each figure beside the floor or raw counterpart measured in the same
+/// run on this machine, written to `bench.json` and printed as a table. Targets live here, not in tests.
+struct Bench {
+    let out: String
+    let bin: String
+    let quick: Bool
+    var figures: [(key: String, value: Double)] = []
+    var lines: [String] = []
+
+    init(out: String, bin: String, quick: Bool) {
+        self.out = out
+        self.bin = bin
+        self.quick = quick
+    }
+
+    mutating func record(_ key: String, _ value: Double) {
+        figures.append((key, value))
+    }
+
+    func value(_ key: String) -> Double { figures.first { $0.key == key }?.value ?? .nan }
+
+    func progress(_ text: String) { Output.stderr("bench: \(text)\n") }
+
+    mutating func run() throws {
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let ipc = "ipc://\(out)/floor.sock"
+        progress("floor: zmq round trip, SQLite commit")
+        let rt = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 2_000 : 20_000)
+        let rtTCP = try Floors.zmqRoundTripMicros(endpoint: "tcp://127.0.0.1:*", count: quick ? 2_000 : 20_000)
+        let commit = try Floors.sqliteCommitMicros(folder: out, count: quick ? 500 : 5_000)
+        record("floor.zmqRoundTripUs", rt)
+        record("floor.zmqRoundTripTcpUs", rtTCP)
+        record("floor.sqliteCommitUs", commit)
+        // Edit commit, op send (½ rt), server commit, notice (½ rt), hint (½ rt), pull round trip, apply commit.
+        record("floor.propagationMs", (3 * commit + 2.5 * rt) / 1000)
+
+        progress("server: exactly-once apply and pulls")
+        try measureServer()
+        progress("broker: hints against a raw fan-out")
+        try measureBroker()
+        progress("propagation: 3 devices")
+        try measurePropagation(devices: 3, edits: quick ? 100 : 1_000, spacingMs: 10, key: "devices3")
+        progress("propagation: \(quick ? 20 : 100) devices of one account")
+        try measurePropagation(devices: quick ? 20 : 100, edits: quick ? 20 : 200, spacingMs: quick ? 40 : 60,
+                               key: "devices100")
+    }
+
+    // MARK: - Server
+
+    mutating func measureServer() throws {
+        let folder = "\(out)/server"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try #"{"accounts":[{"id":"bench","devices":[{"id":"client","platform":"android","token":"t-bench"}]}]}"#
+            .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
+        let listen = "ipc://\(folder)/server.sock"
+        let server = ChildProcess(name: "server", executable: "\(bin)/synclab-server",
+                                  arguments: ["--db", "\(folder)/server.sqlite", "--listen", listen,
+                                              "--accounts", "\(folder)/accounts.json",
+                                              "--control", "ipc://\(folder)/control.sock"],
+                                  logPath: "\(folder)/server.log")
+        try server.start()
+        defer { server.signal(SIGTERM); if !server.wait(timeout: 5) { server.killNow() } }
+        let context = try Context()
+        let control = try ControlClient(context: context, name: "server", endpoint: "ipc://\(folder)/control.sock")
+        try control.waitReady(timeout: 20, alive: { !server.poll() })
+        let client = try WireClient(context: context, endpoint: listen)
+        let welcome = try client.call(.hello(Hello(device: "client", account: "bench", token: "t-bench", platform: .android)))
+        guard case .welcome = welcome else { throw LabError.io("bench: server refused hello: \(welcome)") }
+
+        let batches = quick ? 100 : 1_000
+        var req = 0
+        let body = String(repeating: "x", count: 64)
+        let start = SimClock.monotonicNanos()
+        for b in 0..<batches {
+            req += 1
+            let ops = (0..<100).map { i in
+                Op(key: "bench-\(b)-\(i)", draft: "d\(i % 50)", action: .update, base: 0, title: "T", body: body)
+            }
+            guard case .pushResult(let result) = try client.call(.push(Push(req: req, ops: ops))),
+                  result.results.allSatisfy({ $0.outcome == .applied })
+            else { throw LabError.io("bench: a push batch was not applied") }
+        }
+        let applySeconds = Double(SimClock.monotonicNanos() - start) / 1e9
+        record("server.opsPerSec", Double(batches * 100) / applySeconds)
+        record("memory.serverMB", server.residentMB ?? .nan)
+
+        // Replays answer from the idempotency records and change nothing.
+        let replayStart = SimClock.monotonicNanos()
+        let replays = max(10, batches / 10)
+        for b in 0..<replays {
+            req += 1
+            let ops = (0..<100).map { i in
+                Op(key: "bench-\(b)-\(i)", draft: "d\(i % 50)", action: .update, base: 0, title: "T", body: body)
+            }
+            _ = try client.call(.push(Push(req: req, ops: ops)))
+        }
+        record("server.replaysPerSec", Double(replays * 100) / (Double(SimClock.monotonicNanos() - replayStart) / 1e9))
+
+        let pullStart = SimClock.monotonicNanos()
+        var pulled = 0
+        var rounds = 0
+        repeat {
+            var cursor = 0
+            while true {
+                req += 1
+                guard case .page(let page) = try client.call(.pull(Pull(req: req, cursor: cursor, limit: 1_000))) else {
+                    throw LabError.io("bench: pull refused")
+                }
+                pulled += page.changes.count
+                cursor = page.next
+                if page.changes.isEmpty || cursor >= page.head { break }
+            }
+            rounds += 1
+        } while rounds < 3
+        record("server.pullChangesPerSec", Double(pulled) / (Double(SimClock.monotonicNanos() - pullStart) / 1e9))
+    }
+
+    // MARK: - Broker
+
+    mutating func measureBroker() throws {
+        let folder = "\(out)/broker"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let peers = 20
+        let notices = quick ? 500 : 5_000
+        let devices = (0..<peers).map { #"{"id":"p\#($0)","platform":"android","token":"t-\#($0)"}"# }
+        try #"{"accounts":[{"id":"bench","devices":[\#(devices.joined(separator: ","))]}]}"#
+            .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
+        let listen = "ipc://\(folder)/broker.sock"
+        let noticesEndpoint = "ipc://\(folder)/notices.sock"
+        let broker = ChildProcess(name: "broker", executable: "\(bin)/synclab-broker",
+                                  arguments: ["--listen", listen, "--notices", noticesEndpoint,
+                                              "--accounts", "\(folder)/accounts.json",
+                                              "--control", "ipc://\(folder)/control.sock"],
+                                  logPath: "\(folder)/broker.log")
+        try broker.start()
+        defer { broker.signal(SIGTERM); if !broker.wait(timeout: 5) { broker.killNow() } }
+        let context = try Context()
+        let control = try ControlClient(context: context, name: "broker", endpoint: "ipc://\(folder)/control.sock")
+        try control.waitReady(timeout: 20, alive: { !broker.poll() })
+        var sockets: [Socket] = []
+        for i in 0..<peers {
+            let dealer = try Socket(context, .dealer)
+            try dealer.setReceiveHighWaterMark(0)
+            try dealer.connect(listen)
+            try dealer.send(Codec.encode(.register(Register(device: "p\(i)", account: "bench", platform: .android,
+                                                            token: "t-\(i)"))))
+            guard let reply = try dealer.receive(), case .registered = try Codec.decode(reply) else {
+                throw LabError.io("bench: broker refused a registration")
+            }
+            try dealer.send(Codec.encode(.deviceState(DeviceState(device: "p\(i)", online: true, app: .foreground))))
+            sockets.append(dealer)
+        }
+        let push = try Socket(context, .push)
+        try push.setSendHighWaterMark(0)
+        try push.connect(noticesEndpoint)
+        usleep(200_000)  // let the registrations' device states land before the clock starts
+        let expected = notices * peers
+        var received = 0
+        var poller = Poller(sockets)
+        let start = SimClock.monotonicNanos()
+        var sent = 0
+        let deadline = Date().addingTimeInterval(60)
+        while received < expected && Date() < deadline {
+            // Keep a bounded number of notices ahead of the hints, so both sides run together.
+            while sent < notices && sent * peers - received < 2_000 * peers / 10 + peers {
+                sent += 1
+                try push.send(Codec.encode(.notice(Notice(account: "bench", head: sent, origin: "origin",
+                                                          changes: [ChangeRef(seq: sent, draft: "d", version: sent)]))))
+            }
+            let ready = try poller.poll(timeoutMs: 100)
+            for index in ready {
+                while try sockets[index].receive(dontWait: true) != nil { received += 1 }
+            }
+        }
+        let seconds = Double(SimClock.monotonicNanos() - start) / 1e9
+        record("broker.hintsPerSec", Double(received) / seconds)
+        record("broker.rawFanoutPerSec", try Floors.rawFanoutPerSecond(endpoint: "ipc://\(folder)/raw.sock", peers: peers,
+                                                                       messages: expected))
+    }
+
+    // MARK: - Propagation
+
+    mutating func measurePropagation(devices: Int, edits: Int, spacingMs: Int, key: String) throws {
+        var ids: [String] = []
+        var deviceLines: [String] = []
+        for i in 0..<devices {
+            let id = "d\(i)"
+            ids.append(id)
+            deviceLines.append(#"{ id: "\#(id)", platform: "android", start: "foreground", charging: true }"#)
+        }
+        var steps: [String] = []
+        for e in 0..<edits {
+            let at = Double(e + 1) * Double(spacingMs) / 1000
+            steps.append(#"{ at: \#(at), action: "edit", device: "d0", draft: "draft-\#(e % 20)", title: "t", body: "edit \#(e)" }"#)
+        }
+        let duration = Double(edits + 10) * Double(spacingMs) / 1000 + 1
+        let text = """
+            // Generated by synclab bench: one account, \(devices) devices, \(edits) edits on d0, no chaos.
+            { name: "bench-\(key)", seed: 1, timeScale: 1, duration: \(duration), heal: { timeoutSec: 120 },
+              accounts: [{ id: "bench", devices: [\(deviceLines.joined(separator: ", "))] }],
+              scenario: [\(steps.joined(separator: ",\n"))] }
+            """
+        let topology = try Topology.parse(text, file: "bench-\(key).json5", defaultName: key)
+        let folder = RunFolder(root: "\(out)/\(key)")
+        let run = try LabRun(topology: topology, topologyText: text, folder: folder, binDirectory: bin, quiet: true)
+        try run.run()
+        let report = try Report.make(folder: folder)
+        report.write()
+        guard report.passed else {
+            throw LabError.io("bench: the \(key) run failed its invariants: "
+                + report.invariants.filter { !$0.held }.map { "\($0.name): \($0.detail)" }.joined(separator: "; "))
+        }
+        let push = report.figures.propagationByPath["push"] ?? report.figures.propagation
+        record("propagation.\(key).p50Ms", push.p50Ms)
+        record("propagation.\(key).p99Ms", push.p99Ms)
+        record("propagation.\(key).count", Double(push.count))
+        record("propagation.\(key).devices", Double(devices))
+        if key == "devices100" {
+            // Devices that only received: their resident size after the run is an idle device's.
+            let sizes = (report.data.stats["residentMB"]?.objectValue ?? [])
+                .filter { $0.0.hasPrefix("d") && $0.0 != "d0" }.compactMap { $0.1.doubleValue }
+            record("memory.deviceIdleMB", median(sizes) ?? .nan)
+        }
+    }
+
+    // MARK: - Output
+
+    /// bench.json with dotted keys nested.
+    var json: JSONValue {
+        var root: [(String, JSONValue)] = []
+        func insert(_ path: [String], _ value: JSONValue, into pairs: inout [(String, JSONValue)]) {
+            guard let first = path.first else { return }
+            if path.count == 1 {
+                pairs.append((first, value))
+                return
+            }
+            var child: [(String, JSONValue)] = []
+            if let index = pairs.firstIndex(where: { $0.0 == first }), case .object(let existing) = pairs[index].1 {
+                child = existing
+                pairs.remove(at: index)
+            }
+            insert(Array(path.dropFirst()), value, into: &child)
+            pairs.append((first, .object(child)))
+        }
+        for figure in figures {
+            let value: JSONValue = figure.value.isFinite ? .double(round3(figure.value)) : .null
+            insert(figure.key.split(separator: ".").map(String.init), value, into: &root)
+        }
+        insert(["machine"], .object(machine), into: &root)
+        insert(["quick"], .bool(quick), into: &root)
+        return .object(root)
+    }
+
+    var machine: [(String, JSONValue)] {
+        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+            .split(separator: "\n").first { $0.hasPrefix("model name") }?
+            .split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        return [("cpu", .string(cpu)), ("cores", .int(ProcessInfo.processInfo.activeProcessorCount)),
+                ("memoryGB", .double(round3(Double(ProcessInfo.processInfo.physicalMemory) / 1e9))),
+                ("zmq", .string("\(Context.version.major).\(Context.version.minor).\(Context.version.patch)")),
+                ("date", .string(ISO8601DateFormatter().string(from: Date())))]
+    }
+
+    /// The readable table: every figure beside its floor or raw counterpart, and each target met or missed.
+    var table: String {
+        let rt = value("floor.zmqRoundTripUs"), commit = value("floor.sqliteCommitUs"), floor = value("floor.propagationMs")
+        var rows: [(String, String, String, String)] = []
+        func row(_ name: String, _ v: String, _ beside: String, _ target: String) { rows.append((name, v, beside, target)) }
+        func verdict(_ ok: Bool, _ miss: String) -> String { ok ? "met" : "MISSED \(miss)" }
+        row("zmq round trip (ipc)", String(format: "%.1f µs", rt), String(format: "tcp %.1f µs", value("floor.zmqRoundTripTcpUs")), "floor")
+        row("SQLite WAL commit (FULL)", String(format: "%.1f µs", commit), "", "floor")
+        row("push-path floor", String(format: "%.3f ms", floor), "3 commits + 2.5 round trips", "floor")
+        let p50 = value("propagation.devices3.p50Ms"), p99 = value("propagation.devices3.p99Ms")
+        row("propagation p50, 3 devices", String(format: "%.3f ms", p50), String(format: "%.1f× floor", p50 / floor),
+            verdict(p50 <= 1 && p50 <= 4 * floor, String(format: "(≤ 1 ms and ≤ 4× floor: %.1f×)", p50 / floor)))
+        row("propagation p99, 3 devices", String(format: "%.3f ms", p99), String(format: "%.1f× floor", p99 / floor),
+            verdict(p99 <= 5, String(format: "(≤ 5 ms: %.1f×)", p99 / 5)))
+        let n = Int(value("propagation.devices100.devices"))
+        let p50n = value("propagation.devices100.p50Ms")
+        row("propagation p50, \(n) devices", String(format: "%.3f ms", p50n), String(format: "%.1f× floor", p50n / floor),
+            verdict(p50n <= 5, String(format: "(≤ 5 ms: %.1f×)", p50n / 5)))
+        row("propagation p99, \(n) devices", String(format: "%.3f ms", value("propagation.devices100.p99Ms")), "", "")
+        let ops = value("server.opsPerSec")
+        row("server ops applied/s (batches of 100)", String(format: "%.0f", ops),
+            String(format: "%.2f× the commit floor's 1/commit", ops / (1e6 / commit)),
+            verdict(ops >= 50_000, String(format: "(≥ 50,000: %.2f×)", ops / 50_000)))
+        row("server replays answered/s", String(format: "%.0f", value("server.replaysPerSec")), "", "")
+        let pulls = value("server.pullChangesPerSec")
+        row("server changes pulled/s", String(format: "%.0f", pulls), "",
+            verdict(pulls >= 200_000, String(format: "(≥ 200,000: %.2f×)", pulls / 200_000)))
+        let hints = value("broker.hintsPerSec"), raw = value("broker.rawFanoutPerSec")
+        row("broker hints delivered/s", String(format: "%.0f", hints), String(format: "%.2f× raw fan-out %.0f/s", hints / raw, raw),
+            verdict(hints >= 0.5 * raw, String(format: "(≥ 0.5× raw: %.2f×)", hints / raw)))
+        let idle = value("memory.deviceIdleMB")
+        row("idle device resident", String(format: "%.1f MB", idle), "",
+            verdict(idle <= 20, String(format: "(≤ 20 MB: %.1f×)", idle / 20)))
+        row("server resident under load", String(format: "%.1f MB", value("memory.serverMB")), "", "")
+        let w0 = rows.map(\.0.count).max()!, w1 = rows.map(\.1.count).max()!, w2 = rows.map(\.2.count).max()!
+        return rows.map {
+            $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0) + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)
+                + $0.2.padding(toLength: w2 + 2, withPad: " ", startingAt: 0) + $0.3
+        }.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A DEALER that sends one message and waits for the reply, for the bench's clients.
+final class WireClient {
+    let socket: Socket
+
+    init(context: Context, endpoint: String) throws {
+        socket = try Socket(context, .dealer)
+        try socket.connect(endpoint)
+    }
+
+    func call(_ message: Message, timeoutMs: Int = 10_000) throws -> Message {
+        try socket.send(Codec.encode(message))
+        var poller = Poller([socket])
+        guard !(try poller.poll(timeoutMs: timeoutMs)).isEmpty, let frames = try socket.receive(dontWait: true) else {
+            throw LabError.io("no reply to \(message.type) within \(timeoutMs) ms")
+        }
+        return try Codec.decode(frames)
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import SyncProtocol
+import Testing
+
+/// Real runs: the `synclab` executable starts real server, broker and device processes over real sockets, plays a
+/// shipped topology, and the verdict and figures of its report.json are asserted.
+@Suite(.serialized) struct EndToEndTests {
+    struct Run {
+        let status: Int32
+        let report: JSONValue
+        let folder: String
+        let output: String
+
+        func invariant(_ name: String) -> (held: Bool, detail: String) {
+            let item = report["invariants"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+            return (item?["held"]?.boolValue ?? false, item?["detail"]?.stringValue ?? "missing")
+        }
+
+        var failedInvariants: String {
+            (report["invariants"]?.arrayValue ?? []).filter { $0["held"]?.boolValue != true }
+                .map { "\($0["name"]?.stringValue ?? "?"): \($0["detail"]?.stringValue ?? "")" }.joined(separator: "; ")
+        }
+    }
+
+    static var binDirectory: String {
+        if let bin = ProcessInfo.processInfo.environment["SYNCLAB_BIN"] { return bin }
+        // The test bundle sits beside the products in .build/<triple>/debug.
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("synclab").path) { return url.path }
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug").path
+    }
+
+    static var topologies: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../topologies")
+    }
+
+    /// Runs `synclab run` on a shipped topology into a fresh folder, with a hard time limit.
+    static func run(_ topology: String, extra: [String] = [], limit: Double = 120) throws -> Run {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-e2e-\(UUID().uuidString)").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(binDirectory)/synclab")
+        process.arguments = ["run", topologies.appendingPathComponent("\(topology).json5").path, "--out", out,
+                             "--bin", binDirectory] + extra
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let deadline = Date().addingTimeInterval(limit)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning {
+            process.interrupt()
+            usleep(2_000_000)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = (try? String(contentsOfFile: "\(out)/report.json", encoding: .utf8)) ?? "{}"
+        return Run(status: process.terminationStatus, report: (try? JSONValue.parse(text)) ?? .null, folder: out,
+                   output: output)
+    }
+
+    /// No process of the run may outlive it.
+    static func expectNoneLeft(_ run: Run) {
+        let pipe = Pipe()
+        let ps = Process()
+        ps.executableURL = URL(fileURLWithPath: "/bin/ps")
+        ps.arguments = ["-eo", "args"]
+        ps.standardOutput = pipe
+        try? ps.run()
+        ps.waitUntilExit()
+        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let ours = lines.split(separator: "\n").filter { $0.contains(run.folder) }
+        #expect(ours.isEmpty, "left behind: \(ours)")
+    }
+
+    @Test func quickstartPassesAndAnEditTravels() throws {
+        let run = try Self.run("quickstart")
+        defer { Self.expectNoneLeft(run) }
+        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        #expect(run.report["verdict"]?.stringValue == "pass")
+        #expect(run.report["seed"]?.intValue == 7)
+        #expect(run.report["ops"]?["saved"]?.intValue == 4)
+        #expect(run.report["ops"]?["applied"]?.intValue == 4)
+        // Edits reached the other devices of the account: 4 edits × 2 other devices.
+        #expect(run.report["propagation"]?["count"]?.intValue == 8)
+        #expect((run.report["hints"]?["accepted"]?.intValue ?? 0) > 0)
+        #expect((run.report["passes"]?["total"]?.intValue ?? 0) > 0)
+        #expect(run.report["platforms"]?.arrayValue?.count == 3)
+        for name in ["events.jsonl", "report.md", "report.html", "logs/server.log", "server.sqlite", "devices/pixel.sqlite"] {
+            #expect(FileManager.default.fileExists(atPath: "\(run.folder)/\(name)"), "\(name)")
+        }
+        #expect(run.output.contains("PASS"))
+    }
+
+    @Test func hintLossIsRepairedByTheCursor() throws {
+        let run = try Self.run("hint-loss")
+        defer { Self.expectNoneLeft(run) }
+        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        let hints = run.report["hints"]
+        let dropped = hints?["dropped"]?.intValue ?? 0
+        let accepted = hints?["accepted"]?.intValue ?? 0
+        #expect(accepted > 20)
+        // About half were lost on purpose, and the run still converged.
+        #expect(Double(dropped) > Double(accepted) * 0.3, "dropped \(dropped) of \(accepted)")
+        #expect(run.invariant("convergence").held)
+        #expect((run.report["passes"]?["byTrigger"]?["foreground"]?.intValue ?? 0) > 0)
+    }
+
+    @Test func duplicatePushesApplyNothingTwice() throws {
+        let run = try Self.run("duplicate-push")
+        defer { Self.expectNoneLeft(run) }
+        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        let duplicated = run.report["hints"]?["duplicated"]?.intValue ?? 0
+        #expect(duplicated > 5)
+        #expect(run.invariant("exactly-once").held)
+        #expect(run.report["ops"]?["saved"]?.intValue == run.report["ops"]?["applied"]?.intValue)
+    }
+
+    @Test func crashesOfEveryProcessLoseNothing() throws {
+        let run = try Self.run("crash", limit: 180)
+        defer { Self.expectNoneLeft(run) }
+        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        #expect(run.invariant("no-lost-edit").held)
+        #expect(run.invariant("exactly-once").held)
+        let events = (try? String(contentsOfFile: "\(run.folder)/events.jsonl", encoding: .utf8)) ?? ""
+        #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 3)
+        #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 3)
+    }
+
+    @Test func aBrokenTopologyExitsTwoAndStartsNothing() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID().uuidString).json5")
+        try "{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"nokia\" }] }] }".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(Self.binDirectory)/synclab")
+        process.arguments = ["run", file.path, "--out", file.path + ".run"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 2)
+        #expect(output.contains("\(file.path):1: accounts[0].devices[0].platform"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".run"))
+    }
+}
