@@ -2,8 +2,6 @@
 public enum DeviceError: Error, CustomStringConvertible, Sendable, Equatable {
     /// A control command's arguments were wrong; nothing was written.
     case badArguments(command: String, reason: String)
-    /// An edit names a draft this device does not have.
-    case unknownDraft(String)
     /// The ledger's cursor is not where a page application expected it: the page is not applied.
     case cursorMoved(expected: Int, found: Int)
     /// The database is not a device ledger (or is from a newer build).
@@ -12,8 +10,6 @@ public enum DeviceError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String {
         switch self {
         case .badArguments(let command, let reason): return "\(command): \(reason)"
-        case .unknownDraft(let draft):
-            return "draft \"\(draft)\" is not on this device (create it first, or wait until a pass pulls it)"
         case .cursorMoved(let expected, let found):
             return "cursor is \(found), expected \(expected): the page was not applied"
         case .notALedger(let path, let reason): return "\(path) is not a device ledger: \(reason)"

@@ -124,16 +124,12 @@ public final class Ledger {
     // MARK: - Local edits
 
     /// Commits a local edit: the op (with its idempotency key, created here once) and the replica, in ONE
-    /// transaction. Only after this returns is the edit "saved on this device".
+    /// transaction; `base` is the replica's version of the draft (0 when it has none). Only after this returns is the edit "saved on this device".
     public func save(_ edit: LocalEdit, device: String, wall: Int64) throws -> SavedEdit {
         try database.transaction {
-            let current = try database.first("SELECT version, deleted FROM drafts WHERE id = ?", edit.draft) {
-                (version: $0.int(0), deleted: $0.bool(1))
-            }
-            if edit.action != .create && (current == nil || current!.deleted) {
-                throw DeviceError.unknownDraft(edit.draft)
-            }
-            let base = current?.version ?? 0
+            // Any action on any draft is recorded: the server decides (an update of a draft it does not have, a
+            // delete of one already gone); a refusal ends the op in needsAttention and the replica forgets it.
+            let base = try database.scalarInt("SELECT version FROM drafts WHERE id = ?", edit.draft) ?? 0
             let localSeq = (try database.scalarInt("SELECT max(local_seq) FROM ops") ?? 0) + 1
             let install = try stateString("install") ?? "0"
             let key = "\(device)-\(install)-\(localSeq)"
