@@ -3,7 +3,6 @@ import LabKit
 import SyncDevice
 
 Lifeline.install()
-Signals.install()
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "status" {
     exitProcess(DeviceStatusCommand.run(Array(arguments.dropFirst())))
