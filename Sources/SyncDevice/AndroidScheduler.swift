@@ -217,13 +217,13 @@ public struct AndroidScheduler: PlatformScheduler {
         return false
     }
 
-    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, execution: Double, cutOff: Bool,
                                    rng: inout SeededGenerator) -> SchedulerOutput
     {
         now = max(now, ended)
         // Job time counts against the bucket while on battery; expedited (push) work has its own allowance.
         if !environment.isForeground && !environment.charging && (trigger == .periodic || trigger == .connectivity) {
-            charges.append((started, max(rules.minimumCharge, ended - started)))
+            charges.append((started, max(rules.minimumCharge, execution)))
         }
         let longest = rules.quotas.values.map(\.window).max() ?? 0
         charges.removeAll { $0.at <= ended - longest }

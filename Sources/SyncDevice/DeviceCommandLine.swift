@@ -42,6 +42,8 @@ public enum DeviceCommandLine {
             Flag("start-state", value: "S", default: "background", help: "foreground, background or closed"),
             Flag("charging", help: "start plugged in"),
             Flag("beacon", help: "web: flush pending ops with a fire-and-forget push when the tab closes"),
+            Flag("execution-clock", value: "C", default: "real",
+                 help: "real or simulated: the clock pass execution (iOS 30 s window, Android limits) is measured on"),
             Flag("synchronous", value: "MODE", default: "full", help: "SQLite synchronous: off, normal or full"),
         ],
         footer: """
@@ -120,6 +122,11 @@ public enum DeviceCommandLine {
         settings.charging = options.has("charging")
         settings.beaconOnClose = options.has("beacon")
         settings.timeScale = try positive("time-scale")
+        let clockText = options.string("execution-clock") ?? "real"
+        guard let executionClock = ExecutionClock(rawValue: clockText) else {
+            throw LabError.usage("--execution-clock must be real or simulated, got \"\(clockText)\"")
+        }
+        settings.executionClock = executionClock
         let synchronousText = (options.string("synchronous") ?? "full").uppercased()
         guard let synchronous = Synchronous(rawValue: synchronousText) else {
             throw LabError.usage("--synchronous must be off, normal or full, got \"\(synchronousText.lowercased())\"")

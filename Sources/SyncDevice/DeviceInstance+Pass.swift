@@ -10,7 +10,8 @@ extension DeviceInstance {
     {
         let id = nextPassID
         nextPassID += 1
-        pass = RunningPass(id: id, trigger: trigger, started: now, deadline: limit.map { now + $0 }, tokens: tokens,
+        pass = RunningPass(id: id, trigger: trigger, started: now,
+                           deadline: limit.map { now + $0 * settings.executionScale }, tokens: tokens,
                            ignoreBackoff: ignoreBackoff)
         var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
         if let limit { fields.append(("limitSec", .double(limit))) }
@@ -331,6 +332,7 @@ extension DeviceInstance {
         var schedulerEvents: [LogLine] = []
         if tellScheduler {
             let output = scheduler.passEnded(trigger: ended.trigger, started: ended.started, ended: now,
+                                             execution: (now - ended.started) / settings.executionScale,
                                              cutOff: cutOff, rng: &rng)
             schedulerEvents = output.events
         }
@@ -342,6 +344,7 @@ extension DeviceInstance {
             ("pass", .int(ended.id)), ("trigger", .string(ended.trigger.rawValue)), ("sent", .int(ended.sent)),
             ("pulled", .int(ended.pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
             ("outcome", .string(outcome)), ("head", .int(head)), ("durationSec", .double(now - ended.started)),
+            ("executionSec", .double((now - ended.started) / settings.executionScale)),
         ]
         if let next = record.nextDesired { fields.append(("nextRunSim", .double(next))) }
         out.append(.log(LogLine("pass.end", fields)))

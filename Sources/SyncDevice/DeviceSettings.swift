@@ -31,17 +31,31 @@ public struct DeviceSettings: Sendable, Equatable {
     public var beaconOnClose = false
     /// Simulated seconds per real second: turns the real reply timeout into simulated time.
     public var timeScale: Double = 1
+    /// Which clock a pass's execution time (the iOS window, Android's worker limit and job quota) is measured on.
+    public var executionClock: ExecutionClock = .real
 
     public init() {}
 
     /// The reply timeout in simulated seconds.
     public var replyTimeoutSim: Double { Double(replyTimeoutMs) / 1_000 * timeScale }
 
+    /// Simulated seconds per second of pass execution.
+    public var executionScale: Double { executionClock == .real ? timeScale : 1 }
+
     /// When an op whose attempt number `attempt` (1-based) failed transiently may be tried again.
     public func backoff(afterAttempt attempt: Int) -> Double {
         let exponent = Double(max(0, min(attempt - 1, 40)))
         return min(backoffCapSec, backoffBaseSec * pow(2, exponent))
     }
+}
+
+/// How a pass's execution time is measured against platform limits.
+public enum ExecutionClock: String, Sendable, CaseIterable {
+    /// The pass's work is the lab's machinery (sockets, SQLite), which runs in real time (DESIGN.md): a 30 s
+    /// window is 30 s of it, whatever the time scale.
+    case real
+    /// Simulated seconds: at a large time scale a few real milliseconds fill a 30 s window.
+    case simulated
 }
 
 /// The app's state when the device process starts.

@@ -126,7 +126,7 @@ public struct IOSScheduler: PlatformScheduler {
         environment.isForeground || trigger == .manual
     }
 
-    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, execution: Double, cutOff: Bool,
                                    rng: inout SeededGenerator) -> SchedulerOutput
     {
         now = max(now, ended)

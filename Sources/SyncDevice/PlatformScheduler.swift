@@ -27,14 +27,15 @@ public protocol PlatformScheduler: Sendable {
     func admission(for trigger: Trigger) -> Admission
     /// Whether a pass that left work behind may be followed at once by another with the same trigger.
     func allowsContinuation(of trigger: Trigger) -> Bool
-    /// A pass that ran for `trigger` ended; `cutOff` says its execution limit ended it.
-    mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+    /// A pass that ran for `trigger` from `started` to `ended` (simulated) ended after `execution` seconds of
+    /// execution; `cutOff` says its execution limit ended it.
+    mutating func passEnded(trigger: Trigger, started: Double, ended: Double, execution: Double, cutOff: Bool,
                             rng: inout SeededGenerator) -> SchedulerOutput
 }
 
 /// Whether a trigger may run a pass now.
 public enum Admission: Sendable, Equatable {
-    /// Run, cut off after `limit` simulated seconds (nil: no limit, the app is in the foreground).
+    /// Run, cut off after `limit` seconds of execution (nil: no limit, the app is in the foreground).
     case run(limit: Double?)
     /// Not now, and why.
     case refuse(String)

@@ -74,7 +74,7 @@ public struct WebScheduler: PlatformScheduler {
 
     public func allowsContinuation(of trigger: Trigger) -> Bool { tabOpen || trigger == .manual }
 
-    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, cutOff: Bool,
+    public mutating func passEnded(trigger: Trigger, started: Double, ended: Double, execution: Double, cutOff: Bool,
                                    rng: inout SeededGenerator) -> SchedulerOutput
     {
         now = max(now, ended)

@@ -114,7 +114,8 @@ import Testing
                 let output = model.tick(now: now, rng: &rng)
                 for grant in output.grants where grant == .periodic {
                     count += 1
-                    _ = model.passEnded(trigger: .periodic, started: now, ended: now + 1, cutOff: false, rng: &rng)
+                    _ = model.passEnded(trigger: .periodic, started: now, ended: now + 1, execution: 1, cutOff: false,
+                                        rng: &rng)
                 }
                 if now.truncatingRemainder(dividingBy: 1_800) < 60 {
                     _ = model.update(DeviceEnvironment(app: .foreground, opensPerDay: opensPerDay), now: now, rng: &rng)

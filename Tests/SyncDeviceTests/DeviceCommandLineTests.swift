@@ -20,7 +20,7 @@ import Testing
         #expect(s.replyTimeoutMs == 1_000 && s.maxAttempts == 10)
         #expect(s.backoffBaseSec == 30 && s.backoffCapSec == 3_600)
         #expect(s.desiredIntervalSec == 900 && s.freshnessBudgetSec == 3_600)
-        #expect(s.startState == .background && !s.charging && !s.beaconOnClose)
+        #expect(s.startState == .background && !s.charging && !s.beaconOnClose && s.executionClock == .real)
         #expect(config.name == "pixel" && config.brokerEndpoint == nil && config.seed == 1)
     }
 
@@ -31,7 +31,7 @@ import Testing
             "--max-pages", "3", "--lease-sec", "12.5", "--reply-timeout-ms", "250", "--max-attempts", "4",
             "--backoff-base-sec", "5", "--backoff-cap-sec", "60", "--desired-interval-min", "30",
             "--freshness-budget-min", "120", "--engagement", "0.5", "--start-state", "foreground", "--charging",
-            "--beacon",
+            "--beacon", "--execution-clock", "simulated",
         ])
         let s = config.settings
         #expect(config.brokerEndpoint == "tcp://127.0.0.1:7002" && config.controlEndpoint == "ipc:///tmp/c")
@@ -40,7 +40,7 @@ import Testing
         #expect(s.replyTimeoutMs == 250 && s.maxAttempts == 4 && s.backoffBaseSec == 5 && s.backoffCapSec == 60)
         #expect(s.desiredIntervalSec == 1_800 && s.freshnessBudgetSec == 7_200 && s.opensPerDay == 0.5)
         #expect(s.startState == .foreground && s.charging && s.beaconOnClose && s.timeScale == 3_600)
-        #expect(s.replyTimeoutSim == 900)
+        #expect(s.replyTimeoutSim == 900 && s.executionClock == .simulated && s.executionScale == 1)
         #expect(config.name == "p1")
     }
 
@@ -61,6 +61,7 @@ import Testing
         #expect(message(required + ["--backoff-cap-sec", "1"]).contains("--backoff-cap-sec"))
         #expect(message(required + ["--engagement", "-1"]).contains("--engagement"))
         #expect(message(required + ["--time-scale", "0"]).contains("--time-scale must be above 0"))
+        #expect(message(required + ["--execution-clock", "wall"]).contains("--execution-clock"))
     }
 
     @Test func editArgumentsAreCheckedBeforeAnythingIsWritten() throws {

@@ -177,4 +177,22 @@ import Testing
         #expect(h.passes.last?.cutOff == true)
         #expect(h.passes.last?.outcome == "cutOff")
     }
+
+    @Test func theWindowIsMeasuredOnTheExecutionClock() throws {
+        // At time scale 7200 a pass that does 5 ms of real work spans 36 simulated seconds.
+        func cutOffAfter36SimulatedSeconds(_ clock: ExecutionClock) throws -> Bool {
+            var settings = backgroundSettings()
+            settings.timeScale = 7_200
+            settings.executionClock = clock
+            let h = try DeviceHarness(platform: .ios, settings: settings)
+            defer { h.removeFolder() }
+            h.start()
+            h.serverAnswers = false
+            h.hint("h1", head: 1)
+            h.advance(by: 36)
+            return h.passes.last?.cutOff ?? false
+        }
+        #expect(try !cutOffAfter36SimulatedSeconds(.real))
+        #expect(try cutOffAfter36SimulatedSeconds(.simulated))
+    }
 }
