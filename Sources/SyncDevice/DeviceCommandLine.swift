@@ -139,7 +139,9 @@ public enum DeviceCommandLine {
             epoch = SimClock.wallMicros()
         }
         let seedText = options.string("seed") ?? "1"
-        guard let seed = UInt64(seedText) else { throw LabError.usage("--seed must be a whole number, got \"\(seedText)\"") }
+        guard let seed = UInt64(seedText) else {
+            throw LabError.usage("--seed must be a whole number, got \"\(seedText)\"")
+        }
         return DeviceConfiguration(
             identity: identity, settings: settings, databasePath: try options.require("db"),
             serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),

@@ -1,38 +1,6 @@
 import LabKit
 import SyncProtocol
 
-/// What a user or the OS does to the device (control commands).
-public enum LifecycleCommand: Sendable, Equatable {
-    /// Launch the app or bring it to the foreground (web: load or show the tab). Clears a force quit.
-    case open
-    /// Send the app to the background (web: hide the tab).
-    case background
-    /// iOS force quit from the app switcher, Android force stop (web: the browser is killed).
-    case forceQuit
-    /// The app is not running (web: the tab is closed).
-    case close
-    case offline, online
-    case plug, unplug
-    case engagement(opensPerDay: Double)
-    /// iOS Background App Refresh switch.
-    case refresh(on: Bool)
-}
-
-/// A local edit the ledger has just committed (op and replica in one transaction).
-public struct SavedEdit: Sendable, Equatable {
-    public var key: String
-    public var draft: String
-    public var action: DraftAction
-    public var base: Int
-
-    public init(key: String, draft: String, action: DraftAction, base: Int) {
-        self.key = key
-        self.draft = draft
-        self.action = action
-        self.base = base
-    }
-}
-
 extension DeviceInstance {
     /// The user or the OS changed the device's state.
     public mutating func onLifecycle(_ command: LifecycleCommand, now: Double) -> [DeviceDirective] {

@@ -15,7 +15,8 @@ extension DeviceInstance {
                            ignoreBackoff: ignoreBackoff)
         var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
         if let limit { fields.append(("limitSec", .double(limit))) }
-        var out: [DeviceDirective] = [.beginPass(id: id, trigger: trigger, at: now), .log(LogLine("pass.start", fields))]
+        var out: [DeviceDirective] = [.beginPass(id: id, trigger: trigger, at: now),
+                                      .log(LogLine("pass.start", fields))]
         if !environment.online {
             out += endPass(outcome: "offline", now: now)
         } else {
@@ -45,8 +46,8 @@ extension DeviceInstance {
             pass.sent = pass.claimed.count
             var out: [DeviceDirective] = [.sendToServer(.push(Push(req: req, ops: pass.claimed.map(\.op))))]
             for claimed in pass.claimed {
-                out.append(.log(LogLine("op.sent", [("key", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
-                                                    ("pass", .int(pass.id))])))
+                out.append(.log(LogLine("op.sent", [("key", .string(claimed.op.key)),
+                                                    ("attempt", .int(claimed.attempt)), ("pass", .int(pass.id))])))
             }
             return out
         case .pull:
@@ -241,7 +242,8 @@ extension DeviceInstance {
 
     mutating func onServerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
         let line = LogLine("server.error", [("req", error.req.map { .int($0) } ?? .null),
-                                            ("code", .string(error.code.rawValue)), ("message", .string(error.message))])
+                                            ("code", .string(error.code.rawValue)),
+                                            ("message", .string(error.message))])
         guard var current = pass else { return [.log(line)] }
         switch current.phase {
         case .hello where error.req == nil:
@@ -395,7 +397,9 @@ extension DeviceInstance {
     }
 
     /// The ledger failed (disk full, I/O error): the pass ends, the cursor is what the ledger says.
-    public mutating func onLedgerFailure(_ message: String, cursor ledgerCursor: Int, now: Double) -> [DeviceDirective] {
+    public mutating func onLedgerFailure(_ message: String, cursor ledgerCursor: Int, now: Double)
+        -> [DeviceDirective]
+    {
         self.now = max(self.now, now)
         cursor = ledgerCursor
         var out: [DeviceDirective] = [.log(LogLine("ledger.error", [("message", .string(message))]))]

@@ -1,37 +1,6 @@
 import LabKit
 import SyncProtocol
 
-/// Who a device is.
-public struct DeviceIdentity: Sendable, Equatable {
-    public var device: String
-    public var account: String
-    public var token: String
-    public var platform: Platform
-
-    public init(device: String, account: String, token: String, platform: Platform) {
-        self.device = device
-        self.account = account
-        self.token = token
-        self.platform = platform
-    }
-}
-
-/// What the ledger remembered across a restart.
-public struct RestoredState: Sendable, Equatable {
-    public var cursor: Int
-    public var head: Int
-    public var nextPassID: Int
-    /// End times of successful passes, oldest first (the guarantee's measured gaps, the freshness).
-    public var successTimes: [Double]
-
-    public init(cursor: Int = 0, head: Int = 0, nextPassID: Int = 1, successTimes: [Double] = []) {
-        self.cursor = cursor
-        self.head = head
-        self.nextPassID = nextPassID
-        self.successTimes = successTimes
-    }
-}
-
 /// The device's logic: triggers, the pass as a state machine, the app's lifecycle, the broker link. A pure value
 /// (STYLE.md): it is handed simulated `now` and owns a seeded generator; each `on…` returns directives for the shell,
 /// which does the IO. Correctness does not depend on which trigger ran a pass (seed 001).
@@ -228,7 +197,8 @@ public struct DeviceInstance: Sendable {
     }
 
     mutating func onBrokerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
-        let line = LogLine("broker.error", [("code", .string(error.code.rawValue)), ("message", .string(error.message))])
+        let line = LogLine("broker.error", [("code", .string(error.code.rawValue)),
+                                            ("message", .string(error.message))])
         let forgotten = error.code == .notAuthenticated || (error.code == .unknownDevice && brokerLink == .registered)
         if forgotten {
             // The broker forgot us (it restarted): register again.
@@ -299,25 +269,4 @@ public struct DeviceInstance: Sendable {
         }
         return fields
     }
-}
-
-/// The device's registration with the broker.
-public enum BrokerLink: Sendable, Equatable {
-    /// No broker endpoint: no hints.
-    case disabled
-    /// Sent `register`; sends it again at `retryAt` if no `registered` came.
-    case registering(retryAt: Double)
-    case registered
-    /// The broker refused us (bad token, unknown device); tries again at `retryAt`.
-    case refused(String, retryAt: Double)
-}
-
-/// The pass that follows the running one.
-public struct FollowUp: Sendable, Equatable {
-    public var trigger: Trigger
-    /// `sync` requests to answer when it ends.
-    public var tokens: [Int]
-    /// A manual request joined it: it runs whatever the platform says.
-    public var forced: Bool
-    public var ignoreBackoff: Bool
 }

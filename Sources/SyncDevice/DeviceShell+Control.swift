@@ -13,15 +13,15 @@ extension DeviceShell {
         case .success(let decoded):
             message = decoded
         case .failure(let error):
-            events.emit("request.refused", [("code", .string(error.code.rawValue)), ("message", .string(error.description)),
-                                            ("peer", "control")])
+            events.emit("request.refused", [("code", .string(error.code.rawValue)),
+                                            ("message", .string(error.description)), ("peer", "control")])
             reply(to: peer, .error(ErrorReply(code: error.code, message: error.description)))
             return
         }
         guard case .control(let request) = message else {
             let error = ProtocolError.unexpected(type: message.type, receiver: "a device's control socket")
-            events.emit("request.refused", [("code", .string(error.code.rawValue)), ("message", .string(error.description)),
-                                            ("peer", "control")])
+            events.emit("request.refused", [("code", .string(error.code.rawValue)),
+                                            ("message", .string(error.description)), ("peer", "control")])
             reply(to: peer, .error(ErrorReply(code: error.code, message: error.description)))
             return
         }
@@ -109,8 +109,9 @@ extension DeviceShell {
             stopping = true
             return .ack("stopping", nil)
         default:
-            return .refused(.unknownCommand, "unknown command \"\(request.command)\"; a device knows ping, edit, open, "
-                + "background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, status, stop")
+            return .refused(.unknownCommand, "unknown command \"\(request.command)\"; a device knows ping, edit, "
+                + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
+                + "status, stop")
         }
     }
 

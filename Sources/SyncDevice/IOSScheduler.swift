@@ -165,7 +165,8 @@ public struct IOSScheduler: PlatformScheduler {
         earliestBegin = now + desiredInterval
         drawGrant(now: now, rng: &rng)
         var fields: [(String, JSONValue)] = [
-            ("api", "BGTaskScheduler.submit(BGAppRefreshTaskRequest)"), ("earliestBeginSim", .double(now + desiredInterval)),
+            ("api", "BGTaskScheduler.submit(BGAppRefreshTaskRequest)"),
+            ("earliestBeginSim", .double(now + desiredInterval)),
             ("windowsPerDay", .double(windowsPerDay)), ("reason", .string(reason)),
         ]
         if let nextGrant { fields.append(("nextWindowSim", .double(nextGrant))) }

@@ -33,9 +33,12 @@ extension Ledger {
         out.append(("oldestPendingAgeSec", oldestWall.map { .double(round3(now - clock.sim(atWall: $0))) } ?? .null))
         out.append(("cursorLag", .int(max(0, head - cursor))))
 
-        let ages = try database.query("SELECT data_age_sec FROM opens ORDER BY sim") { $0.isNull(0) ? nil : $0.double(0) }
+        let ages = try database.query("SELECT data_age_sec FROM opens ORDER BY sim") {
+            $0.isNull(0) ? nil : $0.double(0)
+        }
         let known = ages.compactMap { $0 }.sorted()
-        var atOpen: [(String, JSONValue)] = [("opens", .int(ages.count)), ("neverSynced", .int(ages.count - known.count))]
+        var atOpen: [(String, JSONValue)] = [("opens", .int(ages.count)),
+                                             ("neverSynced", .int(ages.count - known.count))]
         if !known.isEmpty {
             atOpen += [("medianSec", .double(round3(percentile(known, 0.5)))),
                        ("p95Sec", .double(round3(percentile(known, 0.95)))), ("maxSec", .double(round3(known.last!)))]
@@ -58,7 +61,9 @@ extension Ledger {
 
         out.append(("unknownOutcomes", .int(try database.scalarInt(
             "SELECT value FROM state WHERE key = 'unknown_outcomes'") ?? 0)))
-        let retries = try database.query("SELECT attempts FROM ops WHERE status = 'completed'") { max(0, $0.int(0) - 1) }
+        let retries = try database.query("SELECT attempts FROM ops WHERE status = 'completed'") {
+            max(0, $0.int(0) - 1)
+        }
         var resolution: [(String, JSONValue)] = [("completed", .int(retries.count))]
         if !retries.isEmpty {
             resolution += [("meanRetries", .double(round3(Double(retries.reduce(0, +)) / Double(retries.count)))),
@@ -71,7 +76,9 @@ extension Ledger {
             """) { JSONValue.object([("key", .string($0.string(0))), ("reason", .string($0.string(1)))]) }
         out.append(("needsAttention", .array(attention)))
 
-        let successTimes = try database.query("SELECT ended_sim FROM passes WHERE success = 1 ORDER BY id") { $0.double(0) }
+        let successTimes = try database.query("SELECT ended_sim FROM passes WHERE success = 1 ORDER BY id") {
+            $0.double(0)
+        }
         out.append(("observedMedianGapSec", Guarantee.medianGap(successTimes).map { .double(round3($0)) } ?? .null))
         return out
     }
@@ -95,7 +102,8 @@ extension Ledger {
         }
         let guarantee = try stateString("guarantee").flatMap { try? JSONValue.parse($0) } ?? .null
         return .object([
-            ("device", .string(try stateString("device") ?? "?")), ("platform", .string(try stateString("platform") ?? "?")),
+            ("device", .string(try stateString("device") ?? "?")),
+            ("platform", .string(try stateString("platform") ?? "?")),
             ("account", .string(try stateString("account") ?? "?")), ("cursor", .int(try cursor())),
             ("head", .int(try database.scalarInt("SELECT value FROM state WHERE key = 'head'") ?? 0)),
             ("ops", ops), ("pending", .int(pending)), ("freshness", .object(fresh)), ("guarantee", guarantee),

@@ -84,8 +84,9 @@ public final class Ledger {
     }
 
     func setState(_ key: String, _ value: SQLBindable) throws {
-        try database.run("INSERT INTO state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                         key, value.sqlValue)
+        try database.run("""
+            INSERT INTO state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value
+            """, key, value.sqlValue)
     }
 
     /// The highest change seq durably applied.
@@ -110,11 +111,14 @@ public final class Ledger {
             try setState("epoch_micros", clock.epochMicros)
             try setState("time_scale", clock.scale)
             try setState("freshness_budget_sec", settings.freshnessBudgetSec)
-            try database.run("UPDATE passes SET outcome = 'interrupted', ended_sim = started_sim WHERE ended_sim IS NULL")
+            try database.run("""
+                UPDATE passes SET outcome = 'interrupted', ended_sim = started_sim WHERE ended_sim IS NULL
+                """)
         }
-        let successTimes = try database.query(
-            "SELECT ended_sim FROM (SELECT ended_sim, id FROM passes WHERE success = 1 ORDER BY id DESC LIMIT 1000) ORDER BY id"
-        ) { $0.double(0) }
+        let successTimes = try database.query("""
+            SELECT ended_sim FROM (SELECT ended_sim, id FROM passes WHERE success = 1 ORDER BY id DESC LIMIT 1000)
+            ORDER BY id
+            """) { $0.double(0) }
         return RestoredState(cursor: try cursor(),
                              head: try database.scalarInt("SELECT value FROM state WHERE key = 'head'") ?? 0,
                              nextPassID: (try database.scalarInt("SELECT max(id) FROM passes") ?? 0) + 1,
@@ -124,7 +128,8 @@ public final class Ledger {
     // MARK: - Local edits
 
     /// Commits a local edit: the op (with its idempotency key, created here once) and the replica, in ONE
-    /// transaction; `base` is the replica's version of the draft (0 when it has none). Only after this returns is the edit "saved on this device".
+    /// transaction; `base` is the replica's version of the draft (0 when it has none). Only after this returns is
+    /// the edit "saved on this device".
     public func save(_ edit: LocalEdit, device: String, wall: Int64) throws -> SavedEdit {
         try database.transaction {
             // Any action on any draft is recorded: the server decides (an update of a draft it does not have, a
@@ -378,25 +383,4 @@ public final class Ledger {
                      resultSeq: $0.optionalInt(7))
         }
     }
-}
-
-/// A replica row.
-public struct DraftRow: Sendable, Equatable {
-    public var id: String
-    public var title: String?
-    public var body: String?
-    public var version: Int
-    public var deleted: Bool
-}
-
-/// An op as the ledger holds it.
-public struct StoredOp: Sendable, Equatable {
-    public var key: String
-    public var status: OpStatus
-    public var attempts: Int
-    public var nextAttemptSim: Double
-    public var leaseOwner: String?
-    public var leaseExpiresSim: Double?
-    public var lastError: String?
-    public var resultSeq: Int?
 }

@@ -33,29 +33,6 @@ public protocol PlatformScheduler: Sendable {
                             rng: inout SeededGenerator) -> SchedulerOutput
 }
 
-/// Whether a trigger may run a pass now.
-public enum Admission: Sendable, Equatable {
-    /// Run, cut off after `limit` seconds of execution (nil: no limit, the app is in the foreground).
-    case run(limit: Double?)
-    /// Not now, and why.
-    case refuse(String)
-}
-
-/// What a scheduler step produced: passes it grants and events it wants written.
-public struct SchedulerOutput: Sendable, Equatable {
-    public var grants: [Trigger]
-    public var events: [LogLine]
-
-    public init(grants: [Trigger] = [], events: [LogLine] = []) {
-        self.grants = grants
-        self.events = events
-    }
-
-    static func + (lhs: SchedulerOutput, rhs: SchedulerOutput) -> SchedulerOutput {
-        SchedulerOutput(grants: lhs.grants + rhs.grants, events: lhs.events + rhs.events)
-    }
-}
-
 /// Makes the model for a platform.
 public func makeScheduler(_ platform: Platform, environment: DeviceEnvironment, desiredInterval: Double)
     -> any PlatformScheduler

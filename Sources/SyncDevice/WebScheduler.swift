@@ -47,7 +47,8 @@ public struct WebScheduler: PlatformScheduler {
             nextInterval = now + desiredInterval
         } else if !tabOpen && wasOpen {
             nextInterval = nil
-            return SchedulerOutput(events: [LogLine("schedule.cancelled", [("reason", "tab closed: the timer is gone")])])
+            return SchedulerOutput(events: [LogLine("schedule.cancelled",
+                                                    [("reason", "tab closed: the timer is gone")])])
         }
         return SchedulerOutput()
     }

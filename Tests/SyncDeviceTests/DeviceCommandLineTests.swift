@@ -5,8 +5,8 @@ import Testing
 
 /// The command line: the launcher's flags, their defaults and the errors that name what is wrong.
 @Suite struct DeviceCommandLineTests {
-    let required = ["--id", "pixel", "--account", "acme", "--token", "t-1", "--platform", "ios", "--db", "/tmp/p.sqlite",
-                    "--server", "tcp://127.0.0.1:7001"]
+    let required = ["--id", "pixel", "--account", "acme", "--token", "t-1", "--platform", "ios",
+                    "--db", "/tmp/p.sqlite", "--server", "tcp://127.0.0.1:7001"]
 
     func configuration(_ extra: [String]) throws -> DeviceConfiguration {
         try DeviceCommandLine.configuration(DeviceCommandLine.spec.parse(required + extra))
@@ -27,7 +27,8 @@ import Testing
     @Test func everyLauncherFlagIsRead() throws {
         let config = try configuration([
             "--broker", "tcp://127.0.0.1:7002", "--control=ipc:///tmp/c", "--events", "/tmp/e.jsonl", "--name", "p1",
-            "--epoch", "1700000000000000", "--time-scale", "3600", "--seed", "42", "--batch", "20", "--page-limit", "37",
+            "--epoch", "1700000000000000", "--time-scale", "3600", "--seed", "42", "--batch", "20",
+            "--page-limit", "37",
             "--max-pages", "3", "--lease-sec", "12.5", "--reply-timeout-ms", "250", "--max-attempts", "4",
             "--backoff-base-sec", "5", "--backoff-cap-sec", "60", "--desired-interval-min", "30",
             "--freshness-budget-min", "120", "--engagement", "0.5", "--start-state", "foreground", "--charging",
@@ -73,7 +74,8 @@ import Testing
         #expect(throws: DeviceError.self) { try LocalEdit.parse(["draft": "d", "action": "delete", "body": "x"]) }
         #expect(throws: DeviceError.self) { try LocalEdit.parse(["draft": "d", "action": "create", "color": "red"]) }
         #expect(throws: DeviceError.self) {
-            try LocalEdit.parse(["draft": "d", "action": "create", "body": .string(String(repeating: "x", count: 300_000))])
+            let body = JSONValue.string(String(repeating: "x", count: 300_000))
+            return try LocalEdit.parse(["draft": "d", "action": "create", "body": body])
         }
     }
 }

@@ -9,7 +9,8 @@ import ZeroMQ
     @Test func helpAndUsageErrors() {
         let help = Binaries.run("synclab-device", ["--help"])
         #expect(help.status == 0)
-        for flag in ["--id", "--reply-timeout-ms", "--backoff-cap-sec", "--start-state", "--engagement", "default: 50"] {
+        let flags = ["--id", "--reply-timeout-ms", "--backoff-cap-sec", "--start-state", "--engagement", "default: 50"]
+        for flag in flags {
             #expect(help.output.contains(flag), "help lacks \(flag)")
         }
         let unknown = Binaries.run("synclab-device", ["--frobnicate"])
@@ -66,7 +67,8 @@ import ZeroMQ
         if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
             Issue.record("no error for a wrong version")
         }
-        let oversized = try control.raw([Array("SL1 control".utf8), [UInt8](repeating: 0x20, count: Limits.maxBodyBytes + 1)])
+        let huge = [UInt8](repeating: 0x20, count: Limits.maxBodyBytes + 1)
+        let oversized = try control.raw([Array("SL1 control".utf8), huge])
         if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
             Issue.record("no error for an oversized frame")
         }

@@ -58,7 +58,9 @@ struct EndToEndTests {
         // The user opens the app: the foreground pass pulls from the durable cursor.
         #expect(try lab.control("b").data("open") != nil)
         #expect(try lab.wait(limit: 20) { try lab.status("b")?["cursor"] == 1 })
-        let applied = readEvents(lab.events("b")).first { $0["type"] == "change.applied" && $0["key"]?.stringValue == key }
+        let applied = readEvents(lab.events("b")).first {
+            $0["type"] == "change.applied" && $0["key"]?.stringValue == key
+        }
         #expect(applied?["trigger"] == "foreground")
         #expect(try lab.replica("b") == ["ideas|Ideas|a sync lab|1"])
     }

@@ -20,7 +20,9 @@ final class LabProcesses {
         context = try Context()
         self.scale = scale
         self.devices = devices
-        let list = devices.map { "{\"id\": \"\($0.id)\", \"platform\": \"\($0.platform.rawValue)\", \"token\": \"t-\($0.id)\"}" }
+        let list = devices.map {
+            "{\"id\": \"\($0.id)\", \"platform\": \"\($0.platform.rawValue)\", \"token\": \"t-\($0.id)\"}"
+        }
         let accounts = "{\"accounts\": [{\"id\": \"acme\", \"devices\": [\(list.joined(separator: ", "))]}]}\n"
         try accounts.write(toFile: folder.path("accounts.json"), atomically: true, encoding: .utf8)
     }
@@ -101,7 +103,9 @@ final class LabProcesses {
     func serverChanges() throws -> [(seq: Int, key: String, draft: String, title: String?, body: String?,
                                       version: Int, action: String)] {
         let db = try Database(path: folder.path("server.sqlite"), synchronous: .normal)
-        return try db.query("SELECT seq, op_key, draft, title, body, version, action FROM changes WHERE account = 'acme' ORDER BY seq") {
+        return try db.query("""
+            SELECT seq, op_key, draft, title, body, version, action FROM changes WHERE account = 'acme' ORDER BY seq
+            """) {
             ($0.int(0), $0.string(1), $0.string(2), $0.optionalString(3), $0.optionalString(4), $0.int(5), $0.string(6))
         }
     }
@@ -109,7 +113,9 @@ final class LabProcesses {
     /// The server's live drafts as (id, title, body, version).
     func serverDrafts() throws -> [String] {
         let db = try Database(path: folder.path("server.sqlite"), synchronous: .normal)
-        return try db.query("SELECT id, title, body, version FROM drafts WHERE account = 'acme' AND deleted = 0 ORDER BY id") {
+        return try db.query("""
+            SELECT id, title, body, version FROM drafts WHERE account = 'acme' AND deleted = 0 ORDER BY id
+            """) {
             "\($0.string(0))|\($0.string(1))|\($0.string(2))|\($0.int(3))"
         }
     }
@@ -117,7 +123,9 @@ final class LabProcesses {
     /// A device's live replica rows in the same form.
     func replica(_ id: String) throws -> [String] {
         let db = try Database(path: dbPath(id), synchronous: .normal)
-        return try db.query("SELECT id, coalesce(title, ''), coalesce(body, ''), version FROM drafts WHERE deleted = 0 ORDER BY id") {
+        return try db.query("""
+            SELECT id, coalesce(title, ''), coalesce(body, ''), version FROM drafts WHERE deleted = 0 ORDER BY id
+            """) {
             "\($0.string(0))|\($0.string(1))|\($0.string(2))|\($0.int(3))"
         }
     }

@@ -46,7 +46,8 @@ import Testing
     @Test func aClaimHoldsALeaseAndAnExpiredLeaseIsReclaimed() throws {
         try withLedger { ledger, _ in
             for index in 1...3 {
-                _ = try ledger.save(LocalEdit(draft: "d\(index)", action: .create, title: "t"), device: "pixel", wall: 1)
+                _ = try ledger.save(LocalEdit(draft: "d\(index)", action: .create, title: "t"), device: "pixel",
+                                    wall: 1)
             }
             let first = try ledger.claim(request(100))
             #expect(first.ops.count == 3)
@@ -83,7 +84,8 @@ import Testing
         let restored = try reopened.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
                                             settings: DeviceSettings(), now: 50)
         #expect(restored.nextPassID == 2)
-        #expect(try reopened.database.first("SELECT outcome FROM passes WHERE id = 1") { $0.string(0) } == "interrupted")
+        let outcome = try reopened.database.first("SELECT outcome FROM passes WHERE id = 1") { $0.string(0) }
+        #expect(outcome == "interrupted")
         let claim = try reopened.claim(ClaimRequest(purpose: .pass(2), limit: 10, now: 50, leaseSec: 30,
                                                     ignoreBackoff: false))
         #expect(claim.reclaimed == 1)

@@ -139,7 +139,9 @@ final class Controller {
         }
         var poller = Poller([socket])
         while Date() < deadline {
-            guard try !poller.poll(timeoutMs: 50).isEmpty, let reply = try socket.receive(dontWait: true) else { continue }
+            guard try !poller.poll(timeoutMs: 50).isEmpty, let reply = try socket.receive(dontWait: true) else {
+                continue
+            }
             return try? Codec.decode(reply)
         }
         return nil

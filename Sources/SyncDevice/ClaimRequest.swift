@@ -1,0 +1,26 @@
+/// Why a claim is made.
+public enum ClaimPurpose: Sendable, Equatable {
+    /// The send step of pass `id`.
+    case pass(Int)
+    /// The web page's best-effort flush when its tab closes (`sendBeacon`).
+    case beacon
+}
+
+/// A bounded claim of eligible ops under a lease.
+public struct ClaimRequest: Sendable, Equatable {
+    public var purpose: ClaimPurpose
+    public var limit: Int
+    public var now: Double
+    /// The lease lasts until `now + leaseSec`.
+    public var leaseSec: Double
+    /// Claim ops still in backoff too (a forced `sync`).
+    public var ignoreBackoff: Bool
+
+    public init(purpose: ClaimPurpose, limit: Int, now: Double, leaseSec: Double, ignoreBackoff: Bool) {
+        self.purpose = purpose
+        self.limit = limit
+        self.now = now
+        self.leaseSec = leaseSec
+        self.ignoreBackoff = ignoreBackoff
+    }
+}
