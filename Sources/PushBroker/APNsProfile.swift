@@ -23,7 +23,8 @@ public struct APNsProfile: Sendable, Equatable {
     /// Nothing APNs does waits on a timer: throttled pushes are refused at once, held ones wait for a state change.
     public var nextDeadline: Double? { nil }
 
-    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
+    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions,
+                               now: Double) -> [ProfileDecision] {
         if let refusal = Self.refusal(conditions) {
             return [.discard(pending, reason: refusal)]
         }

@@ -67,7 +67,8 @@ public struct AccountDirectory: Sendable, Equatable {
         var list: [Entry] = []
         for account in file.accounts {
             for device in account.devices {
-                list.append(Entry(device: device.id, account: account.id, platform: device.platform, token: device.token))
+                list.append(Entry(device: device.id, account: account.id, platform: device.platform,
+                                  token: device.token))
             }
         }
         do {

@@ -15,24 +15,6 @@ public enum BrokerDirective: Sendable {
     case stop
 }
 
-/// Which send of a hint this is: chaos may send a hint twice.
-public enum DeliveryCopy: String, Sendable {
-    case original, duplicate
-}
-
-/// The broker's ROUTER sockets that answer peers.
-public enum BrokerSocket: String, Sendable {
-    case devices, control
-}
-
-/// Why the shell could not hand a hint to libzmq.
-public enum SendFailure: String, Sendable {
-    /// The device's pipe is at its high-water mark (`--hint-hwm`).
-    case hwm
-    /// No connection with that routing id (router-mandatory): the device process is gone or reconnected.
-    case unreachable
-}
-
 extension BrokerDirective: Equatable {
     public static func == (lhs: BrokerDirective, rhs: BrokerDirective) -> Bool {
         switch (lhs, rhs) {

@@ -15,7 +15,7 @@ public struct BrokerInstance: Sendable {
     public private(set) var chaosByDevice: [String: ChaosSettings] = [:]
 
     private var generator: SeededGenerator
-    var devices: [String: DeviceRecord] = [:]
+    private var devices: [String: DeviceRecord] = [:]
     /// Registered devices of each account, sorted, so hints fan out in the same order on every run.
     private var registeredByAccount: [String: [String]] = [:]
     /// The highest head each account's notices named: what a resync hint carries.
@@ -154,8 +154,9 @@ public struct BrokerInstance: Sendable {
         let conditions = DeviceConditions(state)
         var out: [BrokerDirective] = [
             .log(type: "device.state", fields: [
-                ("device", .string(state.device)), ("online", .bool(state.online)), ("app", .string(state.app.rawValue)),
-                ("doze", .bool(state.doze)), ("refreshOff", .bool(state.refreshOff)),
+                ("device", .string(state.device)), ("online", .bool(state.online)),
+                ("app", .string(state.app.rawValue)), ("doze", .bool(state.doze)),
+                ("refreshOff", .bool(state.refreshOff)),
             ])
         ]
         devices[state.device]!.conditions = conditions
@@ -211,7 +212,8 @@ public struct BrokerInstance: Sendable {
             if let failure {
                 return [
                     .log(type: "hint.duplicateFailed", fields: [
-                        ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
+                        ("hint", .string(hint.hint)), ("device", .string(device)),
+                        ("reason", .string(failure.rawValue)),
                     ])
                 ]
             }

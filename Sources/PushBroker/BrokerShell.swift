@@ -72,7 +72,8 @@ public final class BrokerShell {
         events.emit("process.started", [
             ("role", "broker"), ("pid", .int(Int(getpid()))), ("listen", .string(devices.lastEndpoint)),
             ("notices", .string(notices.lastEndpoint)), ("noticesMode", .string(configuration.noticesMode.rawValue)),
-            ("control", control.map { .string($0.lastEndpoint) } ?? .null), ("seed", .string(String(configuration.seed))),
+            ("control", control.map { .string($0.lastEndpoint) } ?? .null),
+            ("seed", .string(String(configuration.seed))),
             ("timeScale", .double(configuration.timeScale)),
             ("profiles", .object([
                 ("android", .string(profiles.android.rawValue)), ("ios", .string(profiles.ios.rawValue)),

@@ -1,18 +1,6 @@
 import LabKit
 import SyncProtocol
 
-/// How a chaos delay is drawn, in simulated seconds (the clock every other rule of the broker uses).
-public enum DelayKind: String, Sendable, CaseIterable {
-    /// No delay.
-    case none
-    /// Exactly `delaySec`.
-    case constant
-    /// Uniform in [0, 2·`delaySec`): mean `delaySec`.
-    case uniform
-    /// Exponential with mean `delaySec`.
-    case exponential
-}
-
 /// Faults the broker injects on top of any profile, globally or for one device.
 public struct ChaosSettings: Sendable, Equatable {
     /// Probability a hint is lost before the profile sees it (`hint.dropped`, reason `chaos-loss`).

@@ -39,7 +39,8 @@ public enum DeliveryProfile: Sendable, Equatable {
     }
 
     /// A hint for the device arrived.
-    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
+    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions,
+                               now: Double) -> [ProfileDecision] {
         switch self {
         case .apns(var profile):
             defer { self = .apns(profile) }

@@ -34,7 +34,8 @@ public struct FCMProfile: Sendable, Equatable {
 
     public var nextDeadline: Double? { windowAt }
 
-    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
+    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions,
+                               now: Double) -> [ProfileDecision] {
         if conditions.app == .forceQuit {
             return [.discard(pending, reason: "force-stopped")]
         }

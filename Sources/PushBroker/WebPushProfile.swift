@@ -21,7 +21,8 @@ public struct WebPushProfile: Sendable, Equatable {
 
     public var nextDeadline: Double? { held.lazy.map(\.expiresAt).min() }
 
-    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
+    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions,
+                               now: Double) -> [ProfileDecision] {
         if Self.reachable(conditions) { return [.deliver(pending)] }
         // A TTL of zero means "now or never" in RFC 8030: the push service does not store it.
         guard ttlSec > 0 else { return [.expire(pending)] }

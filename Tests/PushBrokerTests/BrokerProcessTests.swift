@@ -50,7 +50,8 @@ import ZeroMQ
                             Set(object.keys) == ["hint", "account", "head"],
                             case .hint(let hint) = try Codec.decode(frames)
                         else {
-                            wrongShapes.append(frames.map { String(decoding: $0, as: UTF8.self) }.joined(separator: " | "))
+                            let text = frames.map { String(decoding: $0, as: UTF8.self) }
+                            wrongShapes.append(text.joined(separator: " | "))
                             continue
                         }
                         received[id, default: []].append(hint)
@@ -163,7 +164,8 @@ import ZeroMQ
 
             // Nothing changed, and the broker still serves.
             let pixel = try TestPeer(context, connect: broker.listen)
-            #expect(try pixel.register("pixel", platform: .android, token: "t-p") == .registered(Registered(device: "pixel")))
+            let welcome = try pixel.register("pixel", platform: .android, token: "t-p")
+            #expect(welcome == .registered(Registered(device: "pixel")))
             try server.send(Self.notice(1, origin: "laptop"))
             guard case .hint(let hint) = try pixel.receive() else { throw TestFailure("no hint after bad input") }
             #expect(hint == Hint(hint: "h-1", account: "acme", head: 1))
@@ -204,7 +206,8 @@ import ZeroMQ
             #expect(try launcher.stats().data["dropReasons"]?["unreachable"]?.intValue ?? 0 > 0)
 
             let second = try TestPeer(context, connect: broker.listen)
-            #expect(try second.register("pixel", platform: .android, token: "t-p") == .registered(Registered(device: "pixel")))
+            let welcome = try second.register("pixel", platform: .android, token: "t-p")
+            #expect(welcome == .registered(Registered(device: "pixel")))
             try second.send(.deviceState(DeviceState(device: "pixel", online: false, app: .background)))
             // The state message and the notices travel on different sockets: wait until the broker has the state.
             let stateDeadline = Date().addingTimeInterval(10)

@@ -29,7 +29,8 @@ final class BrokerProcess {
     static func executable(_ name: String) throws -> URL {
         let url = binaryFolder().appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw TestFailure("\(url.path) is missing: build it first (swift build --product \(name)) or set SYNCLAB_BIN")
+            throw TestFailure("\(url.path) is missing: build it first (swift build --product \(name)) "
+                + "or set SYNCLAB_BIN")
         }
         return url
     }
@@ -122,18 +123,5 @@ final class BrokerProcess {
         if ProcessInfo.processInfo.environment["SYNCLAB_KEEP_TEST_FOLDERS"] == nil {
             try? FileManager.default.removeItem(at: folder)
         }
-    }
-}
-
-/// A test precondition that did not hold.
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Runs blocking socket work on its own thread, not on Swift's cooperative pool.
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
