@@ -231,6 +231,39 @@ import ZeroMQ
         }
     }
 
+    @Test func aDeviceThatDoesNotReadFillsItsPipeAndHintsAreDroppedWithReasonHWM() async throws {
+        try await onOwnThread {
+            // A Unix socket buffers far less than loopback TCP, so the pipe fills after a few thousand hints.
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-hwm-\(UUID()).sock").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect(Thread.current.name == "test-io")
+            let broker = try BrokerProcess(devices: [("pixel", .android, "t-p")], listen: "ipc://\(path)",
+                                           extra: ["--hint-hwm", "1"])
+            defer { broker.stop() }
+            let context = try Context()
+            let launcher = try TestPeer(context, connect: broker.control)
+            let pixel = try TestPeer(context, connect: broker.listen, receiveHWM: 1)
+            _ = try pixel.register("pixel", platform: .android, token: "t-p")
+            let server = try Socket(context, .push)
+            try server.connect(broker.notices)
+            var hwmDrops = 0
+            var head = 0
+            let deadline = Date().addingTimeInterval(30)
+            while hwmDrops == 0 && Date() < deadline {
+                for _ in 0..<1000 {
+                    head += 1
+                    try server.send(Self.notice(head, origin: "laptop"))
+                }
+                hwmDrops = try launcher.stats().data["dropReasons"]?["hwm"]?.intValue ?? 0
+            }
+            #expect(hwmDrops > 0)
+            let stats = try launcher.stats()
+            #expect(stats.hints.balances)
+            #expect(stats.hints.dropped == stats.data["dropReasons"]?["hwm"]?.intValue)
+            #expect(broker.terminate() == 0)
+        }
+    }
+
     @Test func subModeReceivesNoticesFromAPublisher() async throws {
         try await onOwnThread {
             let broker = try BrokerProcess(devices: [("pixel", .android, "t-p")],

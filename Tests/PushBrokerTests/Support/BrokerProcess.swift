@@ -42,8 +42,10 @@ final class BrokerProcess {
     }
 
     /// Writes an accounts file of `devices` (id, platform, token) in account `acme` and starts the broker bound to
-    /// ephemeral TCP ports with `extra` flags; returns once its `process.started` event names the ports.
-    init(devices: [(String, Platform, String)], extra: [String] = [], timeout: Double = 20) throws {
+    /// ephemeral TCP ports (the device socket to `listen`) with `extra` flags; returns once its `process.started`
+    /// event names the endpoints.
+    init(devices: [(String, Platform, String)], listen: String = "tcp://127.0.0.1:*", extra: [String] = [],
+         timeout: Double = 20) throws {
         folder = try Self.temporaryFolder()
         let list = devices.map { #"{"id": "\#($0.0)", "platform": "\#($0.1.rawValue)", "token": "\#($0.2)"}"# }
         let accounts = #"{"accounts": [{"id": "acme", "devices": [\#(list.joined(separator: ", "))]}]}"#
@@ -53,7 +55,7 @@ final class BrokerProcess {
 
         process.executableURL = try Self.executable("synclab-broker")
         process.arguments = [
-            "--listen", "tcp://127.0.0.1:*", "--notices", "tcp://127.0.0.1:*", "--control", "tcp://127.0.0.1:*",
+            "--listen", listen, "--notices", "tcp://127.0.0.1:*", "--control", "tcp://127.0.0.1:*",
             "--accounts", accountsPath.path, "--events", eventsPath,
         ] + extra
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
@@ -63,7 +65,7 @@ final class BrokerProcess {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if let started = events(of: "process.started").first {
-                listen = started["listen"]?.stringValue ?? ""
+                self.listen = started["listen"]?.stringValue ?? ""
                 notices = started["notices"]?.stringValue ?? ""
                 control = started["control"]?.stringValue ?? ""
                 return

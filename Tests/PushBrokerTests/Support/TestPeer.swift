@@ -8,9 +8,10 @@ final class TestPeer {
     let socket: Socket
     private var req = 0
 
-    init(_ context: Context, connect endpoint: String, routingID: String? = nil) throws {
+    init(_ context: Context, connect endpoint: String, routingID: String? = nil, receiveHWM: Int32? = nil) throws {
         socket = try Socket(context, .dealer)
         if let routingID { try socket.setRoutingID(Array(routingID.utf8)) }
+        if let receiveHWM { try socket.setReceiveHighWaterMark(receiveHWM) }
         try socket.connect(endpoint)
     }
 
