@@ -101,9 +101,9 @@ public final class BrokerShell {
                 try drain(poller.sockets[index])
             }
         }
-        var fields: [(String, JSONValue)] = [("role", "broker"), ("pid", .int(Int(getpid())))]
-        fields.append(("hints", .object(instance.counters.fields)))
-        events.emit("process.stopped", fields)
+        events.emit("process.stopped", [
+            ("role", "broker"), ("pid", .int(Int(getpid()))), ("hints", .object(instance.counters.fields)),
+        ])
         notices.close()
         devices.close()
         control?.close()
