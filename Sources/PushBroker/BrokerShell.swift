@@ -60,13 +60,6 @@ public final class BrokerShell {
 
     /// Serves until SIGTERM, SIGINT or the control command `stop`, then writes `process.stopped`.
     public func run() throws {
-        // A process started with posix_spawn inherits the signal mask of the thread that started it; Foundation's
-        // Process, run from a thread that blocks SIGTERM, would leave the broker deaf to it.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         Signals.install()
         let profiles = configuration.profiles
         events.emit("process.started", [

@@ -2,6 +2,7 @@
 import LabKit
 import PushBroker
 
+Lifeline.install()
 let options = BrokerCommand.spec.parseOrExit(Array(CommandLine.arguments.dropFirst()))
 let configuration: BrokerConfiguration
 let directory: AccountDirectory
