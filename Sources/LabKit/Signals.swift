@@ -12,8 +12,15 @@ public enum Signals {
     /// True once SIGTERM or SIGINT arrived.
     public static var stopRequested: Bool { flag.value != 0 }
 
-    /// Installs handlers for SIGTERM and SIGINT and ignores SIGPIPE.
+    /// Installs handlers for SIGTERM and SIGINT and ignores SIGPIPE. Also unblocks SIGTERM and SIGINT: a process
+    /// spawned from a thread that blocked them (Foundation's `Process` from a test thread does) inherits the mask and
+    /// would otherwise never see a stop request.
     public static func install() {
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         signal(SIGPIPE, SIG_IGN)
         let handler: @convention(c) (Int32) -> Void = { _ in Signals.flag.value = 1 }
         signal(SIGTERM, handler)

@@ -61,13 +61,6 @@ public final class DeviceShell {
 
     /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
     public func run() throws {
-        // posix_spawn passes on the spawning thread's signal mask; a launcher thread that blocks SIGTERM would
-        // otherwise leave this process deaf to it.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         Signals.install()
         events.emit("process.started", [
             ("role", "device"), ("pid", .int(Int(getpid()))), ("device", .string(configuration.identity.device)),

@@ -1,6 +1,22 @@
+// synclab-broker: parse the flags, load the accounts file, serve until told to stop. See `synclab-broker --help`.
 import LabKit
+import PushBroker
 
-let spec = CommandSpec(name: "synclab-broker", summary: "not built yet", usage: "synclab-broker [--help]", flags: [])
-_ = spec.parseOrExit(Array(CommandLine.arguments.dropFirst()))
-Output.stderr("synclab-broker: not built yet; see its issue\n")
-exitProcess(2)
+Lifeline.install()
+let options = BrokerCommand.spec.parseOrExit(Array(CommandLine.arguments.dropFirst()))
+let configuration: BrokerConfiguration
+let directory: AccountDirectory
+do {
+    configuration = try BrokerCommand.configuration(from: options)
+    directory = try AccountDirectory.load(path: configuration.accountsPath)
+} catch {
+    Output.stderr("synclab-broker: \(error)\n")
+    exitProcess(2)
+}
+do {
+    try BrokerShell(configuration: configuration, directory: directory).run()
+} catch {
+    Output.stderr("synclab-broker: \(error)\n")
+    exitProcess(1)
+}
+exitProcess(0)

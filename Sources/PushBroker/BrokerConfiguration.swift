@@ -1,0 +1,39 @@
+/// Everything `synclab-broker` is started with (see `BrokerCommand` for the flags and their defaults).
+public struct BrokerConfiguration: Sendable, Equatable {
+    /// How the server's notices arrive.
+    public enum NoticesMode: String, Sendable, CaseIterable {
+        /// PUSH → PULL: nothing is lost between server and broker; a full pipe makes the server wait.
+        case pull
+        /// PUB → SUB: ZeroMQ drops notices past the high-water mark and before the subscription is up (natural loss).
+        case sub
+    }
+
+    /// Device ROUTER endpoint (bind).
+    public var listen: String
+    /// Notices endpoint (bind).
+    public var notices: String
+    public var noticesMode: NoticesMode = .pull
+    /// Receive high-water mark of the notices socket, in messages.
+    public var noticesHWM: Int32 = 1000
+    /// Send high-water mark of the device ROUTER, per device, in messages; a hint past it is dropped (`hwm`).
+    public var hintHWM: Int32 = 1000
+    public var accountsPath: String
+    /// Control ROUTER endpoint (bind), if any.
+    public var control: String?
+    /// Event log path, if any.
+    public var events: String?
+    public var name = "broker"
+    /// Simulated time 0 in wall µs; nil: when the process starts.
+    public var epochMicros: Int64?
+    public var timeScale: Double = 1
+    public var seed: UInt64 = 1
+    public var profiles = ProfileSettings()
+    public var chaos = ChaosSettings.off
+    public var reorderWindowSec: Double = 60
+
+    public init(listen: String, notices: String, accountsPath: String) {
+        self.listen = listen
+        self.notices = notices
+        self.accountsPath = accountsPath
+    }
+}

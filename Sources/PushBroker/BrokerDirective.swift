@@ -1,0 +1,53 @@
+import SyncProtocol
+
+/// What the broker's IO shell must do, in order. The instance decides; the shell only carries these out.
+public enum BrokerDirective: Sendable {
+    /// Send `hint` to `device` through the device socket, to routing id `peer`; report the outcome with
+    /// `BrokerInstance.onSent`.
+    case deliver(device: String, peer: [UInt8], hint: Hint, copy: DeliveryCopy)
+    /// Answer `peer` on `socket`.
+    case reply(socket: BrokerSocket, peer: [UInt8], message: Message)
+    /// Call `onTick` once simulated time `at` has come (earlier is harmless).
+    case scheduleTick(at: Double)
+    /// Write an event.
+    case log(type: String, fields: [(String, JSONValue)])
+    /// Stop serving: close the sockets, write `process.stopped`, exit 0.
+    case stop
+}
+
+extension BrokerDirective: Equatable {
+    public static func == (lhs: BrokerDirective, rhs: BrokerDirective) -> Bool {
+        switch (lhs, rhs) {
+        case let (.deliver(d1, p1, h1, c1), .deliver(d2, p2, h2, c2)):
+            return d1 == d2 && p1 == p2 && h1 == h2 && c1 == c2
+        case let (.reply(s1, p1, m1), .reply(s2, p2, m2)):
+            return s1 == s2 && p1 == p2 && m1 == m2
+        case let (.scheduleTick(a1), .scheduleTick(a2)):
+            return a1 == a2
+        case let (.log(t1, f1), .log(t2, f2)):
+            return t1 == t2 && JSONValue.object(f1) == JSONValue.object(f2)
+        case (.stop, .stop):
+            return true
+        case (.deliver, _), (.reply, _), (.scheduleTick, _), (.log, _), (.stop, _):
+            return false
+        }
+    }
+}
+
+extension BrokerDirective: CustomStringConvertible {
+    /// One line per directive: the decision log compared by the reproducibility tests.
+    public var description: String {
+        switch self {
+        case let .deliver(device, peer, hint, copy):
+            return "deliver \(copy.rawValue) \(hint.hint) head \(hint.head) to \(device) (\(PeerName.describe(peer)))"
+        case let .reply(socket, peer, message):
+            return "reply on \(socket.rawValue) to \(PeerName.describe(peer)): \(message.type)"
+        case let .scheduleTick(at):
+            return "tick at \(at)"
+        case let .log(type, fields):
+            return "\(type) \(JSONValue.object(fields))"
+        case .stop:
+            return "stop"
+        }
+    }
+}

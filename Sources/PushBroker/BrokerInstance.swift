@@ -1,0 +1,524 @@
+import LabKit
+import SyncProtocol
+
+/// The push broker's decisions, with no IO: registrations, the account's hints, the delivery profiles, chaos and the
+/// accounting. It is handed the simulated time of each event and owns a generator seeded from `--seed`, so the same
+/// seed and the same events give the same directives (docs/BROKER.md).
+///
+/// Each `on…` reacts to one event and returns what the shell must do, in order. Every decision is a `.log`.
+public struct BrokerInstance: Sendable {
+    public let directory: AccountDirectory
+    public let profiles: ProfileSettings
+    /// Simulated seconds a hint chaos chose to reorder waits for the device's next hint before it goes anyway.
+    public let reorderWindowSec: Double
+    public private(set) var chaos: ChaosSettings
+    public private(set) var chaosByDevice: [String: ChaosSettings] = [:]
+
+    private var generator: SeededGenerator
+    private var devices: [String: DeviceRecord] = [:]
+    /// Registered devices of each account, sorted, so hints fan out in the same order on every run.
+    private var registeredByAccount: [String: [String]] = [:]
+    /// The highest head each account's notices named: what a resync hint carries.
+    private var latestHead: [String: Int] = [:]
+    private var hintNumber = 0
+    private var arrivals = 0
+    /// Hints chaos delayed, sorted by (due, arrival).
+    private var delayed: [Delayed] = []
+    /// Originals handed to the shell, by hint id, until `onSent` reports the outcome.
+    private var sending: [String: PendingHint] = [:]
+    private var dropReasons: [String: Int] = [:]
+
+    struct Delayed: Sendable {
+        var due: Double
+        var arrival: Int
+        var device: String
+        var pending: PendingHint
+        var reorder: Bool
+    }
+
+    public init(directory: AccountDirectory, profiles: ProfileSettings = ProfileSettings(),
+                chaos: ChaosSettings = .off, reorderWindowSec: Double = 60, seed: UInt64) {
+        self.directory = directory
+        self.profiles = profiles
+        self.chaos = chaos
+        self.reorderWindowSec = reorderWindowSec
+        self.generator = SeededGenerator(seed: seed)
+    }
+
+    // MARK: - Input from the sockets
+
+    /// A message on the device ROUTER from routing id `peer`: `register` or `deviceState`.
+    public mutating func onDeviceMessage(_ frames: [[UInt8]], peer: [UInt8], now: Double) -> [BrokerDirective] {
+        switch Codec.decodeOrReply(frames) {
+        case .failure(let error):
+            return refusal(error.code, error.description, socket: .devices, peer: peer)
+        case .success(let message):
+            switch message {
+            case .register(let register):
+                return onRegister(register, peer: peer, now: now)
+            case .deviceState(let state):
+                return onDeviceState(state, peer: peer, now: now)
+            case .hello, .welcome, .push, .pushResult, .pull, .page, .notice, .registered, .hint, .control,
+                .controlAck, .error:
+                let error = ProtocolError.unexpected(type: message.type, receiver: "the broker's device socket")
+                return refusal(error.code, error.description, socket: .devices, peer: peer)
+            }
+        }
+    }
+
+    /// A message on the notices socket (PULL or SUB): the server's `notice`. Nobody can be answered there, so bad
+    /// input is only logged.
+    public mutating func onNoticeMessage(_ frames: [[UInt8]], now: Double) -> [BrokerDirective] {
+        switch Codec.decodeOrReply(frames) {
+        case .failure(let error):
+            return refusal(error.code, error.description, socket: nil, peer: nil)
+        case .success(let message):
+            switch message {
+            case .notice(let notice):
+                return onNotice(notice, now: now)
+            case .hello, .welcome, .push, .pushResult, .pull, .page, .register, .registered, .deviceState, .hint,
+                .control, .controlAck, .error:
+                let error = ProtocolError.unexpected(type: message.type, receiver: "the broker's notices socket")
+                return refusal(error.code, error.description, socket: nil, peer: nil)
+            }
+        }
+    }
+
+    /// A message on the control ROUTER: `control` with `ping`, `stop`, `stats` or `chaos`.
+    public mutating func onControlMessage(_ frames: [[UInt8]], peer: [UInt8], now: Double) -> [BrokerDirective] {
+        switch Codec.decodeOrReply(frames) {
+        case .failure(let error):
+            return refusal(error.code, error.description, socket: .control, peer: peer)
+        case .success(let message):
+            switch message {
+            case .control(let control):
+                return onControl(control, peer: peer, now: now)
+            case .hello, .welcome, .push, .pushResult, .pull, .page, .notice, .register, .registered, .deviceState,
+                .hint, .controlAck, .error:
+                let error = ProtocolError.unexpected(type: message.type, receiver: "the broker's control socket")
+                return refusal(error.code, error.description, socket: .control, peer: peer)
+            }
+        }
+    }
+
+    // MARK: - Events
+
+    /// A device asks for hints. Checked against the accounts file; a known device registering again (a restarted
+    /// process, a new connection) moves its hints to the new routing id and keeps its state and held hints.
+    public mutating func onRegister(_ register: Register, peer: [UInt8], now: Double) -> [BrokerDirective] {
+        let device = register.device
+        guard let entry = directory[device] else {
+            return refusal(.unknownDevice, "register: device \"\(device)\" is not in the accounts file",
+                           socket: .devices, peer: peer, device: device)
+        }
+        guard entry.token == register.token else {
+            return refusal(.badToken, "register: wrong token for device \"\(device)\"", socket: .devices, peer: peer,
+                           device: device)
+        }
+        guard entry.account == register.account else {
+            return refusal(.wrongAccount, "register: device \"\(device)\" is not a device of account "
+                + "\"\(register.account)\"", socket: .devices, peer: peer, device: device)
+        }
+        guard entry.platform == register.platform else {
+            return refusal(.invalid, "register: device \"\(device)\" is \(entry.platform.rawValue) in the accounts "
+                + "file, not \(register.platform.rawValue)", socket: .devices, peer: peer, device: device)
+        }
+        let replaced = devices[device] != nil
+        if replaced {
+            devices[device]!.peer = peer
+        } else {
+            let kind = profiles.kind(for: entry.platform)
+            devices[device] = DeviceRecord(id: device, account: entry.account, platform: entry.platform, peer: peer,
+                                           profile: DeliveryProfile(kind, settings: profiles))
+            var list = registeredByAccount[entry.account] ?? []
+            list.insert(device, at: list.firstIndex(where: { $0 > device }) ?? list.endIndex)
+            registeredByAccount[entry.account] = list
+        }
+        return [
+            .log(type: "device.registered", fields: [
+                ("device", .string(device)), ("account", .string(entry.account)),
+                ("platform", .string(entry.platform.rawValue)),
+                ("profile", .string(devices[device]!.profile.kind.rawValue)), ("replaced", .bool(replaced)),
+                ("peer", .string(PeerName.describe(peer))),
+            ]),
+            .reply(socket: .devices, peer: peer, message: .registered(Registered(device: device))),
+        ]
+    }
+
+    /// A registered device reports what its OS sees. Only the connection that registered the device may.
+    public mutating func onDeviceState(_ state: DeviceState, peer: [UInt8], now: Double) -> [BrokerDirective] {
+        guard let record = devices[state.device], record.peer == peer else {
+            return refusal(.notAuthenticated, "deviceState: device \"\(state.device)\" has not registered from this "
+                + "connection; send register first", socket: .devices, peer: peer, device: state.device)
+        }
+        let conditions = DeviceConditions(state)
+        var out: [BrokerDirective] = [
+            .log(type: "device.state", fields: [
+                ("device", .string(state.device)), ("online", .bool(state.online)),
+                ("app", .string(state.app.rawValue)), ("doze", .bool(state.doze)),
+                ("refreshOff", .bool(state.refreshOff)),
+            ])
+        ]
+        devices[state.device]!.conditions = conditions
+        withProfile(of: state.device, now: now, into: &out) { profile in
+            profile.conditionsChanged(to: conditions, now: now)
+        }
+        return out
+    }
+
+    /// The server says an account's head moved: one hint per registered device of the account but the origin.
+    public mutating func onNotice(_ notice: Notice, now: Double) -> [BrokerDirective] {
+        guard directory.accounts.contains(notice.account) else {
+            return refusal(.invalid, "notice: unknown account \"\(notice.account)\"", socket: nil, peer: nil)
+        }
+        latestHead[notice.account] = max(latestHead[notice.account] ?? 0, notice.head)
+        let targets = (registeredByAccount[notice.account] ?? []).filter { $0 != notice.origin }
+        let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
+        var out: [BrokerDirective] = [
+            .log(type: "notice.received", fields: [
+                ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
+                ("seqs", seqs), ("hints", .int(targets.count)),
+            ])
+        ]
+        for device in targets {
+            let pending = accept(device: device, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
+                                 now: now, into: &out)
+            enterChaos(pending, device: device, now: now, into: &out)
+        }
+        return out
+    }
+
+    /// The shell tried to send a hint the instance asked for; `failure` is nil when libzmq took it.
+    public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?,
+                                now: Double) -> [BrokerDirective] {
+        guard devices[device] != nil else { return [] }
+        switch copy {
+        case .original:
+            guard let pending = sending.removeValue(forKey: hint.hint) else { return [] }
+            devices[device]!.sendingCount -= 1
+            if let failure {
+                var out: [BrokerDirective] = []
+                drop(pending, device: device, reason: failure.rawValue, into: &out)
+                return out
+            }
+            devices[device]!.counters.delivered += 1
+            return [
+                .log(type: "hint.delivered", fields: [
+                    ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+                    ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
+                ])
+            ]
+        case .duplicate:
+            if let failure {
+                return [
+                    .log(type: "hint.duplicateFailed", fields: [
+                        ("hint", .string(hint.hint)), ("device", .string(device)),
+                        ("reason", .string(failure.rawValue)),
+                    ])
+                ]
+            }
+            devices[device]!.counters.duplicated += 1
+            return [
+                .log(type: "hint.duplicated", fields: [
+                    ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+                ])
+            ]
+        }
+    }
+
+    /// Simulated time reached a deadline: delayed hints arrive, reordered ones give up waiting, doze windows open,
+    /// TTLs run out.
+    public mutating func onTick(now: Double) -> [BrokerDirective] {
+        var out: [BrokerDirective] = []
+        let due = delayed.prefix(while: { $0.due <= now })
+        delayed.removeFirst(due.count)
+        for item in due {
+            devices[item.device]!.delayedCount -= 1
+            arrive(item.pending, device: item.device, reorder: item.reorder, now: now, into: &out)
+        }
+        for device in devices.keys.sorted() {
+            let parked = devices[device]!.parked
+            if parked.contains(where: { $0.releaseAt <= now }) {
+                devices[device]!.parked = parked.filter { $0.releaseAt > now }
+                for item in parked where item.releaseAt <= now {
+                    offer(item.pending, device: device, now: now, into: &out)
+                }
+            }
+            let conditions = devices[device]!.conditions
+            withProfile(of: device, now: now, into: &out) { profile in profile.tick(conditions, now: now) }
+        }
+        if let next = nextDeadline {
+            out.append(.scheduleTick(at: next))
+        }
+        return out
+    }
+
+    /// Changes the chaos settings (flags at start, the `chaos` control command at run time).
+    public mutating func onChaos(_ change: ChaosChange) throws(BrokerError) -> [BrokerDirective] {
+        var fields: [(String, JSONValue)]
+        switch change {
+        case .off(nil):
+            chaos = .off
+            chaosByDevice = [:]
+            fields = [("scope", "all"), ("off", true)]
+        case .off(let device?):
+            guard directory[device] != nil else { throw .invalid("unknown device \"\(device)\"") }
+            chaosByDevice[device] = nil
+            fields = [("scope", "device"), ("device", .string(device)), ("off", true)]
+        case .set(nil, _, _, _, _, _):
+            let settings = change.applied(to: chaos)
+            try settings.validate()
+            chaos = settings
+            fields = [("scope", "global")] + settings.fields
+        case .set(let device?, _, _, _, _, _):
+            guard directory[device] != nil else { throw .invalid("unknown device \"\(device)\"") }
+            let settings = change.applied(to: chaosByDevice[device] ?? chaos)
+            try settings.validate()
+            chaosByDevice[device] = settings
+            fields = [("scope", "device"), ("device", .string(device))] + settings.fields
+        }
+        return [.log(type: "fault.set", fields: fields)]
+    }
+
+    // MARK: - Accounting
+
+    /// The counters over every device; `balances` holds between any two events.
+    public var counters: HintCounters {
+        devices.values.reduce(HintCounters()) { $0 + $1.settledCounters }
+    }
+
+    /// One device's counters, if it registered.
+    public func counters(for device: String) -> HintCounters? {
+        devices[device]?.settledCounters
+    }
+
+    /// The `stats` control reply: `hints` (the report's counters), `dropReasons`, `devices` and `chaos`.
+    public var stats: JSONValue {
+        let perDevice = devices.keys.sorted().map { id -> (String, JSONValue) in
+            let record = devices[id]!
+            return (id, .object([
+                ("account", .string(record.account)), ("platform", .string(record.platform.rawValue)),
+                ("profile", .string(record.profile.kind.rawValue)),
+            ] + record.settledCounters.fields))
+        }
+        let reasons = dropReasons.keys.sorted().map { ($0, JSONValue.int(dropReasons[$0]!)) }
+        return .object([
+            ("hints", .object(counters.fields)),
+            ("dropReasons", .object(reasons)),
+            ("devices", .object(perDevice)),
+            ("chaos", .object(chaos.fields)),
+        ])
+    }
+
+    // MARK: - The path of a hint
+
+    private mutating func accept(device: String, head: Int, origin: String, seqs: JSONValue, resync: Bool,
+                                 now: Double, into out: inout [BrokerDirective]) -> PendingHint {
+        hintNumber += 1
+        let account = devices[device]!.account
+        let hint = Hint(hint: "h-\(hintNumber)", account: account, head: head)
+        devices[device]!.counters.accepted += 1
+        var fields: [(String, JSONValue)] = [
+            ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(account)),
+            ("head", .int(head)), ("origin", .string(origin)), ("seqs", seqs),
+        ]
+        if resync { fields.append(("reason", "resync")) }
+        out.append(.log(type: "hint.accepted", fields: fields))
+        return PendingHint(hint: hint, acceptedAt: now)
+    }
+
+    private func chaosSettings(for device: String) -> ChaosSettings {
+        chaosByDevice[device] ?? chaos
+    }
+
+    /// Chaos sits between the server and the profile: a hint may be lost, delayed or held back for reordering before
+    /// the push service's rules see it. Draws happen in a fixed order (loss, delay, reorder) per hint.
+    private mutating func enterChaos(_ pending: PendingHint, device: String, now: Double,
+                                     into out: inout [BrokerDirective]) {
+        let settings = chaosSettings(for: device)
+        if generator.chance(settings.loss) {
+            drop(pending, device: device, reason: "chaos-loss", into: &out)
+            return
+        }
+        let delay = settings.drawDelay(&generator)
+        let reorder = generator.chance(settings.reorder)
+        guard delay > 0 else {
+            arrive(pending, device: device, reorder: reorder, now: now, into: &out)
+            return
+        }
+        arrivals += 1
+        let item = Delayed(due: now + delay, arrival: arrivals, device: device, pending: pending, reorder: reorder)
+        delayed.insert(item, at: delayed.firstIndex(where: { $0.due > item.due }) ?? delayed.endIndex)
+        devices[device]!.delayedCount += 1
+        held(pending, device: device, reason: "chaos-delay", extra: [("untilSec", .double(roundedSeconds(item.due)))],
+             into: &out)
+        out.append(.scheduleTick(at: item.due))
+    }
+
+    /// A hint reaches the profile, unless chaos holds it back until the device's next hint has overtaken it.
+    private mutating func arrive(_ pending: PendingHint, device: String, reorder: Bool, now: Double,
+                                 into out: inout [BrokerDirective]) {
+        if reorder {
+            let releaseAt = now + reorderWindowSec
+            devices[device]!.parked.append((pending, releaseAt))
+            held(pending, device: device, reason: "chaos-reorder", into: &out)
+            out.append(.scheduleTick(at: releaseAt))
+            return
+        }
+        offer(pending, device: device, now: now, into: &out)
+        let parked = devices[device]!.parked
+        guard !parked.isEmpty else { return }
+        devices[device]!.parked = []
+        for item in parked {
+            offer(item.pending, device: device, now: now, into: &out)
+        }
+    }
+
+    private mutating func offer(_ pending: PendingHint, device: String, now: Double,
+                                into out: inout [BrokerDirective]) {
+        let conditions = devices[device]!.conditions
+        withProfile(of: device, now: now, into: &out) { profile in profile.offer(pending, conditions, now: now) }
+    }
+
+    /// Runs one profile step and carries out its decisions; asks for a tick when the profile's deadline moved.
+    private mutating func withProfile(of device: String, now: Double, into out: inout [BrokerDirective],
+                                      _ step: (inout DeliveryProfile) -> [ProfileDecision]) {
+        let before = devices[device]!.profile.nextDeadline
+        let decisions = step(&devices[device]!.profile)
+        for decision in decisions {
+            apply(decision, device: device, now: now, into: &out)
+        }
+        if let after = devices[device]!.profile.nextDeadline, after != before {
+            out.append(.scheduleTick(at: after))
+        }
+    }
+
+    private mutating func apply(_ decision: ProfileDecision, device: String, now: Double,
+                                into out: inout [BrokerDirective]) {
+        switch decision {
+        case .deliver(let pending):
+            send(pending, device: device, into: &out)
+        case .hold(let pending, let reason):
+            held(pending, device: device, reason: reason, into: &out)
+        case .coalesce(let pending, let by):
+            devices[device]!.counters.coalesced += 1
+            out.append(.log(type: "hint.coalesced", fields: [
+                ("hint", .string(pending.id)), ("device", .string(device)), ("by", .string(by)),
+            ]))
+        case .throttle(let pending):
+            devices[device]!.counters.throttled += 1
+            out.append(.log(type: "hint.throttled", fields: [
+                ("hint", .string(pending.id)), ("device", .string(device)), ("reason", "background-budget"),
+            ]))
+        case .discard(let pending, let reason):
+            devices[device]!.counters.discarded += 1
+            out.append(.log(type: "hint.discarded", fields: [
+                ("hint", .string(pending.id)), ("device", .string(device)), ("reason", .string(reason)),
+            ]))
+        case .drop(let pending, let reason):
+            drop(pending, device: device, reason: reason, into: &out)
+        case .expire(let pending):
+            devices[device]!.counters.expired += 1
+            out.append(.log(type: "hint.expired", fields: [
+                ("hint", .string(pending.id)), ("device", .string(device)), ("reason", "ttl"),
+                ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
+            ]))
+        case .resync:
+            let account = devices[device]!.account
+            let pending = accept(device: device, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
+                                 resync: true, now: now, into: &out)
+            send(pending, device: device, into: &out)
+        }
+    }
+
+    /// Hands a hint to the shell; chaos may send it twice.
+    private mutating func send(_ pending: PendingHint, device: String, into out: inout [BrokerDirective]) {
+        let peer = devices[device]!.peer
+        sending[pending.id] = pending
+        devices[device]!.sendingCount += 1
+        out.append(.deliver(device: device, peer: peer, hint: pending.hint, copy: .original))
+        if generator.chance(chaosSettings(for: device).duplicate) {
+            out.append(.deliver(device: device, peer: peer, hint: pending.hint, copy: .duplicate))
+        }
+    }
+
+    private mutating func drop(_ pending: PendingHint, device: String, reason: String,
+                               into out: inout [BrokerDirective]) {
+        devices[device]!.counters.dropped += 1
+        dropReasons[reason, default: 0] += 1
+        out.append(.log(type: "hint.dropped", fields: [
+            ("hint", .string(pending.id)), ("device", .string(device)), ("reason", .string(reason)),
+        ]))
+    }
+
+    private func held(_ pending: PendingHint, device: String, reason: String, extra: [(String, JSONValue)] = [],
+                      into out: inout [BrokerDirective]) {
+        out.append(.log(type: "hint.held", fields: [
+            ("hint", .string(pending.id)), ("device", .string(device)), ("reason", .string(reason)),
+        ] + extra))
+    }
+
+    private var nextDeadline: Double? {
+        let deadlines = [delayed.first?.due] + devices.values.map(\.nextDeadline)
+        return deadlines.compactMap { $0 }.min()
+    }
+
+    // MARK: - Control
+
+    private mutating func onControl(_ control: Control, peer: [UInt8], now: Double) -> [BrokerDirective] {
+        var out: [BrokerDirective] = []
+        var ack = ControlAck(req: control.req, ok: true)
+        var stop = false
+        switch control.command {
+        case "ping":
+            ack.detail = "pong"
+        case "stop":
+            ack.detail = "stopping"
+            stop = true
+        case "stats":
+            ack.detail = counters.balances ? "hints balance" : "hints do not balance"
+            ack.data = stats
+        case "chaos":
+            do {
+                out += try onChaos(ChaosChange.parse(control.args))
+                ack.detail = "chaos set"
+                ack.data = .object([("global", .object(chaos.fields))] + chaosByDevice.keys.sorted().map {
+                    ($0, .object(chaosByDevice[$0]!.fields))
+                })
+            } catch {
+                ack.ok = false
+                ack.detail = "chaos: \(error)"
+            }
+        default:
+            ack.ok = false
+            ack.detail = "unknown command \"\(control.command)\"; the broker answers ping, stop, stats, chaos"
+        }
+        let args = control.args.keys.sorted().map { ($0, control.args[$0]!) }
+        out.append(.log(type: "control.received", fields: [
+            ("command", .string(control.command)), ("args", .object(args)), ("ok", .bool(ack.ok)),
+            ("detail", .string(ack.detail)),
+        ]))
+        out.append(.reply(socket: .control, peer: peer, message: .controlAck(ack)))
+        if stop { out.append(.stop) }
+        return out
+    }
+
+    private func refusal(_ code: ErrorCode, _ message: String, socket: BrokerSocket?, peer: [UInt8]?,
+                         device: String? = nil) -> [BrokerDirective] {
+        var fields: [(String, JSONValue)] = [
+            ("code", .string(code.rawValue)), ("message", .string(message)),
+            ("peer", .string(peer.map(PeerName.describe) ?? "notices")),
+        ]
+        if let device { fields.append(("device", .string(device))) }
+        var out: [BrokerDirective] = [.log(type: "request.refused", fields: fields)]
+        if let socket, let peer {
+            out.append(.reply(socket: socket, peer: peer, message: .error(ErrorReply(code: code, message: message))))
+        }
+        return out
+    }
+
+    /// Millisecond precision: enough for simulated waits, and the log stays readable.
+    private func roundedSeconds(_ seconds: Double) -> Double {
+        (seconds * 1000).rounded() / 1000
+    }
+}

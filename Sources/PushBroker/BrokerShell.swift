@@ -1,0 +1,162 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import ZeroMQ
+
+/// The broker's IO: binds the notices, device and control sockets, feeds what arrives and the clock's ticks to a
+/// `BrokerInstance`, and carries out its directives in order. Runs on the calling thread (the process's main thread):
+/// `zmq_poll` blocks, so it never runs on the cooperative pool.
+public final class BrokerShell {
+    public let configuration: BrokerConfiguration
+    private var instance: BrokerInstance
+    private let clock: SimClock
+    private let events: EventLog
+    private let context: Context
+    private let notices: Socket
+    private let devices: Socket
+    private let control: Socket?
+    /// The earliest simulated second the instance asked to be ticked at.
+    private var wakeAt: Double?
+    private var stopping = false
+
+    /// Messages read from one socket before looking at the others, so a flood of notices cannot starve control.
+    static let batch = 256
+    /// The longest poll: how soon a SIGTERM is noticed when nothing else happens.
+    static let maxPollMs = 100
+    /// Largest inbound message libzmq accepts on the device and control sockets; up to it, an oversized body is
+    /// answered with a `tooLarge` error; past it libzmq closes the connection before we see anything.
+    static let maxMessageBytes: Int64 = 4 << 20
+
+    /// Opens the event log and binds every socket; throws when an endpoint cannot be bound.
+    public init(configuration: BrokerConfiguration, directory: AccountDirectory) throws {
+        self.configuration = configuration
+        self.clock = configuration.epochMicros.map { SimClock(epochMicros: $0, scale: configuration.timeScale) }
+            ?? SimClock.startingNow(scale: configuration.timeScale)
+        self.events = try EventLog(path: configuration.events, process: configuration.name, clock: clock)
+        self.instance = BrokerInstance(directory: directory, profiles: configuration.profiles,
+                                       chaos: configuration.chaos, reorderWindowSec: configuration.reorderWindowSec,
+                                       seed: configuration.seed)
+        context = try Context()
+        notices = try Socket(context, configuration.noticesMode == .sub ? .sub : .pull)
+        try notices.setReceiveHighWaterMark(configuration.noticesHWM)
+        if configuration.noticesMode == .sub { try notices.subscribe() }
+        try notices.bind(configuration.notices)
+        devices = try Socket(context, .router)
+        try devices.setRouterMandatory(true)
+        // A restarted device that reuses its routing id takes the old connection's place.
+        try devices.setRouterHandover(true)
+        try devices.setSendHighWaterMark(configuration.hintHWM)
+        try devices.setMaxMessageSize(Self.maxMessageBytes)
+        try devices.bind(configuration.listen)
+        if let endpoint = configuration.control {
+            let socket = try Socket(context, .router)
+            try socket.setMaxMessageSize(Self.maxMessageBytes)
+            try socket.bind(endpoint)
+            control = socket
+        } else {
+            control = nil
+        }
+    }
+
+    /// Serves until SIGTERM, SIGINT or the control command `stop`, then writes `process.stopped`.
+    public func run() throws {
+        Signals.install()
+        let profiles = configuration.profiles
+        events.emit("process.started", [
+            ("role", "broker"), ("pid", .int(Int(getpid()))), ("listen", .string(devices.lastEndpoint)),
+            ("notices", .string(notices.lastEndpoint)), ("noticesMode", .string(configuration.noticesMode.rawValue)),
+            ("control", control.map { .string($0.lastEndpoint) } ?? .null),
+            ("seed", .string(String(configuration.seed))),
+            ("timeScale", .double(configuration.timeScale)),
+            ("profiles", .object([
+                ("android", .string(profiles.android.rawValue)), ("ios", .string(profiles.ios.rawValue)),
+                ("web", .string(profiles.web.rawValue)),
+            ])),
+        ])
+        if !configuration.chaos.isOff {
+            events.emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.chaos.fields)
+        }
+        var poller = Poller([notices, devices] + (control.map { [$0] } ?? []))
+        while !stopping && !Signals.stopRequested {
+            let now = clock.now()
+            if let wake = wakeAt, wake <= now {
+                wakeAt = nil
+                carryOut(instance.onTick(now: now))
+                continue
+            }
+            let ready: [Int]
+            do {
+                ready = try poller.poll(timeoutMs: pollTimeout(now: now))
+            } catch let error as ZMQError where error.isTerminated {
+                break
+            }
+            for index in ready {
+                try drain(poller.sockets[index])
+            }
+        }
+        events.emit("process.stopped", [
+            ("role", "broker"), ("pid", .int(Int(getpid()))), ("hints", .object(instance.counters.fields)),
+        ])
+        notices.close()
+        devices.close()
+        control?.close()
+    }
+
+    private func pollTimeout(now: Double) -> Int {
+        guard let wake = wakeAt else { return Self.maxPollMs }
+        let ms = (clock.realSeconds(wake - now) * 1000).rounded(.up)
+        return Int(min(max(ms, 0), Double(Self.maxPollMs)))
+    }
+
+    private func drain(_ socket: Socket) throws {
+        for _ in 0..<Self.batch {
+            guard let frames = try socket.receive(dontWait: true) else { return }
+            let now = clock.now()
+            if socket === notices {
+                carryOut(instance.onNoticeMessage(frames, now: now))
+            } else if socket === devices {
+                carryOut(instance.onDeviceMessage(Array(frames.dropFirst()), peer: frames[0], now: now))
+            } else {
+                carryOut(instance.onControlMessage(Array(frames.dropFirst()), peer: frames[0], now: now))
+            }
+            if stopping { return }
+        }
+    }
+
+    /// Interprets directives in order; a send's outcome goes back to the instance before the next directive.
+    private func carryOut(_ directives: [BrokerDirective]) {
+        for directive in directives {
+            switch directive {
+            case let .deliver(device, peer, hint, copy):
+                let failure = send([peer] + Codec.encode(.hint(hint)), on: devices)
+                carryOut(instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now()))
+            case let .reply(socket, peer, message):
+                let target: Socket? = socket == .devices ? devices : control
+                if let target {
+                    // A peer that left before its answer is nobody's loss: its request changed nothing or is logged.
+                    _ = send([peer] + Codec.encode(message), on: target)
+                }
+            case let .scheduleTick(at):
+                wakeAt = min(wakeAt ?? at, at)
+            case let .log(type, fields):
+                events.emit(type, fields)
+            case .stop:
+                stopping = true
+            }
+        }
+    }
+
+    /// Sends without blocking; nil when libzmq took the message.
+    private func send(_ frames: [Frame], on socket: Socket) -> SendFailure? {
+        do {
+            if try socket.send(frames, dontWait: true) { return nil }
+            // `send` returns false for both EAGAIN (the peer's pipe is at its high-water mark) and EHOSTUNREACH
+            // (router-mandatory: no such peer). libzmq left the reason in errno and nothing ran since that could
+            // change it, so it tells the two apart without a change to the ZeroMQ wrapper.
+            return errno == EAGAIN ? .hwm : .unreachable
+        } catch {
+            events.emit("send.failed", [("error", .string("\(error)"))])
+            return .unreachable
+        }
+    }
+}

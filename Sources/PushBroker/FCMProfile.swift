@@ -1,0 +1,114 @@
+/// Firebase Cloud Messaging:
+/// - while the device is offline FCM stores up to `maxHeld` messages; one more and it deletes them all
+///   (`drop`, reason `fcm-overflow`) and, when the device is back, tells the app through `onDeletedMessages`: here
+///   one `resync` hint for the account's latest head;
+/// - with collapse keys (the account), a newer stored hint replaces the older one of the same key, and at most
+///   `maxCollapseKeys` keys are stored per device (the oldest key is dropped, reason `fcm-collapse-limit`);
+/// - a normal-priority message to a dozing device waits for the next maintenance window (every `dozeWindowSec` of
+///   doze, counted from when doze began); a high-priority one wakes the device;
+/// - an app the user force-stopped gets nothing (discarded, held ones too) until it is opened again.
+/// See docs/BROKER.md for the sources.
+public struct FCMProfile: Sendable, Equatable {
+    public let maxHeld: Int
+    public let priority: FCMPriority
+    public let collapse: FCMCollapse
+    public let maxCollapseKeys: Int
+    public let dozeWindowSec: Double
+    public private(set) var held: [PendingHint] = []
+    /// FCM deleted stored hints; the next delivery starts with a resync hint.
+    public private(set) var overflowed = false
+    /// When the current doze began, nil while awake or offline.
+    public private(set) var dozeSince: Double?
+    /// The maintenance window the held hints wait for, while they wait for one.
+    public private(set) var windowAt: Double?
+
+    public init(settings: ProfileSettings) {
+        self.maxHeld = settings.fcmMaxHeld
+        self.priority = settings.fcmPriority
+        self.collapse = settings.fcmCollapse
+        self.maxCollapseKeys = settings.fcmMaxCollapseKeys
+        self.dozeWindowSec = settings.dozeWindowSec
+    }
+
+    public var heldCount: Int { held.count }
+
+    public var nextDeadline: Double? { windowAt }
+
+    public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions,
+                               now: Double) -> [ProfileDecision] {
+        if conditions.app == .forceQuit {
+            return [.discard(pending, reason: "force-stopped")]
+        }
+        guard let reason = waitReason(conditions) else { return [.deliver(pending)] }
+        let decisions = store(pending, reason: reason)
+        waitForWindow(reason, now: now)
+        return decisions
+    }
+
+    public mutating func conditionsChanged(to conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
+        if conditions.doze && conditions.online {
+            if dozeSince == nil { dozeSince = now }
+        } else {
+            dozeSince = nil
+        }
+        windowAt = nil
+        if conditions.app == .forceQuit {
+            let discarded = held.map { ProfileDecision.discard($0, reason: "force-stopped") }
+            held = []
+            return discarded
+        }
+        guard let reason = waitReason(conditions) else { return flush() }
+        waitForWindow(reason, now: now)
+        return []
+    }
+
+    public mutating func tick(_ conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
+        guard let windowAt, windowAt <= now else { return [] }
+        return flush()
+    }
+
+    /// Why a hint cannot go out now, or nil.
+    private func waitReason(_ conditions: DeviceConditions) -> String? {
+        if !conditions.online { return "offline" }
+        if conditions.doze && !conditions.isForeground && priority == .normal { return "doze" }
+        return nil
+    }
+
+    /// Hints held in doze go out at the first maintenance window after they began to wait: windows fall every
+    /// `dozeWindowSec` after doze began.
+    private mutating func waitForWindow(_ reason: String, now: Double) {
+        guard reason == "doze", windowAt == nil, !held.isEmpty || overflowed, let since = dozeSince else { return }
+        let interval = max(dozeWindowSec, 1)
+        windowAt = since + (((now - since) / interval).rounded(.down) + 1) * interval
+    }
+
+    private mutating func flush() -> [ProfileDecision] {
+        windowAt = nil
+        var decisions: [ProfileDecision] = overflowed ? [.resync] : []
+        overflowed = false
+        decisions += held.map { .deliver($0) }
+        held = []
+        return decisions
+    }
+
+    private mutating func store(_ pending: PendingHint, reason: String) -> [ProfileDecision] {
+        var decisions: [ProfileDecision] = []
+        if collapse == .account {
+            if let index = held.firstIndex(where: { $0.hint.account == pending.hint.account }) {
+                decisions.append(.coalesce(held.remove(at: index), by: pending.id))
+            } else if held.count >= maxCollapseKeys {
+                decisions.append(.drop(held.removeFirst(), reason: "fcm-collapse-limit"))
+            }
+        }
+        if held.count >= maxHeld {
+            decisions += held.map { .drop($0, reason: "fcm-overflow") }
+            decisions.append(.drop(pending, reason: "fcm-overflow"))
+            held = []
+            overflowed = true
+            return decisions
+        }
+        held.append(pending)
+        decisions.append(.hold(pending, reason: reason))
+        return decisions
+    }
+}

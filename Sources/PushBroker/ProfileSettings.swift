@@ -1,0 +1,30 @@
+import SyncProtocol
+
+/// The knobs of the three delivery profiles, and which profile each platform uses.
+public struct ProfileSettings: Sendable, Equatable {
+    public var android: ProfileKind = .fcm
+    public var ios: ProfileKind = .apns
+    public var web: ProfileKind = .webpush
+    /// APNs background pushes let through per device in any sliding simulated hour; 0 turns throttling off.
+    public var apnsThrottlePerHour = 3
+    /// Hints FCM stores for an offline device before it deletes them all.
+    public var fcmMaxHeld = 100
+    public var fcmPriority: FCMPriority = .high
+    public var fcmCollapse: FCMCollapse = .none
+    /// Collapse keys FCM stores per device at most.
+    public var fcmMaxCollapseKeys = 4
+    /// Simulated seconds between doze maintenance windows.
+    public var dozeWindowSec: Double = 3600
+    /// Simulated seconds a Web Push hint is kept for an unreachable device.
+    public var webpushTTLSec: Double = 86_400
+
+    public init() {}
+
+    public func kind(for platform: Platform) -> ProfileKind {
+        switch platform {
+        case .android: return android
+        case .ios: return ios
+        case .web: return web
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// The PushBroker module; see its issue.

@@ -1,0 +1,139 @@
+import PushBroker
+import SyncProtocol
+import Testing
+
+/// The fcm profile's rules, through the pure instance with a fake clock (and the collapse-key limit on the profile
+/// itself, since a device has one account).
+@Suite struct FCMProfileTests {
+    @Test func offlineDeviceGetsEveryHeldHintInOrderWhenItReturns() {
+        var driver = InstanceDriver()
+        driver.register("pixel")
+        driver.state("pixel", online: false)
+        for head in 1...100 { driver.notice(head: head) }
+        #expect(driver.instance.counters(for: "pixel")?.held == 100)
+        driver.state("pixel", online: true)
+        #expect(driver.hintIDs("pixel") == (1...100).map { "h-\($0)" })
+        #expect(driver.instance.counters.balances)
+    }
+
+    @Test func pastOneHundredHeldAllAreDroppedAndOneResyncHintComesOnReturn() {
+        var driver = InstanceDriver()
+        driver.register("pixel")
+        driver.state("pixel", online: false)
+        for head in 1...101 { driver.notice(head: head) }
+        let dropped = driver.events("hint.dropped")
+        #expect(dropped.count == 101)
+        #expect(dropped.allSatisfy { $0["reason"] == "fcm-overflow" })
+        #expect(driver.instance.counters(for: "pixel")?.held == 0)
+
+        // FCM stores again after deleting; the app first hears "messages were deleted", then what is stored.
+        driver.notice(head: 102)
+        driver.state("pixel", online: true)
+        let hints = driver.received["pixel"] ?? []
+        #expect(hints.map(\.hint) == ["h-103", "h-102"])
+        #expect(hints.first == Hint(hint: "h-103", account: "acme", head: 102))
+        #expect(driver.events("hint.accepted").last?["reason"] == "resync")
+        let counters = driver.instance.counters
+        #expect(counters.accepted == 103 && counters.dropped == 101 && counters.delivered == 2)
+        #expect(counters.balances)
+    }
+
+    @Test func maxHeldIsAFlag() {
+        var profiles = ProfileSettings()
+        profiles.fcmMaxHeld = 2
+        var driver = InstanceDriver(profiles: profiles)
+        driver.register("pixel")
+        driver.state("pixel", online: false)
+        for head in 1...3 { driver.notice(head: head) }
+        #expect(driver.instance.counters.dropped == 3)
+    }
+
+    @Test func collapseKeyKeepsOnlyTheNewestHintOfTheAccount() {
+        var profiles = ProfileSettings()
+        profiles.fcmCollapse = .account
+        var driver = InstanceDriver(profiles: profiles)
+        driver.register("pixel")
+        driver.state("pixel", online: false)
+        for head in 1...5 { driver.notice(head: head) }
+        #expect(driver.events("hint.coalesced").map { $0["by"]?.stringValue } == ["h-2", "h-3", "h-4", "h-5"])
+        driver.state("pixel", online: true)
+        #expect(driver.hintIDs("pixel") == ["h-5"])
+        #expect(driver.instance.counters.balances)
+    }
+
+    @Test func atMostFourCollapseKeysAreStored() {
+        var settings = ProfileSettings()
+        settings.fcmCollapse = .account
+        var profile = FCMProfile(settings: settings)
+        let offline = DeviceConditions(online: false)
+        var decisions: [ProfileDecision] = []
+        for (index, account) in ["a", "b", "c", "d", "e"].enumerated() {
+            let pending = PendingHint(hint: Hint(hint: "h-\(index + 1)", account: account, head: 1), acceptedAt: 0)
+            decisions += profile.offer(pending, offline, now: 0)
+        }
+        let evicted = PendingHint(hint: Hint(hint: "h-1", account: "a", head: 1), acceptedAt: 0)
+        #expect(decisions.contains(.drop(evicted, reason: "fcm-collapse-limit")))
+        #expect(profile.held.map(\.hint.account) == ["b", "c", "d", "e"])
+    }
+
+    @Test func normalPriorityWaitsForTheNextDozeMaintenanceWindow() {
+        var profiles = ProfileSettings()
+        profiles.fcmPriority = .normal
+        profiles.dozeWindowSec = 3600
+        var driver = InstanceDriver(profiles: profiles)
+        driver.register("pixel")
+        driver.state("pixel", online: true, doze: true)
+        driver.advance(to: 100)
+        driver.notice(head: 1)
+        driver.advance(to: 200)
+        driver.notice(head: 2)
+        #expect(driver.events("hint.held").map { $0["reason"]?.stringValue } == ["doze", "doze"])
+
+        driver.advance(to: 3599)
+        #expect(driver.received["pixel"] == nil)
+        driver.advance(to: 3600)
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2"])
+        #expect(driver.events("hint.delivered").first?["waitedSec"] == 3500)
+
+        // The next window is one interval later.
+        driver.advance(to: 4000)
+        driver.notice(head: 3)
+        driver.advance(to: 7199)
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2"])
+        driver.advance(to: 7200)
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2", "h-3"])
+    }
+
+    @Test func leavingDozeDeliversWhatWaitedForAWindow() {
+        var profiles = ProfileSettings()
+        profiles.fcmPriority = .normal
+        var driver = InstanceDriver(profiles: profiles)
+        driver.register("pixel")
+        driver.state("pixel", online: true, doze: true)
+        driver.notice(head: 1)
+        driver.advance(to: 10)
+        driver.state("pixel", online: true, app: .background, doze: false)
+        #expect(driver.hintIDs("pixel") == ["h-1"])
+    }
+
+    @Test func highPriorityWakesADozingDevice() {
+        var driver = InstanceDriver()  // fcm-priority high is the default
+        driver.register("pixel")
+        driver.state("pixel", online: true, doze: true)
+        driver.notice(head: 1)
+        #expect(driver.hintIDs("pixel") == ["h-1"])
+    }
+
+    @Test func forceStoppedAppGetsNothingUntilOpened() {
+        var driver = InstanceDriver()
+        driver.register("pixel")
+        driver.state("pixel", online: false)
+        driver.notice(head: 1)
+        driver.state("pixel", online: true, app: .forceQuit)
+        driver.notice(head: 2)
+        #expect(driver.events("hint.discarded").map { $0["hint"]?.stringValue } == ["h-1", "h-2"])
+        driver.state("pixel", online: true, app: .foreground)
+        driver.notice(head: 3)
+        #expect(driver.hintIDs("pixel") == ["h-3"])
+    }
+}

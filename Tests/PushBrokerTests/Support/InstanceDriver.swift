@@ -1,0 +1,109 @@
+import LabKit
+import PushBroker
+import SyncProtocol
+
+/// Drives a `BrokerInstance` the way the shell does, with a fake clock: every send succeeds (or fails as told), ticks
+/// come exactly when asked, and everything the instance said is kept for assertions.
+struct InstanceDriver {
+    var instance: BrokerInstance
+    /// Simulated seconds.
+    private(set) var now: Double = 0
+    /// Every directive, in order: the decision log.
+    private(set) var directives: [BrokerDirective] = []
+    /// Hints each device got, in order, duplicates included.
+    private(set) var received: [String: [Hint]] = [:]
+    private(set) var replies: [(peer: [UInt8], message: Message)] = []
+    private(set) var stopped = false
+    /// Devices whose sends fail, and how.
+    var failing: [String: SendFailure] = [:]
+    private var wakeAt: Double?
+
+    init(_ instance: BrokerInstance) {
+        self.instance = instance
+    }
+
+    init(profiles: ProfileSettings = ProfileSettings(), chaos: ChaosSettings = .off, seed: UInt64 = 1) {
+        self.init(BrokerInstance(directory: Fixtures.directory, profiles: profiles, chaos: chaos, seed: seed))
+    }
+
+    // MARK: - Events
+
+    mutating func register(_ device: String, peer: String? = nil) {
+        let entry = Fixtures.directory[device]!
+        let message = Register(device: device, account: entry.account, platform: entry.platform, token: entry.token)
+        run(instance.onRegister(message, peer: Array((peer ?? device).utf8), now: now))
+    }
+
+    mutating func state(_ device: String, online: Bool = true, app: AppState = .background, doze: Bool = false,
+                        refreshOff: Bool = false, peer: String? = nil) {
+        let state = DeviceState(device: device, online: online, app: app, doze: doze, refreshOff: refreshOff)
+        run(instance.onDeviceState(state, peer: Array((peer ?? device).utf8), now: now))
+    }
+
+    /// A notice for `account` whose head moved to `head`; returns the directives it produced.
+    @discardableResult
+    mutating func notice(_ account: String = "acme", head: Int, origin: String = "server-side")
+        -> [BrokerDirective]
+    {
+        let changes = [ChangeRef(seq: head, draft: "d-\(head)", version: 1)]
+        let before = directives.count
+        run(instance.onNotice(Notice(account: account, head: head, origin: origin, changes: changes), now: now))
+        return Array(directives[before...])
+    }
+
+    mutating func deviceFrames(_ frames: [[UInt8]], peer: String) {
+        run(instance.onDeviceMessage(frames, peer: Array(peer.utf8), now: now))
+    }
+
+    mutating func control(_ command: String, _ args: [String: JSONValue] = [:]) -> ControlAck? {
+        let before = replies.count
+        run(instance.onControlMessage(Codec.encode(.control(Control(req: 1, command: command, args: args))),
+                                      peer: Array("launcher".utf8), now: now))
+        guard replies.count > before, case .controlAck(let ack) = replies[before].message else { return nil }
+        return ack
+    }
+
+    /// Moves the fake clock to `time`, ticking the instance at every deadline it asked for on the way.
+    mutating func advance(to time: Double) {
+        while let wake = wakeAt, wake <= time {
+            wakeAt = nil
+            now = max(now, wake)
+            run(instance.onTick(now: now))
+        }
+        now = max(now, time)
+    }
+
+    // MARK: - What happened
+
+    /// Events of `type`, as field lists.
+    func events(_ type: String) -> [JSONValue] {
+        directives.compactMap { directive in
+            guard case .log(let logged, let fields) = directive, logged == type else { return nil }
+            return .object(fields)
+        }
+    }
+
+    func hintIDs(_ device: String) -> [String] { (received[device] ?? []).map(\.hint) }
+
+    var lastReply: Message? { replies.last?.message }
+
+    private mutating func run(_ list: [BrokerDirective]) {
+        for directive in list {
+            directives.append(directive)
+            switch directive {
+            case let .deliver(device, _, hint, copy):
+                let failure = failing[device]
+                if failure == nil { received[device, default: []].append(hint) }
+                run(instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: now))
+            case let .reply(_, peer, message):
+                replies.append((peer, message))
+            case let .scheduleTick(at):
+                wakeAt = min(wakeAt ?? at, at)
+            case .log:
+                break
+            case .stop:
+                stopped = true
+            }
+        }
+    }
+}
