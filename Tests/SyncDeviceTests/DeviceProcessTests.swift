@@ -6,20 +6,23 @@ import ZeroMQ
 
 /// The `synclab-device` executable as a real process over real sockets (no server needed for these).
 @Suite(.serialized) struct DeviceProcessTests {
-    @Test func helpAndUsageErrors() {
-        let help = Binaries.run("synclab-device", ["--help"])
-        #expect(help.status == 0)
-        let flags = ["--id", "--reply-timeout-ms", "--backoff-cap-sec", "--start-state", "--engagement", "default: 50"]
-        for flag in flags {
-            #expect(help.output.contains(flag), "help lacks \(flag)")
+    @Test func helpAndUsageErrors() async throws {
+        try await onOwnThread {
+            let help = Binaries.run("synclab-device", ["--help"])
+            #expect(help.status == 0)
+            let flags = ["--id", "--reply-timeout-ms", "--backoff-cap-sec", "--start-state", "--engagement",
+                         "default: 50"]
+            for flag in flags {
+                #expect(help.output.contains(flag), "help lacks \(flag)")
+            }
+            let unknown = Binaries.run("synclab-device", ["--frobnicate"])
+            #expect(unknown.status == 2)
+            #expect(unknown.output.contains("--frobnicate"))
+            let missing = Binaries.run("synclab-device", ["--id", "x"])
+            #expect(missing.status == 2)
+            #expect(Binaries.run("synclab-device", ["status", "--help"]).status == 0)
+            #expect(Binaries.run("synclab-device", ["status", "--db", "/nonexistent.sqlite"]).status == 1)
         }
-        let unknown = Binaries.run("synclab-device", ["--frobnicate"])
-        #expect(unknown.status == 2)
-        #expect(unknown.output.contains("--frobnicate"))
-        let missing = Binaries.run("synclab-device", ["--id", "x"])
-        #expect(missing.status == 2)
-        #expect(Binaries.run("synclab-device", ["status", "--help"]).status == 0)
-        #expect(Binaries.run("synclab-device", ["status", "--db", "/nonexistent.sqlite"]).status == 1)
     }
 
     func deviceArguments(_ folder: TempFolder, server: String) -> [String] {
@@ -29,84 +32,86 @@ import ZeroMQ
          "--time-scale", "60"]
     }
 
-    @Test func itServesControlRefusesBadInputAndKeepsItsEditsAcrossSIGKILL() throws {
-        let folder = try TempFolder()
-        let context = try Context()
-        // Nothing listens at this server endpoint: every pass times out; the device keeps serving.
-        let child = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
-                          log: folder.path("solo.log"))
-        defer { child.kill9() }
-        try child.start()
-        let control = try Controller(context, endpoint: folder.endpoint("control"))
-        #expect(try control.waitReady())
+    @Test func itServesControlRefusesBadInputAndKeepsItsEditsAcrossSIGKILL() async throws {
+        try await onOwnThread {
+            let folder = try TempFolder()
+            let context = try Context()
+            // Nothing listens at this server endpoint: every pass times out; the device keeps serving.
+            let child = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
+                              log: folder.path("solo.log"))
+            defer { child.kill9() }
+            try child.start()
+            let control = try Controller(context, endpoint: folder.endpoint("control"))
+            #expect(try control.waitReady())
 
-        let saved = try control.data("edit", ["draft": "d1", "action": "create", "title": "Hello", "body": "x"])
-        let key = try #require(saved?["key"]?.stringValue)
-        #expect(key.hasPrefix("solo-"))
+            let saved = try control.data("edit", ["draft": "d1", "action": "create", "title": "Hello", "body": "x"])
+            let key = try #require(saved?["key"]?.stringValue)
+            #expect(key.hasPrefix("solo-"))
 
-        // Bad input: each refused with an error that says why; nothing written; still serving.
-        if case .error(let error) = try control.call("edit", ["draft": "d2", "action": "rename"]) {
-            #expect(error.code == .invalid)
-            #expect(error.message.contains("action"))
-        } else {
-            Issue.record("a bad edit was not refused")
-        }
-        if case .error(let error) = try control.call("teleport") {
-            #expect(error.code == .unknownCommand)
-        } else {
-            Issue.record("an unknown command was not refused")
-        }
-        if case .error(let error) = try control.call("engagement", ["opensPerDay": "lots"]) {
-            #expect(error.message.contains("opensPerDay"))
-        } else {
-            Issue.record("bad engagement args were not refused")
-        }
-        let garbage = try control.raw([Array("SL1 control".utf8), Array("{not json".utf8)])
-        if case .error(let error) = garbage { #expect(error.code == .malformed) } else { Issue.record("no error") }
-        let wrongVersion = try control.raw([Array("SL9 control".utf8), Array("{}".utf8)])
-        if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
-            Issue.record("no error for a wrong version")
-        }
-        let huge = [UInt8](repeating: 0x20, count: Limits.maxBodyBytes + 1)
-        let oversized = try control.raw([Array("SL1 control".utf8), huge])
-        if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
-            Issue.record("no error for an oversized frame")
-        }
+            // Bad input: each refused with an error that says why; nothing written; still serving.
+            if case .error(let error) = try control.call("edit", ["draft": "d2", "action": "rename"]) {
+                #expect(error.code == .invalid)
+                #expect(error.message.contains("action"))
+            } else {
+                Issue.record("a bad edit was not refused")
+            }
+            if case .error(let error) = try control.call("teleport") {
+                #expect(error.code == .unknownCommand)
+            } else {
+                Issue.record("an unknown command was not refused")
+            }
+            if case .error(let error) = try control.call("engagement", ["opensPerDay": "lots"]) {
+                #expect(error.message.contains("opensPerDay"))
+            } else {
+                Issue.record("bad engagement args were not refused")
+            }
+            let garbage = try control.raw([Array("SL1 control".utf8), Array("{not json".utf8)])
+            if case .error(let error) = garbage { #expect(error.code == .malformed) } else { Issue.record("no error") }
+            let wrongVersion = try control.raw([Array("SL9 control".utf8), Array("{}".utf8)])
+            if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
+                Issue.record("no error for a wrong version")
+            }
+            let huge = [UInt8](repeating: 0x20, count: Limits.maxBodyBytes + 1)
+            let oversized = try control.raw([Array("SL1 control".utf8), huge])
+            if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
+                Issue.record("no error for an oversized frame")
+            }
 
-        // A manual sync against a server that never answers ends (timeout) and is answered.
-        let synced = try #require(try control.data("sync", timeoutMs: 10_000))
-        #expect(synced["pending"] == 1)
-        #expect(synced["ops"]?["savedOnDevice"] == 1)
-        #expect(synced["freshness"]?["kind"] == "neverSynced")
-        let status = try #require(try control.data("status"))
-        #expect(status["device"] == "solo")
-        #expect(status["guarantee"]?["kind"] == "periodic")
-        #expect(status["metrics"]?["passes"]?["total"]?.intValue ?? 0 >= 1)
+            // A manual sync against a server that never answers ends (timeout) and is answered.
+            let synced = try #require(try control.data("sync", timeoutMs: 10_000))
+            #expect(synced["pending"] == 1)
+            #expect(synced["ops"]?["savedOnDevice"] == 1)
+            #expect(synced["freshness"]?["kind"] == "neverSynced")
+            let status = try #require(try control.data("status"))
+            #expect(status["device"] == "solo")
+            #expect(status["guarantee"]?["kind"] == "periodic")
+            #expect(status["metrics"]?["passes"]?["total"]?.intValue ?? 0 >= 1)
 
-        // SIGKILL, restart on the same file: the op is still there with its key.
-        child.kill9()
-        let printed = Binaries.run("synclab-device", ["status", "--db", folder.path("solo.sqlite"), "--json"])
-        #expect(printed.status == 0)
-        let stored = try JSONValue.parse(printed.output)
-        #expect(stored["pending"] == 1)
-        let again = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
-                          log: folder.path("solo.log"))
-        defer { again.kill9() }
-        try again.start()
-        #expect(try control.waitReady())
-        let after = try #require(try control.data("status"))
-        #expect(after["pending"] == 1)
-        #expect(try control.data("stop") != nil)
-        #expect(again.waitExit(limit: 10) == 0)
+            // SIGKILL, restart on the same file: the op is still there with its key.
+            child.kill9()
+            let printed = Binaries.run("synclab-device", ["status", "--db", folder.path("solo.sqlite"), "--json"])
+            #expect(printed.status == 0)
+            let stored = try JSONValue.parse(printed.output)
+            #expect(stored["pending"] == 1)
+            let again = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
+                              log: folder.path("solo.log"))
+            defer { again.kill9() }
+            try again.start()
+            #expect(try control.waitReady())
+            let after = try #require(try control.data("status"))
+            #expect(after["pending"] == 1)
+            #expect(try control.data("stop") != nil)
+            #expect(again.waitExit(limit: 10) == 0)
 
-        let events = readEvents(folder.path("solo.jsonl"))
-        let types = events.compactMap { $0["type"]?.stringValue }
-        #expect(types.filter { $0 == "process.started" }.count == 2)
-        #expect(types.last == "process.stopped")
-        let savedEvent = events.first { $0["type"] == "op.saved" }
-        #expect(savedEvent?["key"]?.stringValue == key)
-        #expect(savedEvent?["proc"] == "solo")
-        #expect(events.contains { $0["type"] == "control.received" && $0["ok"] == false })
-        #expect(events.contains { $0["type"] == "pass.end" && $0["outcome"] == "unreachable" })
+            let events = readEvents(folder.path("solo.jsonl"))
+            let types = events.compactMap { $0["type"]?.stringValue }
+            #expect(types.filter { $0 == "process.started" }.count == 2)
+            #expect(types.last == "process.stopped")
+            let savedEvent = events.first { $0["type"] == "op.saved" }
+            #expect(savedEvent?["key"]?.stringValue == key)
+            #expect(savedEvent?["proc"] == "solo")
+            #expect(events.contains { $0["type"] == "control.received" && $0["ok"] == false })
+            #expect(events.contains { $0["type"] == "pass.end" && $0["outcome"] == "unreachable" })
+        }
     }
 }

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Runs blocking socket work (zmq_poll, waiting for a child process) on a dedicated thread instead of Swift's
+/// cooperative pool, while staying in the calling test's task, so `#expect` inside still reports to that test.
+func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
+    let executor = ThreadExecutor()
+    defer { executor.shutdown() }
+    return try await withTaskExecutorPreference(executor) {
+        // The switch to the preferred executor happens at a suspension: suspend once so the body starts on the
+        // executor's thread.
+        await Task.yield()
+        return try body()
+    }
+}
+
+/// A task executor with one thread of its own.
+final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs are guarded by `condition`
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopped = false
+
+    init() {
+        Thread { [self] in run() }.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func shutdown() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        // Named from inside: on Linux a name set before start() does not reach the new thread.
+        Thread.current.name = "test-io"
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
