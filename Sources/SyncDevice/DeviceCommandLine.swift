@@ -9,7 +9,8 @@ public enum DeviceCommandLine {
         name: "synclab-device",
         summary: "one client device: operation ledger, replica, cursor, sync pass, triggers, platform scheduler model",
         usage: "synclab-device --id D --account A --token T --platform android|ios|web --db PATH --server ENDPOINT "
-            + "[--broker ENDPOINT] [--control ENDPOINT] [options]\n       synclab-device status --db PATH [--json]",
+            + "[--broker ENDPOINT] [--control ENDPOINT] [options]\n       synclab-device status --db PATH [--json]"
+            + "\n       synclab-device control --to ENDPOINT COMMAND [JSON-ARGS]",
         flags: [
             Flag("id", value: "D", help: "device id, as in the accounts file (required)"),
             Flag("account", value: "A", help: "account the device belongs to (required)"),
@@ -52,7 +53,9 @@ public enum DeviceCommandLine {
                   --server tcp://127.0.0.1:7001 --broker tcp://127.0.0.1:7002 --control tcp://127.0.0.1:7101 \\
                   --start-state foreground --events /tmp/pixel.jsonl
             then send it control commands (edit, open, background, forceQuit, close, offline, online, plug, unplug,
-            engagement, refresh, sync, status, ping, stop) on --control; see docs/DEVICE.md.
+            engagement, refresh, sync, status, ping, stop) on --control, e.g.
+              synclab-device control --to tcp://127.0.0.1:7101 edit '{"draft":"d1","action":"create","title":"Hi"}'
+            (docs/DEVICE.md walks through a server, a broker and two devices by hand).
             A stopped or running device's state: synclab-device status --db /tmp/pixel.sqlite
             """
     )

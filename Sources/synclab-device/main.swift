@@ -7,6 +7,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "status" {
     exitProcess(DeviceStatusCommand.run(Array(arguments.dropFirst())))
 }
+if arguments.first == "control" {
+    exitProcess(ControlCommand.run(Array(arguments.dropFirst())))
+}
 let options = DeviceCommandLine.spec.parseOrExit(arguments)
 let configuration: DeviceConfiguration
 do {
