@@ -77,10 +77,19 @@ import ZeroMQ
                 Issue.record("no error for an oversized frame")
             }
 
+            // The control subcommand a person uses by hand.
+            let byHand = Binaries.run("synclab-device", ["control", "--to", folder.endpoint("control"), "edit",
+                                                         "{\"draft\": \"d3\", \"action\": \"create\"}"])
+            #expect(byHand.status == 0)
+            #expect(byHand.output.contains("\"key\":\"solo-"))
+            let refused = Binaries.run("synclab-device", ["control", "--to", folder.endpoint("control"), "teleport"])
+            #expect(refused.status == 1)
+            #expect(Binaries.run("synclab-device", ["control", "ping"]).status == 2)
+
             // A manual sync against a server that never answers ends (timeout) and is answered.
             let synced = try #require(try control.data("sync", timeoutMs: 10_000))
-            #expect(synced["pending"] == 1)
-            #expect(synced["ops"]?["savedOnDevice"] == 1)
+            #expect(synced["pending"] == 2)
+            #expect(synced["ops"]?["savedOnDevice"] == 2)
             #expect(synced["freshness"]?["kind"] == "neverSynced")
             let status = try #require(try control.data("status"))
             #expect(status["device"] == "solo")
@@ -92,14 +101,14 @@ import ZeroMQ
             let printed = Binaries.run("synclab-device", ["status", "--db", folder.path("solo.sqlite"), "--json"])
             #expect(printed.status == 0)
             let stored = try JSONValue.parse(printed.output)
-            #expect(stored["pending"] == 1)
+            #expect(stored["pending"] == 2)
             let again = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
                               log: folder.path("solo.log"))
             defer { again.kill9() }
             try again.start()
             #expect(try control.waitReady())
             let after = try #require(try control.data("status"))
-            #expect(after["pending"] == 1)
+            #expect(after["pending"] == 2)
             #expect(try control.data("stop") != nil)
             #expect(again.waitExit(limit: 10) == 0)
 
