@@ -42,10 +42,11 @@ extension DeviceInstance {
         case .offline:
             out.append(.log(LogLine("net.offline")))
             new.online = false
-            if pass != nil {
+            if var current = pass {
                 // The connection is gone mid-request: whatever was in flight has an unknown outcome.
-                let released = releaseUnknown(pass!.claimed, reason: "went offline", now: now)
-                pass!.claimed = []
+                let released = releaseUnknown(current.claimed, reason: "went offline", now: now)
+                current.claimed = []
+                pass = current
                 out += released + endPass(outcome: "offline", now: now)
             }
             out += apply(new, now: now)

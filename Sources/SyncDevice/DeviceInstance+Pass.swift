@@ -314,8 +314,8 @@ extension DeviceInstance {
     /// The process running the pass is gone (force quit, tab closed): nothing is released; leases expire and the
     /// next pass reclaims them, exactly as after a SIGKILL.
     mutating func kill(now: Double, reason: String) -> [DeviceDirective] {
-        guard pass != nil else { return [] }
-        return [.log(LogLine("pass.killed", [("pass", .int(pass!.id)), ("reason", .string(reason))]))]
+        guard let current = pass else { return [] }
+        return [.log(LogLine("pass.killed", [("pass", .int(current.id)), ("reason", .string(reason))]))]
             + endPass(outcome: "killed", now: now, cutOff: true, tellScheduler: false)
     }
 

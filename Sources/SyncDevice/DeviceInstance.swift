@@ -134,14 +134,11 @@ public struct DeviceInstance: Sendable {
         }
         if pass != nil {
             // Unique work, KEEP: the first queued follow-up stays; later triggers join it.
-            if followUp == nil {
-                followUp = FollowUp(trigger: trigger, tokens: tokens, forced: trigger == .manual || force,
-                                    ignoreBackoff: force)
-            } else {
-                followUp!.tokens += tokens
-                followUp!.forced = followUp!.forced || trigger == .manual || force
-                followUp!.ignoreBackoff = followUp!.ignoreBackoff || force
-            }
+            var next = followUp ?? FollowUp(trigger: trigger, tokens: [], forced: false, ignoreBackoff: false)
+            next.tokens += tokens
+            next.forced = next.forced || trigger == .manual || force
+            next.ignoreBackoff = next.ignoreBackoff || force
+            followUp = next
             return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
         }
         return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
