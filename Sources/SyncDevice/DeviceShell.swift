@@ -195,17 +195,20 @@ public final class DeviceShell {
     }
 
     func onBrokerFrames(_ frames: [[UInt8]]) {
-        // The keys of the raw body, before strict decoding: the launcher checks a hint carried nothing but references.
-        var keys: [String] = []
-        if frames.count >= 2, let value = try? JSONValue.parse(String(decoding: frames[1], as: UTF8.self)),
-           let pairs = value.objectValue
-        {
-            keys = pairs.map(\.0).sorted()
-        }
+        let keys = Self.bodyKeys(frames)
         switch Codec.decodeOrReply(frames) {
         case .success(let message): drive { $0.onBrokerMessage(message, keys: keys, now: now) }
         case .failure(let error): drive { $0.onBrokerGarbage(error, keys: keys, now: now) }
         }
+    }
+
+    /// The JSON keys of a message's raw body frame, sorted, read before strict decoding: the launcher checks that a
+    /// hint carried nothing but references, so the event lists what was on the wire, not what the decoder kept.
+    public static func bodyKeys(_ frames: [[UInt8]]) -> [String] {
+        guard frames.count >= 2, let value = try? JSONValue.parse(String(decoding: frames[1], as: UTF8.self)),
+              let pairs = value.objectValue
+        else { return [] }
+        return pairs.map(\.0).sorted()
     }
 
     func reply(to peer: [UInt8], _ message: Message) {

@@ -282,4 +282,69 @@ import Testing
         #expect(states.map(\.app) == [.background, .forceQuit, .forceQuit])
         #expect(states.map(\.refreshOff) == [false, false, true])
     }
+
+    @Test func aHintCarryingContentIsRefusedAndItsKeysAreListed() throws {
+        let h = try DeviceHarness(platform: .android)
+        defer { h.removeFolder() }
+        h.start()
+        let frames = [Array("SL1 hint".utf8), Array(#"{"hint":"h9","account":"acme","head":3,"title":"secret"}"#.utf8)]
+        let keys = DeviceShell.bodyKeys(frames)
+        #expect(keys == ["account", "head", "hint", "title"])
+        guard case .failure(let error) = Codec.decodeOrReply(frames) else {
+            Issue.record("a hint with a title decoded")
+            return
+        }
+        h.run(h.instance.onBrokerGarbage(error, keys: keys, now: h.now))
+        let malformed = try #require(h.events("hint.malformed").first)
+        #expect(malformed["keys"] == .array(["account", "head", "hint", "title"]))
+        #expect(h.passes.isEmpty && h.outbox.isEmpty)
+        // A good hint's keys are exactly the reference.
+        let good = Codec.encode(.hint(Hint(hint: "h1", account: "acme", head: 1)))
+        #expect(DeviceShell.bodyKeys(good) == ["account", "head", "hint"])
+        #expect(DeviceShell.bodyKeys([Array("SL1 hint".utf8), Array("not json".utf8)]).isEmpty)
+    }
+
+    @Test func oddRepliesChangeNothingTheyShouldNot() throws {
+        let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
+        defer { h.removeFolder() }
+        h.start()
+        let saved = try h.edit("d1")
+        #expect(h.instance.cursor == 1)
+        // A page that repeats an applied change, a result for a key never sent, a reply nobody asked for.
+        h.serverAnswers = false
+        h.sync(token: 1)
+        guard case .pull(let pull) = h.outbox.last else {
+            Issue.record("expected a pull, got \(h.outbox)")
+            return
+        }
+        let again = h.server.changes[0]
+        h.run(h.instance.onServerMessage(.page(Page(req: pull.req, changes: [again], next: 1, head: 1)), now: h.now))
+        #expect(h.events("change.applied").count == 1)
+        #expect(h.answered == [1])
+        h.run(h.instance.onServerMessage(.pushResult(PushResult(req: 999, results: [
+            OpResult(key: "nobody", outcome: .rejected, reason: "x"),
+        ])), now: h.now))
+        h.run(h.instance.onServerMessage(.registered(Registered(device: "b")), now: h.now))
+        #expect(h.events("reply.stale").count == 1)
+        #expect(h.events("message.unexpected").count == 1)
+        #expect(try h.status(saved.key) == .completed)
+        #expect(try h.ledger.cursor() == 1)
+    }
+
+    @Test func aReplyMissingAKeyLeavesThatOpUnknown() throws {
+        let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
+        defer { h.removeFolder() }
+        h.start()
+        h.serverAnswers = false
+        let first = try h.edit("d1")
+        guard case .push(let push) = h.outbox.last else {
+            Issue.record("expected a push, got \(h.outbox)")
+            return
+        }
+        let result = PushResult(req: push.req, results: [OpResult(key: "someone-else", outcome: .applied, seq: 1)])
+        h.run(h.instance.onServerMessage(.pushResult(result), now: h.now))
+        #expect(try h.status(first.key) == .confirmationDelayed)
+        #expect(h.events("op.result").last?["reason"] == "the reply had no result for this key")
+    }
 }
+
