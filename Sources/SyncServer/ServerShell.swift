@@ -103,6 +103,13 @@ public final class ServerShell {
     /// Serves until SIGTERM, SIGINT or the control command `stop`; then sends what is queued, closes the sockets
     /// and writes `process.stopped`. Throws only when a socket fails while serving.
     public func run() throws(ServerError) {
+        // A child inherits its parent's signal mask: a launcher that spawns from a thread blocking SIGTERM would
+        // otherwise leave the server unable to hear it.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         Signals.install()
         var started: [(String, JSONValue)] = [
             ("role", "server"), ("pid", .int(Int(getpid()))), ("listen", .string(listenEndpoint)),
