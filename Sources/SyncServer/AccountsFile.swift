@@ -71,7 +71,8 @@ public struct AccountsFile: Codable, Sendable, Equatable {
         for (a, account) in accounts.enumerated() {
             try Self.checkID(account.id, path: path, key: "accounts[\(a)].id")
             guard accountIDs.insert(account.id).inserted else {
-                throw .accounts(path: path, key: "accounts[\(a)].id", problem: "account \"\(account.id)\" appears twice")
+                throw .accounts(path: path, key: "accounts[\(a)].id",
+                                problem: "account \"\(account.id)\" appears twice")
             }
             for (d, device) in account.devices.enumerated() {
                 let key = "accounts[\(a)].devices[\(d)]"
@@ -109,7 +110,8 @@ public struct AccountsFile: Codable, Sendable, Equatable {
         case .typeMismatch(let type, let context):
             return .accounts(path: path, key: joined(context.codingPath), problem: "must be \(describe(type))")
         case .valueNotFound(let type, let context):
-            return .accounts(path: path, key: joined(context.codingPath), problem: "must be \(describe(type)), not null")
+            return .accounts(path: path, key: joined(context.codingPath),
+                             problem: "must be \(describe(type)), not null")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
                 let detail = context.underlyingError.map { "\($0.localizedDescription)" } ?? context.debugDescription

@@ -68,8 +68,8 @@ public struct ServerInstance: Sendable {
                 refusal = (.badToken, "bad token for device \"\(hello.device)\"")
             } else if record.account != hello.account {
                 // Only a holder of the device's token learns which account it belongs to.
-                refusal = (.wrongAccount,
-                           "device \"\(hello.device)\" belongs to account \"\(record.account)\", not \"\(hello.account)\"")
+                let owner = "device \"\(hello.device)\" belongs to account \"\(record.account)\""
+                refusal = (.wrongAccount, owner + ", not \"\(hello.account)\"")
             } else {
                 refusal = nil
             }
@@ -90,7 +90,8 @@ public struct ServerInstance: Sendable {
         let accepted = ServerEvent("hello.accepted", [
             ("device", .string(hello.device)), ("account", .string(hello.account)),
         ])
-        return [.log(accepted)] + reply(peer, .welcome(Welcome(device: hello.device, account: hello.account, head: head)))
+        let welcome = Welcome(device: hello.device, account: hello.account, head: head)
+        return [.log(accepted)] + reply(peer, .welcome(welcome))
     }
 
     mutating func onPull(_ pull: Pull, from peer: Peer) -> [ServerDirective] {

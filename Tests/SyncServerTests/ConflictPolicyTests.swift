@@ -70,6 +70,7 @@ struct ConflictPolicyTests {
         }
         let over = Op(key: "k", draft: "d", action: .create, base: 0, title: title, body: body + "x")
         #expect(ConflictPolicy.resolve(over, current: nil, device: "a")
-            == .reject(reason: "too large: body is \(Limits.maxDraftBodyBytes + 1) bytes, limit \(Limits.maxDraftBodyBytes)"))
+            == .reject(reason: "too large: body is \(Limits.maxDraftBodyBytes + 1) bytes, "
+                + "limit \(Limits.maxDraftBodyBytes)"))
     }
 }

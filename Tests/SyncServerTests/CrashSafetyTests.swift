@@ -28,26 +28,45 @@ struct CrashSafetyTests {
         let batches = stride(from: 0, to: ops.count, by: Self.batchSize).map {
             Array(ops[$0..<min($0 + Self.batchSize, ops.count)])
         }
-        // Seeded kill points: after sending batch i, wait a random 0–6 ms (before, during or after its commit), kill.
+        // Seeded kill points: after sending batch i, wait a random 0–3 ms (before, during or after its commit), kill.
         var killAt: Set<Int> = []
         while killAt.count < Self.kills { killAt.insert(Int(random.next() % UInt64(batches.count - 1))) }
 
         var results: [String: OpResult] = [:]
         var killed = 0
+        var answeredBeforeKill = 0
+        var committedReplyLost = 0
+        var lostBeforeCommit = 0
         for (index, batch) in batches.enumerated() {
             let kill: (() throws -> Void)? = killAt.contains(index) ? {
-                usleep(UInt32(random.next() % 6_000))
+                usleep(UInt32(random.next() % 3_000))
                 server.kill9()
                 killed += 1
                 try server.start(waitReady: false)
             } : nil
+            let before = client.resends
             let outcome = try client.push(batch, afterFirstSend: kill)
+            if kill != nil {
+                // Where the kill landed, judged by what the resend found.
+                if client.resends == before {
+                    answeredBeforeKill += 1
+                } else if outcome.contains(where: { $0.outcome == .duplicate }) {
+                    committedReplyLost += 1
+                } else {
+                    lostBeforeCommit += 1
+                }
+            }
             for result in outcome {
                 #expect(result.outcome == .applied || result.outcome == .duplicate, "\(result)")
                 results[result.key] = result
             }
         }
         #expect(killed == Self.kills)
+        #expect(answeredBeforeKill + committedReplyLost + lostBeforeCommit == Self.kills)
+        // Kills that only ever hit an idle server would prove nothing.
+        let landed = "kills: \(answeredBeforeKill) after the reply, \(committedReplyLost) after the commit, "
+            + "\(lostBeforeCommit) before it"
+        #expect(committedReplyLost + lostBeforeCommit > 0, "\(landed)")
         #expect(results.count == Self.opCount)
         #expect(server.terminate() == 0)
 
@@ -56,7 +75,8 @@ struct CrashSafetyTests {
         #expect(try database.scalarInt("SELECT count(*) FROM changes") == Self.opCount)
         #expect(try database.scalarInt("SELECT count(*) FROM applied_ops") == Self.opCount)
         #expect(try database.scalarInt("SELECT count(DISTINCT op_key) FROM changes") == Self.opCount)
-        #expect(try database.scalarInt("SELECT count(*) FROM (SELECT op_key FROM changes GROUP BY op_key HAVING count(*) > 1)") == 0)
+        let twice = "SELECT count(*) FROM (SELECT op_key FROM changes GROUP BY op_key HAVING count(*) > 1)"
+        #expect(try database.scalarInt(twice) == 0)
         let seqs = try database.query("SELECT seq FROM changes WHERE account = 'acme' ORDER BY seq") { $0.int(0) }
         #expect(seqs == Array(1...Self.opCount), "seq is gap-free")
         #expect(try database.scalarInt("SELECT head FROM accounts WHERE id = 'acme'") == Self.opCount)

@@ -74,8 +74,8 @@ struct ServerInstanceTests {
         let push = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 7, ops: [
             Op(key: "k", draft: "d", action: .create, base: 0),
         ]))))
-        #expect(replies(push) == [.error(ErrorReply(req: 7, code: .notAuthenticated,
-                                                    message: "push before hello: say hello with the device's token first"))])
+        let refusal = "push before hello: say hello with the device's token first"
+        #expect(replies(push) == [.error(ErrorReply(req: 7, code: .notAuthenticated, message: refusal))])
         let pull = instance.onDeviceMessage(from: peer, frames: frames(.pull(Pull(req: 8, cursor: 0, limit: 10))))
         #expect(errorCode(pull) == .notAuthenticated)
         for directive in push + pull {
@@ -163,7 +163,8 @@ struct ServerInstanceTests {
     func transientFault() {
         var instance = makeInstance(faults: ServerFaults(transient: 1))
         _ = hello(&instance, peer)
-        let ops = [Op(key: "a", draft: "d", action: .create, base: 0), Op(key: "b", draft: "e", action: .create, base: 0)]
+        let ops = [Op(key: "a", draft: "d", action: .create, base: 0),
+                   Op(key: "b", draft: "e", action: .create, base: 0)]
         let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 1, ops: ops))))
         guard case .pushResult(let result)? = replies(out).first else {
             Issue.record("no pushResult")
@@ -184,7 +185,8 @@ struct ServerInstanceTests {
         let change = Change(seq: 4, draft: "d", action: .create, version: 1, title: "", body: "", origin: "pixel",
                             key: "a", conflict: false)
         let out = instance.onApplied(request, outcomes: [
-            AppliedOp(result: OpResult(key: "a", outcome: .applied, seq: 4, version: 1, conflict: false), change: change),
+            AppliedOp(result: OpResult(key: "a", outcome: .applied, seq: 4, version: 1, conflict: false),
+                      change: change),
         ])
         #expect(replies(out).isEmpty)
         #expect(events(out, "op.applied").count == 1)
@@ -196,7 +198,8 @@ struct ServerInstanceTests {
     func rejectFault() {
         var instance = makeInstance(faults: ServerFaults(reject: 1))
         _ = hello(&instance, peer)
-        let ops = [Op(key: "old", draft: "d", action: .create, base: 0), Op(key: "new", draft: "e", action: .create, base: 0)]
+        let ops = [Op(key: "old", draft: "d", action: .create, base: 0),
+                   Op(key: "new", draft: "e", action: .create, base: 0)]
         let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 2, ops: ops))))
         guard case .apply(let request)? = out.first else {
             Issue.record("no apply")

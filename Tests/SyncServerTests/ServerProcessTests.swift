@@ -52,7 +52,8 @@ struct ServerProcessTests {
             ("pull for another account", { try device.pull(cursor: 0, account: "globex") }, .wrongAccount),
             ("cursor beyond head", { try device.pull(cursor: 50) }, .cursorAhead),
             ("oversized", {
-                var body = Array("{\"req\":1,\"ops\":[{\"key\":\"k\",\"draft\":\"d\",\"action\":\"create\",\"base\":0,\"body\":\"".utf8)
+                let opening = #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"body":""#
+                var body = Array(opening.utf8)
                 body += [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array("\"}]}".utf8)
                 try device.sendRaw([Array("SL1 push".utf8), body])
                 return try device.receive(timeoutMs: 5_000)
