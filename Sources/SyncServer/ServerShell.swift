@@ -32,6 +32,14 @@ public final class ServerShell {
     /// Every failure names the flag or file at fault.
     public init(_ configuration: ServerConfiguration) throws(ServerError) {
         self.configuration = configuration
+        // Before anything slow: a SIGTERM during start-up is then a clean stop, not a kill. A child inherits its
+        // parent's signal mask, and a launcher spawning from a thread that blocks SIGTERM would leave it deaf.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        Signals.install()
         let clock = SimClock(epochMicros: configuration.epochMicros ?? SimClock.wallMicros(),
                              scale: configuration.timeScale)
         do {
@@ -103,14 +111,6 @@ public final class ServerShell {
     /// Serves until SIGTERM, SIGINT or the control command `stop`; then sends what is queued, closes the sockets
     /// and writes `process.stopped`. Throws only when a socket fails while serving.
     public func run() throws(ServerError) {
-        // A child inherits its parent's signal mask: a launcher that spawns from a thread blocking SIGTERM would
-        // otherwise leave the server unable to hear it.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
-        Signals.install()
         var started: [(String, JSONValue)] = [
             ("role", "server"), ("pid", .int(Int(getpid()))), ("listen", .string(listenEndpoint)),
             ("db", .string(configuration.databasePath)),
