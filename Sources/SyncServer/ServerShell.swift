@@ -32,13 +32,7 @@ public final class ServerShell {
     /// Every failure names the flag or file at fault.
     public init(_ configuration: ServerConfiguration) throws(ServerError) {
         self.configuration = configuration
-        // Before anything slow: a SIGTERM during start-up is then a clean stop, not a kill. A child inherits its
-        // parent's signal mask, and a launcher spawning from a thread that blocks SIGTERM would leave it deaf.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGTERM)
-        sigaddset(&stopSignals, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
+        // Before anything slow: a SIGTERM during start-up is then a clean stop, not a kill.
         Signals.install()
         let clock = SimClock(epochMicros: configuration.epochMicros ?? SimClock.wallMicros(),
                              scale: configuration.timeScale)
