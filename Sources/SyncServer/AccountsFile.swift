@@ -1,0 +1,138 @@
+import Foundation
+import SyncProtocol
+
+/// The run's accounts file (docs/ARCHITECTURE.md): accounts, each with its devices, platforms and tokens.
+/// Read with JSON5 allowed so hand-written files may carry comments; keys the server does not use are ignored.
+public struct AccountsFile: Codable, Sendable, Equatable {
+    public struct Account: Codable, Sendable, Equatable {
+        public var id: String
+        public var devices: [Device]
+
+        public init(id: String, devices: [Device]) {
+            self.id = id
+            self.devices = devices
+        }
+    }
+
+    public struct Device: Codable, Sendable, Equatable {
+        public var id: String
+        public var platform: Platform
+        public var token: String
+
+        public init(id: String, platform: Platform, token: String) {
+            self.id = id
+            self.platform = platform
+            self.token = token
+        }
+    }
+
+    public var accounts: [Account]
+
+    public init(accounts: [Account]) { self.accounts = accounts }
+
+    /// Every device with its account.
+    public var records: [DeviceRecord] {
+        accounts.flatMap { account in
+            account.devices.map { DeviceRecord(id: $0.id, account: account.id, platform: $0.platform, token: $0.token) }
+        }
+    }
+
+    /// Reads and checks the file at `path`; errors name the file and the key that is wrong.
+    public static func load(path: String) throws(ServerError) -> AccountsFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            // FileManager does not say why; errno from a plain open does ("No such file or directory").
+            let fd = open(path, O_RDONLY)
+            let reason = fd < 0 ? String(cString: strerror(errno)) : "unreadable"
+            if fd >= 0 { close(fd) }
+            throw .accounts(path: path, key: "", problem: "cannot read the accounts file: \(reason)")
+        }
+        return try parse(data, path: path)
+    }
+
+    /// Parses and checks the file's bytes; `path` only names the file in errors.
+    public static func parse(_ data: Data, path: String) throws(ServerError) -> AccountsFile {
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        let file: AccountsFile
+        do {
+            file = try decoder.decode(AccountsFile.self, from: data)
+        } catch let error as DecodingError {
+            throw translate(error, path: path)
+        } catch {
+            throw .accounts(path: path, key: "", problem: "\(error)")
+        }
+        try file.check(path: path)
+        return file
+    }
+
+    private func check(path: String) throws(ServerError) {
+        var accountIDs: Set<String> = []
+        var deviceIDs: Set<String> = []
+        for (a, account) in accounts.enumerated() {
+            try Self.checkID(account.id, path: path, key: "accounts[\(a)].id")
+            guard accountIDs.insert(account.id).inserted else {
+                throw .accounts(path: path, key: "accounts[\(a)].id",
+                                problem: "account \"\(account.id)\" appears twice")
+            }
+            for (d, device) in account.devices.enumerated() {
+                let key = "accounts[\(a)].devices[\(d)]"
+                try Self.checkID(device.id, path: path, key: key + ".id")
+                try Self.checkID(device.token, path: path, key: key + ".token")
+                guard deviceIDs.insert(device.id).inserted else {
+                    throw .accounts(path: path, key: key + ".id", problem: "device \"\(device.id)\" appears twice")
+                }
+            }
+        }
+    }
+
+    private static func checkID(_ value: String, path: String, key: String) throws(ServerError) {
+        if value.isEmpty { throw .accounts(path: path, key: key, problem: "is empty") }
+        if value.utf8.count > Limits.maxIDBytes {
+            throw .accounts(path: path, key: key, problem: "is longer than \(Limits.maxIDBytes) bytes")
+        }
+    }
+
+    private static func translate(_ error: DecodingError, path: String) -> ServerError {
+        func joined(_ codingPath: [CodingKey]) -> String {
+            var out = ""
+            for key in codingPath {
+                if let index = key.intValue {
+                    out += "[\(index)]"
+                } else {
+                    out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+                }
+            }
+            return out
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .accounts(path: path, key: joined(context.codingPath + [key]), problem: "is missing")
+        case .typeMismatch(let type, let context):
+            return .accounts(path: path, key: joined(context.codingPath), problem: "must be \(describe(type))")
+        case .valueNotFound(let type, let context):
+            return .accounts(path: path, key: joined(context.codingPath),
+                             problem: "must be \(describe(type)), not null")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                let detail = context.underlyingError.map { "\($0.localizedDescription)" } ?? context.debugDescription
+                return .accounts(path: path, key: "", problem: "not JSON: \(detail)")
+            }
+            let allowed = Platform.allCases.map(\.rawValue).joined(separator: ", ")
+            let last = context.codingPath.last?.stringValue
+            let problem = last == "platform" ? "must be one of \(allowed)" : "has an invalid value"
+            return .accounts(path: path, key: joined(context.codingPath), problem: problem)
+        @unknown default:
+            return .accounts(path: path, key: "", problem: "\(error)")
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Platform.Type: return "a string (\(Platform.allCases.map(\.rawValue).joined(separator: ", ")))"
+        default:
+            let name = "\(type)"
+            return name.hasPrefix("Array") ? "an array" : name.hasPrefix("Dictionary") ? "an object" : name
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import SyncProtocol
+
+/// One page of an account's changes: those after the cursor, in seq order; `next` is the cursor to pull from next
+/// (the last seq in the page, or the cursor itself when the page is empty) and `head` the account's newest seq.
+public struct PageSlice: Sendable, Equatable {
+    public var changes: [Change]
+    public var next: Int
+    public var head: Int
+
+    public init(changes: [Change], next: Int, head: Int) {
+        self.changes = changes
+        self.next = next
+        self.head = head
+    }
+
+    /// Bytes of page body left for changes: the decoder refuses bodies over `Limits.maxBodyBytes`, so a page stops
+    /// before it would pass it even when the limit asks for more (large drafts make short pages).
+    static let changeBudget = Limits.maxBodyBytes - 1024
+
+    /// An upper bound on the bytes `change` takes in a page body, from the lengths of its strings as JSON escapes
+    /// them, without encoding it.
+    static func encodedSize(of change: Change) -> Int {
+        // Keys, punctuation, numbers and booleans of one change never take more than this.
+        let fixed = 160
+        var size = fixed
+        for text in [change.draft, change.origin, change.key, change.title ?? "", change.body ?? ""] {
+            size += escapedLength(text)
+        }
+        return size
+    }
+
+    static func escapedLength(_ text: String) -> Int {
+        var length = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x09, 0x0A, 0x0C, 0x0D: length += 2
+            case 0..<0x20: length += 6
+            default: length += 1
+            }
+        }
+        return length
+    }
+}

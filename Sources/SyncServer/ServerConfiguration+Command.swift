@@ -1,0 +1,96 @@
+import LabKit
+import SQLite
+
+extension ServerConfiguration {
+    /// `synclab-server`'s flags and help.
+    public static let command = CommandSpec(
+        name: "synclab-server",
+        summary: "the SyncLab sync server: applies ops exactly once, serves pulls from a cursor, notifies the broker",
+        usage: "synclab-server --db PATH --listen ENDPOINT [--accounts PATH] [--notify ENDPOINT] [options]",
+        flags: [
+            Flag("db", value: "PATH", help: "the server's SQLite file, created if missing (required)"),
+            Flag("listen", value: "ENDPOINT",
+                 help: "bind the device ROUTER here, e.g. tcp://127.0.0.1:5550 (required)"),
+            Flag("accounts", value: "PATH", help: "accounts file loaded into the database at start (default: none, use the db's devices)"),
+            Flag("notify", value: "ENDPOINT",
+                 help: "connect to the broker here for head-moved notices (default: none, no notices)"),
+            Flag("notify-mode", value: "push|pub", default: "push",
+                 help: "push: a notice that would block is dropped; pub: lost silently if slow"),
+            Flag("notify-hwm", value: "N", default: "1000", help: "notices queued for the broker before loss"),
+            Flag("control", value: "ENDPOINT",
+                 help: "bind a control ROUTER here: ping, faults, stats, stop, addDevice (default: none)"),
+            Flag("events", value: "PATH", help: "append events here, one JSON object a line (default: none)"),
+            Flag("name", value: "NAME", default: "server", help: "the proc field of events"),
+            Flag("epoch", value: "MICROS", help: "wall µs of the run's simulated time 0 (default: now)"),
+            Flag("time-scale", value: "X", default: "1", help: "simulated seconds per real second"),
+            Flag("seed", value: "N", default: "1", help: "seed of the fault decisions"),
+            Flag("drop-reply", value: "P", default: "0", help: "probability a push's reply is dropped after commit"),
+            Flag("transient", value: "P", default: "0", help: "probability a push is answered retryLater, unapplied"),
+            Flag("reject", value: "P", default: "0", help: "probability each new op is rejected(\"injected\")"),
+            Flag("reply-delay-ms", value: "N", default: "0", help: "delay every reply to a device by N ms"),
+            Flag("synchronous", value: "full|normal", default: "full",
+                 help: "SQLite synchronous: full (power-loss safe) or normal"),
+        ],
+        footer: """
+            Start one by hand:
+              echo '{"accounts":[{"id":"acme","devices":[{"id":"pixel","platform":"android","token":"t1"}]}]}' \\
+                  > accounts.json
+              synclab-server --db server.sqlite --listen tcp://127.0.0.1:5550 --accounts accounts.json \\
+                  --control tcp://127.0.0.1:5551 --events events.jsonl
+            Devices connect a DEALER to --listen and say hello (docs/PROTOCOL.md); the launcher or a DEALER on
+            --control sends control commands (docs/ARCHITECTURE.md). SIGTERM, SIGINT or the control command stop it.
+            Exit status: 0 stopped cleanly, 1 failed while serving, 2 bad flags or could not start.
+            """
+    )
+
+    /// Reads the configuration from parsed flags, checking every value.
+    public init(options: ParsedOptions) throws(ServerError) {
+        do {
+            guard options.positional.isEmpty else {
+                throw ServerError.usage("unexpected argument \"\(options.positional[0])\" (see synclab-server --help)")
+            }
+            self.init(databasePath: try options.require("db"), listen: try options.require("listen"))
+            notify = options.string("notify").flatMap { $0.isEmpty ? nil : $0 }
+            let mode = options.string("notify-mode") ?? "push"
+            guard let notifyMode = NotifyMode(rawValue: mode) else {
+                throw ServerError.usage("--notify-mode must be push or pub, got \"\(mode)\"")
+            }
+            self.notifyMode = notifyMode
+            notifyHighWaterMark = try options.int("notify-hwm") ?? 1000
+            guard (1...1_000_000).contains(notifyHighWaterMark) else {
+                throw ServerError.usage("--notify-hwm must be from 1 to 1000000, got \(notifyHighWaterMark)")
+            }
+            accountsPath = options.string("accounts")
+            control = options.string("control")
+            eventsPath = options.string("events")
+            name = options.string("name") ?? "server"
+            if let epoch = try options.int("epoch") { epochMicros = Int64(epoch) }
+            timeScale = try options.double("time-scale") ?? 1
+            guard timeScale > 0, timeScale.isFinite else {
+                throw ServerError.usage("--time-scale must be a positive number, got \(timeScale)")
+            }
+            let seedText = options.string("seed") ?? "1"
+            guard let seed = UInt64(seedText) else {
+                throw ServerError.usage("--seed must be a non-negative integer, got \"\(seedText)\"")
+            }
+            self.seed = seed
+            let delay = try options.int("reply-delay-ms") ?? 0
+            guard (0...600_000).contains(delay) else {
+                throw ServerError.usage("--reply-delay-ms must be from 0 to 600000, got \(delay)")
+            }
+            faults = ServerFaults(dropReply: try options.probability("drop-reply"),
+                                  transient: try options.probability("transient"),
+                                  reject: try options.probability("reject"), replyDelayMs: delay)
+            let sync = options.string("synchronous") ?? "full"
+            switch sync {
+            case "full": synchronous = .full
+            case "normal": synchronous = .normal
+            default: throw ServerError.usage("--synchronous must be full or normal, got \"\(sync)\"")
+            }
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw .usage("\(error)")
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import LabKit
+import SQLite
+
+/// Everything `synclab-server` is started with.
+public struct ServerConfiguration: Sendable {
+    /// How head-moved notices leave the server.
+    public enum NotifyMode: String, Sendable, CaseIterable {
+        /// A PUSH socket: a notice that would block (no broker, queue full) is dropped and logged.
+        case push
+        /// A PUB socket: libzmq drops what a slow or absent subscriber cannot take, silently ("natural loss").
+        case pub
+    }
+
+    public var databasePath: String
+    public var listen: String
+    public var notify: String?
+    public var notifyMode: NotifyMode = .push
+    public var notifyHighWaterMark: Int = 1000
+    public var accountsPath: String?
+    public var control: String?
+    public var eventsPath: String?
+    public var name: String = "server"
+    /// Wall µs of simulated time 0; nil: when the process starts.
+    public var epochMicros: Int64?
+    public var timeScale: Double = 1
+    public var seed: UInt64 = 1
+    public var faults: ServerFaults = .off
+    public var synchronous: Synchronous = .full
+
+    public init(databasePath: String, listen: String) {
+        self.databasePath = databasePath
+        self.listen = listen
+    }
+}

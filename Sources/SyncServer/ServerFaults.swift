@@ -1,0 +1,92 @@
+import LabKit
+import SyncProtocol
+
+/// The server's fault knobs. A value with no IO and no randomness of its own: each draw takes the seeded generator
+/// it is handed, and a knob at zero draws nothing, so turning one fault on does not shift the others' sequence.
+public struct ServerFaults: Sendable, Equatable {
+    /// Probability that a push's reply is dropped after its commit: the device sees an unknown outcome.
+    public var dropReply: Double
+    /// Probability that a push is answered `retryLater` for every op, nothing applied.
+    public var transient: Double
+    /// Probability that each new op of a push is `rejected("injected")`, permanently.
+    public var reject: Double
+    /// Every reply to a device waits this long (other clients are served meanwhile).
+    public var replyDelayMs: Int
+
+    /// The reason an injected rejection carries.
+    public static let injectedReason = "injected"
+
+    public init(dropReply: Double = 0, transient: Double = 0, reject: Double = 0, replyDelayMs: Int = 0) {
+        self.dropReply = dropReply
+        self.transient = transient
+        self.reject = reject
+        self.replyDelayMs = replyDelayMs
+    }
+
+    /// No faults.
+    public static let off = ServerFaults()
+
+    /// The argument names of the control command `faults`.
+    public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "off"]
+
+    /// These settings changed by the arguments of the control command `faults`: `{dropReply, transient, reject,
+    /// replyDelayMs}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all first.
+    public func updated(with args: [String: JSONValue]) throws(ServerError) -> ServerFaults {
+        for name in args.keys.sorted() where !Self.argumentNames.contains(name) {
+            throw .invalidArgument(command: "faults", name: name,
+                                   problem: "is unknown: use \(Self.argumentNames.joined(separator: ", "))")
+        }
+        var next = self
+        if let off = args["off"] {
+            guard let on = off.boolValue else {
+                throw .invalidArgument(command: "faults", name: "off", problem: "must be true or false")
+            }
+            if on { next = .off }
+        }
+        next.dropReply = try Self.probability(args, "dropReply") ?? next.dropReply
+        next.transient = try Self.probability(args, "transient") ?? next.transient
+        next.reject = try Self.probability(args, "reject") ?? next.reject
+        if let value = args["replyDelayMs"] {
+            guard let ms = value.intValue, (0...600_000).contains(ms) else {
+                throw .invalidArgument(command: "faults", name: "replyDelayMs",
+                                       problem: "must be an integer from 0 to 600000, got \(value)")
+            }
+            next.replyDelayMs = ms
+        }
+        return next
+    }
+
+    private static func probability(_ args: [String: JSONValue], _ name: String) throws(ServerError) -> Double? {
+        guard let value = args[name] else { return nil }
+        guard let p = value.doubleValue, (0...1).contains(p) else {
+            throw .invalidArgument(command: "faults", name: name, problem: "must be a number from 0 to 1, got \(value)")
+        }
+        return p
+    }
+
+    /// The settings as event fields and control data.
+    public var fields: [(String, JSONValue)] {
+        [("dropReply", .double(dropReply)), ("transient", .double(transient)), ("reject", .double(reject)),
+         ("replyDelayMs", .int(replyDelayMs))]
+    }
+
+    // MARK: - Draws
+
+    /// Whether this push is answered `retryLater` as a whole.
+    public func drawTransient(using generator: inout SeededGenerator) -> Bool {
+        generator.chance(transient)
+    }
+
+    /// The indices of the ops of a push of `count` ops to refuse.
+    public func drawRejections(count: Int, using generator: inout SeededGenerator) -> Set<Int> {
+        guard reject > 0 else { return [] }
+        var picked: Set<Int> = []
+        for index in 0..<count where generator.chance(reject) { picked.insert(index) }
+        return picked
+    }
+
+    /// Whether the reply of a committed push is dropped.
+    public func drawDropReply(using generator: inout SeededGenerator) -> Bool {
+        generator.chance(dropReply)
+    }
+}

@@ -1,0 +1,140 @@
+import SyncProtocol
+
+extension ServerInstance {
+    mutating func onPush(_ push: Push, from peer: Peer) -> [ServerDirective] {
+        guard let session = touch(peer) else {
+            return refuse(peer, req: push.req, code: .notAuthenticated,
+                          message: "push before hello: say hello with the device's token first")
+        }
+        if faults.drawTransient(using: &generator) {
+            // Answered before the store sees it: nothing is applied, every op may be resent with its key.
+            var directives: [ServerDirective] = []
+            var results: [OpResult] = []
+            for op in push.ops {
+                let result = OpResult(key: op.key, outcome: .retryLater,
+                                      reason: "\(ServerFaults.injectedReason): server busy, send again later")
+                results.append(result)
+                stats.retryLater += 1
+                stats.faultsInjected += 1
+                directives.append(.log(injected("transient", device: session.device, key: op.key)))
+                directives.append(.log(opEvent(result, op: op, device: session.device, account: session.account)))
+            }
+            return directives + reply(peer, .pushResult(PushResult(req: push.req, results: results)))
+        }
+        let rejections = faults.drawRejections(count: push.ops.count, using: &generator)
+        return [.apply(PushRequest(peer: peer, req: push.req, device: session.device, account: session.account,
+                                   ops: push.ops, injectRejections: rejections))]
+    }
+
+    /// The store committed the push: events, counters, the head-moved notice, then the reply (unless the fault plan
+    /// drops it, which leaves the device with an unknown outcome to resolve by resending).
+    public mutating func onApplied(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
+        var directives: [ServerDirective] = []
+        var refs: [ChangeRef] = []
+        for (index, (op, outcome)) in zip(request.ops, outcomes).enumerated() {
+            let result = outcome.result
+            switch result.outcome {
+            case .applied:
+                stats.applied += 1
+                if result.conflict == true { stats.conflicts += 1 }
+                if let change = outcome.change {
+                    refs.append(ChangeRef(seq: change.seq, draft: change.draft, version: change.version))
+                }
+            case .duplicate:
+                stats.duplicates += 1
+            case .rejected:
+                stats.rejected += 1
+                if request.injectRejections.contains(index) && !outcome.replay
+                    && result.reason == ServerFaults.injectedReason
+                {
+                    stats.faultsInjected += 1
+                    directives.append(.log(injected("reject", device: request.device, key: op.key)))
+                }
+            case .retryLater:
+                stats.retryLater += 1
+            }
+            directives.append(.log(opEvent(result, op: op, device: request.device, account: request.account,
+                                           change: outcome.change)))
+        }
+        if let last = refs.last {
+            stats.heads[request.account] = max(stats.heads[request.account] ?? 0, last.seq)
+            directives.append(.notify(Notice(account: request.account, head: last.seq, origin: request.device,
+                                             changes: refs)))
+        }
+        if faults.drawDropReply(using: &generator) {
+            for op in request.ops {
+                stats.faultsInjected += 1
+                directives.append(.log(injected("dropReply", device: request.device, key: op.key)))
+            }
+            return directives
+        }
+        let results = outcomes.map(\.result)
+        return directives + reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
+    }
+
+    /// The store could not commit the push: nothing was applied. Lock contention is transient (`retryLater`);
+    /// anything else is an `internal` error.
+    public mutating func onApplyFailed(_ request: PushRequest, error: ServerError) -> [ServerDirective] {
+        if case .database(_, busy: true) = error {
+            var directives: [ServerDirective] = []
+            let results = request.ops.map {
+                OpResult(key: $0.key, outcome: .retryLater, reason: "database busy, send again later")
+            }
+            for (op, result) in zip(request.ops, results) {
+                stats.retryLater += 1
+                directives.append(.log(opEvent(result, op: op, device: request.device, account: request.account)))
+            }
+            return directives + reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
+        }
+        return refuse(request.peer, req: request.req, code: .internal,
+                      message: "nothing applied: \(error.description)", device: request.device)
+    }
+
+    /// The shell tried to send a notice: `sent` false means it would have blocked and the notice is lost (the
+    /// devices' cursors repair that on their next pull).
+    public mutating func onNotice(_ notice: Notice, sent: Bool) -> [ServerDirective] {
+        let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
+        if sent {
+            stats.notices += 1
+            return [.log(ServerEvent("notice.sent", [
+                ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
+                ("seqs", seqs),
+            ]))]
+        }
+        stats.noticesDropped += 1
+        return [.log(ServerEvent("notice.dropped", [
+            ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
+            ("seqs", seqs), ("reason", .string("the notice socket would block")),
+        ]))]
+    }
+
+    // MARK: - Events
+
+    func injected(_ kind: String, device: String, key: String) -> ServerEvent {
+        ServerEvent("fault.injected", [("kind", .string(kind)), ("device", .string(device)), ("key", .string(key))])
+    }
+
+    func opEvent(_ result: OpResult, op: Op, device: String, account: String, change: Change? = nil) -> ServerEvent {
+        switch result.outcome {
+        case .applied:
+            return ServerEvent("op.applied", [
+                ("device", .string(device)), ("account", .string(account)), ("key", .string(op.key)),
+                ("seq", .int(result.seq ?? 0)), ("draft", .string(op.draft)),
+                ("action", .string((change?.action ?? op.action).rawValue)), ("version", .int(result.version ?? 0)),
+                ("conflict", .bool(result.conflict ?? false)),
+            ])
+        case .duplicate:
+            return ServerEvent("op.duplicate", [
+                ("device", .string(device)), ("key", .string(op.key)), ("seq", result.seq.map { .int($0) } ?? .null),
+            ])
+        case .rejected:
+            return ServerEvent("op.rejected", [
+                ("device", .string(device)), ("key", .string(op.key)), ("reason", .string(result.reason ?? "")),
+            ])
+        case .retryLater:
+            return ServerEvent("op.retryLater", [
+                ("device", .string(device)), ("key", .string(op.key)), ("reason", .string(result.reason ?? "")),
+            ])
+        }
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import LabKit
+import SyncProtocol
+
+/// The server's logic: sessions, access checks, fault decisions, results, notices and counters. It does no IO,
+/// reads no clock and draws randomness only from the seeded generator it holds; each `on…` method takes one event
+/// and returns the directives the shell carries out in order (`ServerShell`).
+public struct ServerInstance: Sendable {
+    /// Known devices by id: loaded from the database at start, so hellos are checked against it.
+    public internal(set) var directory: [String: DeviceRecord]
+    /// Authenticated sessions by routing id.
+    public internal(set) var sessions: [[UInt8]: Session] = [:]
+    public internal(set) var faults: ServerFaults
+    public internal(set) var stats: ServerStats
+    var generator: SeededGenerator
+    /// Sessions are forgotten least recently used first past this many: a device reconnecting under a new routing id
+    /// leaves its old session behind, and libzmq does not say when a peer goes away.
+    let sessionCapacity: Int
+    var clock: UInt64 = 0
+
+    /// The receiver name used in `unexpected` errors.
+    static let receiver = "synclab-server"
+
+    public init(devices: [DeviceRecord], heads: [String: Int], faults: ServerFaults = .off, seed: UInt64,
+                sessionCapacity: Int = 4096)
+    {
+        var directory: [String: DeviceRecord] = [:]
+        for device in devices { directory[device.id] = device }
+        self.directory = directory
+        self.faults = faults
+        self.stats = ServerStats(heads: heads)
+        self.generator = SeededGenerator.derived(seed: seed, name: "server.faults")
+        self.sessionCapacity = max(sessionCapacity, 1)
+    }
+
+    /// The session of `peer`, if it said hello.
+    public func session(of peer: Peer) -> Session? { sessions[peer.routingID] }
+
+    // MARK: - Device messages
+
+    /// A message arrived on the request socket from `peer` (frames after the routing envelope).
+    public mutating func onDeviceMessage(from peer: Peer, frames: [[UInt8]]) -> [ServerDirective] {
+        clock += 1
+        let message: Message
+        switch Codec.decodeOrReply(frames) {
+        case .success(let decoded): message = decoded
+        case .failure(let error):
+            return refuse(peer, req: Self.requestNumber(in: frames), code: error.code, message: error.description)
+        }
+        switch message {
+        case .hello(let hello):
+            return onHello(hello, from: peer)
+        case .push(let push):
+            return onPush(push, from: peer)
+        case .pull(let pull):
+            return onPull(pull, from: peer)
+        case .welcome, .pushResult, .page, .notice, .register, .registered, .deviceState, .hint, .control,
+            .controlAck, .error:
+            let error = ProtocolError.unexpected(type: message.type, receiver: Self.receiver)
+            return refuse(peer, req: Self.requestNumber(in: frames), code: error.code, message: error.description)
+        }
+    }
+
+    mutating func onHello(_ hello: Hello, from peer: Peer) -> [ServerDirective] {
+        let refusal: (ErrorCode, String)?
+        if let record = directory[hello.device] {
+            if record.token != hello.token {
+                refusal = (.badToken, "bad token for device \"\(hello.device)\"")
+            } else if record.account != hello.account {
+                // Only a holder of the device's token learns which account it belongs to.
+                let owner = "device \"\(hello.device)\" belongs to account \"\(record.account)\""
+                refusal = (.wrongAccount, owner + ", not \"\(hello.account)\"")
+            } else {
+                refusal = nil
+            }
+        } else {
+            refusal = (.unknownDevice, "unknown device \"\(hello.device)\": the server has no such device")
+        }
+        if let (code, text) = refusal {
+            // A failed hello ends whatever session this connection had.
+            sessions[peer.routingID] = nil
+            var directives = refuse(peer, req: nil, code: code, message: text, device: hello.device)
+            directives.append(.log(ServerEvent("hello.refused", [
+                ("device", .string(hello.device)), ("account", .string(hello.account)), ("reason", .string(text)),
+            ])))
+            return directives
+        }
+        open(Session(device: hello.device, account: hello.account, lastUse: clock), for: peer)
+        let head = stats.heads[hello.account] ?? 0
+        let accepted = ServerEvent("hello.accepted", [
+            ("device", .string(hello.device)), ("account", .string(hello.account)),
+        ])
+        let welcome = Welcome(device: hello.device, account: hello.account, head: head)
+        return [.log(accepted)] + reply(peer, .welcome(welcome))
+    }
+
+    mutating func onPull(_ pull: Pull, from peer: Peer) -> [ServerDirective] {
+        guard let session = touch(peer) else {
+            return refuse(peer, req: pull.req, code: .notAuthenticated,
+                          message: "pull before hello: say hello with the device's token first")
+        }
+        if let account = pull.account, account != session.account {
+            return refuse(peer, req: pull.req, code: .wrongAccount,
+                          message: "device \"\(session.device)\" may read only account \"\(session.account)\", "
+                              + "not \"\(account)\"", device: session.device)
+        }
+        return [.pull(PullRequest(peer: peer, req: pull.req, device: session.device, account: session.account,
+                                  cursor: pull.cursor, limit: pull.limit))]
+    }
+
+    /// The store read a page.
+    public mutating func onPulled(_ request: PullRequest, page: PageSlice) -> [ServerDirective] {
+        stats.pulls += 1
+        stats.heads[request.account] = max(stats.heads[request.account] ?? 0, page.head)
+        let served = ServerEvent("pull.served", [
+            ("device", .string(request.device)), ("cursor", .int(request.cursor)),
+            ("count", .int(page.changes.count)), ("next", .int(page.next)), ("head", .int(page.head)),
+        ])
+        let message = Message.page(Page(req: request.req, changes: page.changes, next: page.next, head: page.head))
+        return [.log(served)] + reply(request.peer, message)
+    }
+
+    /// The store could not read the page: a cursor beyond the head, or a database failure.
+    public mutating func onPullFailed(_ request: PullRequest, error: ServerError) -> [ServerDirective] {
+        let code: ErrorCode
+        switch error {
+        case .cursorAhead: code = .cursorAhead
+        case .database(_, let busy): code = busy ? .busy : .internal
+        case .usage, .accounts, .startup, .deviceMoved, .invalidArgument, .io: code = .internal
+        }
+        return refuse(request.peer, req: request.req, code: code, message: error.description, device: request.device)
+    }
+
+    // MARK: - Helpers
+
+    /// An error reply and a `request.refused` event; nothing else happens.
+    mutating func refuse(_ peer: Peer, req: Int?, code: ErrorCode, message: String, device: String? = nil)
+        -> [ServerDirective]
+    {
+        stats.refused += 1
+        var fields: [(String, JSONValue)] = [
+            ("code", .string(code.rawValue)), ("message", .string(message)), ("peer", .string(peer.label)),
+        ]
+        if let device = device ?? sessions[peer.routingID]?.device { fields.append(("device", .string(device))) }
+        return [.log(ServerEvent("request.refused", fields))]
+            + reply(peer, .error(ErrorReply(req: req, code: code, message: message)))
+    }
+
+    /// A reply to a device, delayed by the fault plan when it says so (each delay is an injected fault).
+    mutating func reply(_ peer: Peer, _ message: Message) -> [ServerDirective] {
+        guard faults.replyDelayMs > 0 else { return [.reply(to: peer, message: message, delayMs: 0)] }
+        stats.faultsInjected += 1
+        var fields: [(String, JSONValue)] = [("kind", .string("replyDelay"))]
+        if let device = sessions[peer.routingID]?.device { fields.append(("device", .string(device))) }
+        fields.append(("delayMs", .int(faults.replyDelayMs)))
+        return [.log(ServerEvent("fault.injected", fields)),
+                .reply(to: peer, message: message, delayMs: faults.replyDelayMs)]
+    }
+
+    mutating func open(_ session: Session, for peer: Peer) {
+        sessions[peer.routingID] = session
+        if sessions.count > sessionCapacity,
+            let oldest = sessions.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
+        {
+            sessions[oldest] = nil
+        }
+    }
+
+    /// The peer's session, marked as just used.
+    mutating func touch(_ peer: Peer) -> Session? {
+        guard var session = sessions[peer.routingID] else { return nil }
+        session.lastUse = clock
+        sessions[peer.routingID] = session
+        return session
+    }
+
+    /// The `req` of a message the codec refused, when its body is still a JSON object that has one, so the client
+    /// can match the error to its request.
+    static func requestNumber(in frames: [[UInt8]]) -> Int? {
+        guard frames.count == 2, frames[1].count <= Limits.maxBodyBytes, frames[1].first == UInt8(ascii: "{") else {
+            return nil
+        }
+        let object = try? JSONSerialization.jsonObject(with: Data(frames[1])) as? [String: Any]
+        return (object?["req"] as? NSNumber).flatMap { Int(exactly: $0.doubleValue) }
+    }
+}

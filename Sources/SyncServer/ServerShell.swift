@@ -1,0 +1,257 @@
+import Foundation
+import LabKit
+import SQLite
+import SyncProtocol
+import ZeroMQ
+
+/// The server's IO: the device and control ROUTERs, the notice socket, the database, the event log and a small
+/// queue of delayed replies. One thread (the caller of `run`) owns all of them; it polls, hands each message to the
+/// `ServerInstance`, and carries out the directives it returns, in order.
+public final class ServerShell {
+    public let configuration: ServerConfiguration
+    let events: EventLog
+    let store: ServerStore
+    var instance: ServerInstance
+    let context: Context
+    let devices: Socket
+    let control: Socket?
+    let notices: Socket?
+    /// Replies held back by the fault plan, soonest first.
+    var delayed: [(due: UInt64, frames: [[UInt8]])] = []
+    var stopping = false
+
+    /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
+    /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
+    static let maxMessageBytes: Int64 = 4 << 20
+    /// Longest poll, so SIGTERM is seen promptly even if it lands just before the poll starts.
+    static let maxPollMs = 200
+    /// Messages handled from one socket before looking at the others.
+    static let drainBatch = 256
+
+    /// Opens the event log and the database, loads the accounts file, binds and connects the sockets.
+    /// Every failure names the flag or file at fault.
+    public init(_ configuration: ServerConfiguration) throws(ServerError) {
+        self.configuration = configuration
+        // Before anything slow: a SIGTERM during start-up is then a clean stop, not a kill.
+        Signals.install()
+        let clock = SimClock(epochMicros: configuration.epochMicros ?? SimClock.wallMicros(),
+                             scale: configuration.timeScale)
+        do {
+            events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: clock)
+        } catch {
+            throw .startup("cannot open --events: \(error)")
+        }
+        do {
+            store = try ServerStore(path: configuration.databasePath, synchronous: configuration.synchronous)
+        } catch {
+            throw .startup("cannot open --db \(configuration.databasePath): \(error)")
+        }
+        if let path = configuration.accountsPath {
+            let file = try AccountsFile.load(path: path)
+            do {
+                try store.load(file)
+            } catch {
+                throw .startup("cannot load --accounts \(path) into --db \(configuration.databasePath): \(error)")
+            }
+        }
+        instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
+                                  faults: configuration.faults, seed: configuration.seed)
+        do {
+            let context = try Context()
+            self.context = context
+            devices = try Self.router(context, bind: configuration.listen, flag: "listen")
+            control = try configuration.control.map { try Self.router(context, bind: $0, flag: "control") }
+            notices = try configuration.notify.map {
+                try Self.noticeSocket(context, connect: $0, mode: configuration.notifyMode,
+                                      highWaterMark: configuration.notifyHighWaterMark)
+            }
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw .startup("cannot set up sockets: \(error)")
+        }
+    }
+
+    private static func noticeSocket(_ context: Context, connect endpoint: String,
+                                     mode: ServerConfiguration.NotifyMode, highWaterMark: Int) throws -> Socket
+    {
+        // A short linger lets notices queued at a clean stop reach the broker.
+        let socket = try Socket(context, mode == .push ? .push : .pub, lingerMs: 200)
+        try socket.setSendHighWaterMark(Int32(highWaterMark))
+        do {
+            try socket.connect(endpoint)
+        } catch {
+            throw ServerError.startup("cannot connect --notify \(endpoint): \(error)")
+        }
+        return socket
+    }
+
+    private static func router(_ context: Context, bind endpoint: String, flag: String) throws -> Socket {
+        let socket = try Socket(context, .router)
+        try socket.setMaxMessageSize(maxMessageBytes)
+        // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
+        try socket.setRouterMandatory(true)
+        do {
+            try socket.bind(endpoint)
+        } catch {
+            throw ServerError.startup("cannot bind --\(flag) \(endpoint): \(error)")
+        }
+        return socket
+    }
+
+    /// The endpoint the device socket is bound to (with the port chosen for `tcp://…:*`).
+    public var listenEndpoint: String { devices.lastEndpoint }
+
+    /// Serves until SIGTERM, SIGINT or the control command `stop`; then sends what is queued, closes the sockets
+    /// and writes `process.stopped`. Throws only when a socket fails while serving.
+    public func run() throws(ServerError) {
+        var started: [(String, JSONValue)] = [
+            ("role", "server"), ("pid", .int(Int(getpid()))), ("listen", .string(listenEndpoint)),
+            ("db", .string(configuration.databasePath)),
+        ]
+        if let control { started.append(("control", .string(control.lastEndpoint))) }
+        if let notify = configuration.notify {
+            started.append(("notify", .string(notify)))
+            started.append(("notifyMode", .string(configuration.notifyMode.rawValue)))
+        }
+        events.emit("process.started", started)
+        defer { close() }
+        var poller = Poller([devices] + (control.map { [$0] } ?? []))
+        while !stopping && !Signals.stopRequested {
+            let ready: [Int]
+            do {
+                ready = try poller.poll(timeoutMs: pollTimeout())
+            } catch let error as ZMQError where error.isTerminated {
+                break
+            } catch {
+                throw .io("poll: \(error)")
+            }
+            if ready.contains(0) { try drain(devices) { handleDevice($0) } }
+            if ready.contains(1), let control { try drain(control) { handleControl($0) } }
+            sendDueReplies(now: SimClock.monotonicNanos())
+        }
+    }
+
+    private func close() {
+        // A stop does not wait out the fault plan's delays: the replies are ready, so they go now.
+        for reply in delayed { sendDevice(reply.frames) }
+        delayed.removeAll()
+        devices.close()
+        control?.close()
+        notices?.close()
+        events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid())))])
+    }
+
+    private func drain(_ socket: Socket, _ handle: ([[UInt8]]) -> Void) throws(ServerError) {
+        for _ in 0..<Self.drainBatch {
+            // Between messages, not within one: a stop lets the current message finish (and commit).
+            guard !stopping && !Signals.stopRequested else { return }
+            let frames: [[UInt8]]?
+            do {
+                frames = try socket.receive(dontWait: true)
+            } catch {
+                throw .io("receive: \(error)")
+            }
+            guard let frames else { return }
+            handle(frames)
+        }
+    }
+
+    private func handleDevice(_ frames: [[UInt8]]) {
+        guard let (peer, payload) = Peer.split(frames) else { return }
+        perform(instance.onDeviceMessage(from: peer, frames: payload))
+    }
+
+    private func handleControl(_ frames: [[UInt8]]) {
+        guard let (peer, payload) = Peer.split(frames) else { return }
+        perform(instance.onControlMessage(from: peer, frames: payload))
+    }
+
+    // MARK: - Directives
+
+    func perform(_ directives: [ServerDirective]) {
+        for directive in directives {
+            switch directive {
+            case .reply(let peer, let message, let delayMs):
+                let frames = peer.envelope(Codec.encode(message))
+                if delayMs > 0 {
+                    schedule(frames, due: SimClock.monotonicNanos() + UInt64(delayMs) * 1_000_000)
+                } else {
+                    sendDevice(frames)
+                }
+            case .controlReply(let peer, let message):
+                guard let control else { continue }
+                send(peer.envelope(Codec.encode(message)), on: control)
+            case .apply(let request):
+                do {
+                    let outcomes = try store.apply(device: request.device, account: request.account, ops: request.ops,
+                                                   injectRejections: request.injectRejections)
+                    perform(instance.onApplied(request, outcomes: outcomes))
+                } catch {
+                    perform(instance.onApplyFailed(request, error: error))
+                }
+            case .pull(let request):
+                do {
+                    let page = try store.pull(account: request.account, cursor: request.cursor, limit: request.limit)
+                    perform(instance.onPulled(request, page: page))
+                } catch {
+                    perform(instance.onPullFailed(request, error: error))
+                }
+            case .notify(let notice):
+                guard let notices else { continue }
+                let sent = (try? notices.send(Codec.encode(.notice(notice)), dontWait: true)) ?? false
+                perform(instance.onNotice(notice, sent: sent))
+            case .addDevice(let record, let ticket):
+                do {
+                    try store.addDevice(record)
+                    perform(instance.onDeviceAdded(record, ticket: ticket))
+                } catch {
+                    perform(instance.onDeviceAddFailed(error, ticket: ticket))
+                }
+            case .log(let event):
+                events.emit(event.type, event.fields)
+            case .stop:
+                stopping = true
+            }
+        }
+    }
+
+    private func sendDevice(_ frames: [[UInt8]]) { send(frames, on: devices) }
+
+    /// Sends without blocking: a client that stopped reading, or went away, loses its reply rather than stall
+    /// everyone else. A lost reply is logged; the device resends with the same key.
+    private func send(_ frames: [[UInt8]], on socket: Socket) {
+        var failure = "the peer is gone or not reading"
+        do {
+            if try socket.send(frames, dontWait: true) { return }
+        } catch {
+            failure = "\(error)"
+        }
+        let type = frames.count >= 2 ? String(decoding: frames[frames.count - 2], as: UTF8.self) : ""
+        let peer = Peer(routingID: frames.first ?? []).label
+        events.emit("reply.lost", [("peer", .string(peer)), ("header", .string(type)), ("reason", .string(failure))])
+    }
+
+    // MARK: - Delayed replies
+
+    private func schedule(_ frames: [[UInt8]], due: UInt64) {
+        let index = delayed.firstIndex(where: { $0.due > due }) ?? delayed.endIndex
+        delayed.insert((due, frames), at: index)
+    }
+
+    private func sendDueReplies(now: UInt64) {
+        var sent = 0
+        while sent < delayed.count && delayed[sent].due <= now {
+            sendDevice(delayed[sent].frames)
+            sent += 1
+        }
+        if sent > 0 { delayed.removeFirst(sent) }
+    }
+
+    private func pollTimeout() -> Int {
+        guard let first = delayed.first else { return Self.maxPollMs }
+        let now = SimClock.monotonicNanos()
+        guard first.due > now else { return 0 }
+        return min(Self.maxPollMs, Int((first.due - now + 999_999) / 1_000_000))
+    }
+}

@@ -1,0 +1,198 @@
+import SQLite
+import SyncProtocol
+
+extension ServerStore {
+    /// Applies a batch of ops from `device` of `account`, in order, in ONE transaction: each op, its change and its
+    /// idempotency record commit together or not at all, and nothing is answered before the commit.
+    ///
+    /// A known key returns its original result and changes nothing. `injectRejections` holds the indices of ops
+    /// the fault plan refuses; only ops the server has not seen are refused, so an applied op is never reported
+    /// as rejected.
+    public func apply(device: String, account: String, ops: [Op], injectRejections: Set<Int> = [])
+        throws(ServerError) -> [AppliedOp]
+    {
+        do {
+            return try database.transaction { try applyInTransaction(device, account, ops, injectRejections) }
+        } catch {
+            throw ServerError.wrap(error)
+        }
+    }
+
+    /// What `applied_ops` remembers of a key.
+    private struct KeyRecord {
+        var device: String
+        var outcome: Outcome
+        var seq: Int?
+        var version: Int?
+        var conflict: Bool?
+        var reason: String?
+    }
+
+    /// Decides the whole batch in memory from one read of its keys and drafts, then writes it with multi-row
+    /// statements: a batch of 100 costs a handful of statements instead of five per op (the bench target is
+    /// 50,000 ops/s in batches of 100). The decisions are the same as applying the ops one by one in order.
+    private func applyInTransaction(_ device: String, _ account: String, _ ops: [Op], _ injectRejections: Set<Int>)
+        throws -> [AppliedOp]
+    {
+        var head: Int
+        if let known = try database.scalarInt("SELECT head FROM accounts WHERE id = ?", account) {
+            head = known
+        } else {
+            try database.run("INSERT INTO accounts (id, head) VALUES (?, 0)", account)
+            head = 0
+        }
+        let startHead = head
+        var keys = try knownKeys(Array(Set(ops.map(\.key))))
+        var drafts = try currentDrafts(account: account, ids: Array(Set(ops.map(\.draft))))
+        var written: [String] = []  // drafts to write, in first-write order
+        var writtenSet: Set<String> = []
+        // Row values laid end to end, ready to bind: one array per table rather than one per row.
+        var changeRows: [SQLBindable] = []
+        var keyRows: [SQLBindable] = []
+        changeRows.reserveCapacity(ops.count * 10)
+        keyRows.reserveCapacity(ops.count * 8)
+        var outcomes: [AppliedOp] = []
+        outcomes.reserveCapacity(ops.count)
+
+        func remember(_ key: String, _ record: KeyRecord) {
+            keys[key] = record
+            keyRows += [key, device, account, record.outcome.rawValue, record.seq, record.version, record.conflict,
+                        record.reason] as [SQLBindable]
+        }
+
+        for (index, op) in ops.enumerated() {
+            if let record = keys[op.key] {
+                outcomes.append(replay(op.key, record, device: device))
+                continue
+            }
+            if injectRejections.contains(index) {
+                remember(op.key, KeyRecord(device: device, outcome: .rejected, reason: ServerFaults.injectedReason))
+                outcomes.append(AppliedOp(result: OpResult(key: op.key, outcome: .rejected,
+                                                           reason: ServerFaults.injectedReason)))
+                continue
+            }
+            switch ConflictPolicy.resolve(op, current: drafts[op.draft], device: device) {
+            case .reject(let reason):
+                remember(op.key, KeyRecord(device: device, outcome: .rejected, reason: reason))
+                outcomes.append(AppliedOp(result: OpResult(key: op.key, outcome: .rejected, reason: reason)))
+            case .write(let state, let action, let conflict):
+                head += 1
+                let change = Change(
+                    seq: head, draft: op.draft, action: action, version: state.version,
+                    title: state.deleted ? nil : state.title, body: state.deleted ? nil : state.body,
+                    origin: device, key: op.key, conflict: conflict
+                )
+                if writtenSet.insert(op.draft).inserted { written.append(op.draft) }
+                drafts[op.draft] = state
+                changeRows += [account, change.seq, change.draft, change.action.rawValue, change.version,
+                               change.title, change.body, change.origin, change.key, change.conflict] as [SQLBindable]
+                remember(op.key, KeyRecord(device: device, outcome: .applied, seq: head, version: state.version,
+                                           conflict: conflict))
+                let result = OpResult(key: op.key, outcome: .applied, seq: head, version: state.version,
+                                      conflict: conflict)
+                outcomes.append(AppliedOp(result: result, change: change))
+            }
+        }
+
+        try insert(.changes, values: changeRows)
+        try insert(.appliedOps, values: keyRows)
+        // Only each draft's last state in the batch is written: the changes hold every step.
+        var draftRows: [SQLBindable] = []
+        draftRows.reserveCapacity(written.count * 7)
+        for id in written {
+            guard let state = drafts[id] else { continue }
+            draftRows += [account, id, state.title, state.body, state.version, state.lastWriter, state.deleted]
+                as [SQLBindable]
+        }
+        try insert(.drafts, values: draftRows)
+        if head != startHead {
+            try database.run("UPDATE accounts SET head = ? WHERE id = ?", head, account)
+        }
+        return outcomes
+    }
+
+    /// The original result of a known key. A key another device used is refused (and not recorded), so one device
+    /// cannot read or spoil another's outcome.
+    private func replay(_ key: String, _ record: KeyRecord, device: String) -> AppliedOp {
+        guard record.device == device else {
+            let result = OpResult(key: key, outcome: .rejected, reason: "key \"\(key)\" was used by another device")
+            return AppliedOp(result: result, replay: true)
+        }
+        if record.outcome == .applied {
+            return AppliedOp(result: OpResult(key: key, outcome: .duplicate, seq: record.seq, version: record.version,
+                                              conflict: record.conflict), replay: true)
+        }
+        return AppliedOp(result: OpResult(key: key, outcome: .rejected, reason: record.reason), replay: true)
+    }
+
+    private func knownKeys(_ keys: [String]) throws -> [String: KeyRecord] {
+        var records: [String: KeyRecord] = [:]
+        for chunk in Self.chunks(keys) {
+            let sql = "SELECT key, device, outcome, seq, version, conflict, reason FROM applied_ops WHERE key IN "
+                + Self.placeholders(rows: 1, columns: chunk.count)
+            try database.forEach(sql, chunk) { row in
+                records[row.string(0)] = KeyRecord(
+                    device: row.string(1), outcome: Outcome(rawValue: row.string(2)) ?? .rejected,
+                    seq: row.optionalInt(3), version: row.optionalInt(4),
+                    conflict: row.optionalInt(5).map { $0 != 0 }, reason: row.optionalString(6)
+                )
+            }
+        }
+        return records
+    }
+
+    private func currentDrafts(account: String, ids: [String]) throws -> [String: DraftState] {
+        var drafts: [String: DraftState] = [:]
+        for chunk in Self.chunks(ids) {
+            let sql = "SELECT id, title, body, version, last_writer, deleted FROM drafts WHERE account = ? AND id IN "
+                + Self.placeholders(rows: 1, columns: chunk.count)
+            try database.forEach(sql, [account] + chunk) { row in
+                drafts[row.string(0)] = DraftState(title: row.string(1), body: row.string(2), version: row.int(3),
+                                                   lastWriter: row.string(4), deleted: row.bool(5))
+            }
+        }
+        return drafts
+    }
+
+    /// Inserts rows (their values laid end to end) with multi-row statements, chunked so few statements serve
+    /// every batch size.
+    private func insert(_ table: BatchInsert, values: [SQLBindable]) throws {
+        let columns = table.columns
+        var start = 0
+        for size in Self.chunkSizes(values.count / columns) {
+            // `forEach` is the array-taking form of a statement run; an INSERT yields no rows to visit.
+            try database.forEach(table.sql(rows: size), Array(values[start..<start + size * columns])) { _ in }
+            start += size * columns
+        }
+    }
+
+    /// Splits `items` into chunks whose sizes are powers of two up to 64, so a handful of prepared statements
+    /// (cached by their SQL) serve every batch size.
+    static func chunks<T>(_ items: [T]) -> [[T]] {
+        var out: [[T]] = []
+        var start = 0
+        for size in chunkSizes(items.count) {
+            out.append(Array(items[start..<start + size]))
+            start += size
+        }
+        return out
+    }
+
+    static func chunkSizes(_ count: Int) -> [Int] {
+        var sizes: [Int] = []
+        var left = count
+        var size = 64
+        while left > 0 {
+            while size > left { size /= 2 }
+            sizes.append(size)
+            left -= size
+        }
+        return sizes
+    }
+
+    /// `(?, ?), (?, ?)` for rows × columns; one row of n columns is the `(?, …)` of an IN list.
+    static func placeholders(rows: Int, columns: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
+        return Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+}

@@ -1,1 +1,0 @@
-// The SyncServer module; see its issue.

@@ -1,0 +1,241 @@
+import Foundation
+import LabKit
+import SQLite
+import SyncProtocol
+import Testing
+import ZeroMQ
+
+@testable import SyncServer
+
+/// End to end: a real `synclab-server` process, real sockets, its real SQLite file.
+@Suite("synclab-server process", .serialized)
+struct ServerProcessTests {
+    func errorCode(_ message: Message?) -> ErrorCode? {
+        if case .error(let reply)? = message { return reply.code }
+        return nil
+    }
+
+    func changeCount(_ server: ServerProcess) throws -> Int {
+        let database = try Database(path: server.db)
+        return try database.scalarInt("SELECT count(*) FROM changes") ?? -1
+    }
+
+    @Test("authorization: every bad input is answered with its code, writes nothing, and the server keeps serving")
+    func authorization() throws {
+        let server = try ServerProcess()
+        try server.start()
+        let device = try server.client()
+        let intruder = try server.client()
+        let op = Op(key: "k-1", draft: "d1", action: .create, base: 0, title: "T", body: "B")
+
+        // The device's next good request succeeds after each refusal, so one bad client harms no one.
+        func goodRequestStillWorks() throws {
+            guard case .page(let page)? = try device.pull(cursor: 0) else {
+                Issue.record("the authenticated device's pull failed after a refusal")
+                return
+            }
+            #expect(page.head == 0 && page.changes.isEmpty)
+        }
+        #expect(errorCode(try device.push([op])) == .notAuthenticated)
+        #expect(errorCode(try device.pull(cursor: 0)) == .notAuthenticated)
+        guard case .welcome(let welcome)? = try device.hello("pixel", "acme", "t-pixel") else {
+            Issue.record("good hello refused: \(server.serverLog)")
+            return
+        }
+        #expect(welcome == Welcome(device: "pixel", account: "acme", head: 0))
+
+        let refusals: [(String, () throws -> Message?, ErrorCode)] = [
+            ("push before hello", { try intruder.push([op]) }, .notAuthenticated),
+            ("wrong token", { try intruder.hello("pixel", "acme", "guess") }, .badToken),
+            ("unknown device", { try intruder.hello("toaster", "acme", "t") }, .unknownDevice),
+            ("another account's hello", { try intruder.hello("laptop", "acme", "t-laptop") }, .wrongAccount),
+            ("pull for another account", { try device.pull(cursor: 0, account: "globex") }, .wrongAccount),
+            ("cursor beyond head", { try device.pull(cursor: 50) }, .cursorAhead),
+            ("oversized", {
+                let opening = #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"body":""#
+                var body = Array(opening.utf8)
+                body += [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array("\"}]}".utf8)
+                try device.sendRaw([Array("SL1 push".utf8), body])
+                return try device.receive(timeoutMs: 5_000)
+            }, .tooLarge),
+            ("wrong version", {
+                try device.sendRaw([Array("SL9 push".utf8), Array("{\"req\":1,\"ops\":[]}".utf8)])
+                return try device.receive(timeoutMs: 5_000)
+            }, .unsupportedVersion),
+            ("garbage frame", {
+                try device.sendRaw([[0xde, 0xad, 0xbe, 0xef]])
+                return try device.receive(timeoutMs: 5_000)
+            }, .badFrame),
+            ("garbage body", {
+                try device.sendRaw([Array("SL1 push".utf8), Array("{not json".utf8)])
+                return try device.receive(timeoutMs: 5_000)
+            }, .malformed),
+            ("a message the server does not take", {
+                try device.send(.hint(Hint(hint: "h", account: "acme", head: 1)))
+                return try device.receive(timeoutMs: 5_000)
+            }, .unexpected),
+        ]
+        for (name, send, code) in refusals {
+            let reply = try send()
+            #expect(errorCode(reply) == code, "\(name): \(String(describing: reply))")
+            try goodRequestStillWorks()
+        }
+        #expect(try changeCount(server) == 0, "a refusal writes nothing")
+        let refused = server.events(ofType: "request.refused").compactMap { $0["code"]?.stringValue }
+        #expect(refused.count == refusals.count + 2)
+        #expect(Set(refused) == Set(refusals.map(\.2.rawValue)).union(["notAuthenticated"]))
+
+        guard case .pushResult(let result)? = try device.push([op]) else {
+            Issue.record("good push failed")
+            return
+        }
+        #expect(result.results == [OpResult(key: "k-1", outcome: .applied, seq: 1, version: 1, conflict: false)])
+        guard case .pushResult(let replay)? = try device.push([op]) else {
+            Issue.record("replayed push failed")
+            return
+        }
+        #expect(replay.results == [OpResult(key: "k-1", outcome: .duplicate, seq: 1, version: 1, conflict: false)])
+        #expect(try changeCount(server) == 1)
+        #expect(server.terminate() == 0)
+    }
+
+    @Test("a lost notice does not matter: a pull from the cursor returns the change; notices carry references only")
+    func lostNoticeRepaired() throws {
+        let folder = TempFolder()
+        let notify = folder.ipc("notify.ipc")
+        let server = try ServerProcess(folder: folder, extraArguments: ["--notify", notify, "--notify-hwm", "1"])
+        try server.start()
+        let pixel = try server.client()
+        #expect(try pixel.hello("pixel", "acme", "t-pixel") != nil)
+        // No broker is listening: the first notice waits in the queue of one, the next ones are lost.
+        for n in 1...3 {
+            let reply = try pixel.push([Op(key: "k\(n)", draft: "d", action: .update, base: n - 1, body: "v\(n)")])
+            guard case .pushResult(let result)? = reply else {
+                Issue.record("push \(n) failed: \(String(describing: reply))")
+                return
+            }
+            #expect(result.results.first?.outcome == .applied)
+        }
+        #expect(server.events(ofType: "notice.dropped").count >= 1)
+
+        // The iPhone never heard of any of it; its cursor brings everything.
+        let iphone = try server.client()
+        #expect(try iphone.hello("iphone", "acme", "t-iphone", .ios) != nil)
+        guard case .page(let page)? = try iphone.pull(cursor: 0) else {
+            Issue.record("pull failed")
+            return
+        }
+        #expect(page.changes.map(\.seq) == [1, 2, 3] && page.head == 3 && page.next == 3)
+        #expect(page.changes.last?.body == "v3")
+
+        // A broker comes up: notices arrive (once the PUSH socket has reconnected), each one a reference only.
+        let broker = try Socket(server.context, .pull)
+        try broker.bind(notify)
+        var notices: [[[UInt8]]] = []
+        var poller = Poller([broker])
+        var pushed = 3
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline && !notices.contains(where: { (try? Codec.decode($0)).flatMap(Self.head) ?? 0 > 3 }) {
+            pushed += 1
+            _ = try pixel.push([Op(key: "k\(pushed)", draft: "d", action: .update, base: pushed - 1,
+                                   title: "secret title", body: "secret body")])
+            while try !poller.poll(timeoutMs: 100).isEmpty, let frames = try broker.receive(dontWait: true) {
+                notices.append(frames)
+            }
+        }
+        let last = try #require(notices.last)
+        #expect(try Codec.decode(last) == .notice(Notice(account: "acme", head: pushed, origin: "pixel", changes: [
+            ChangeRef(seq: pushed, draft: "d", version: pushed),
+        ])))
+        for frames in notices {
+            let body = String(decoding: frames[1], as: UTF8.self)
+            #expect(!body.contains("secret") && !body.contains("\"title\"") && !body.contains("\"body\""))
+            let keys = try JSONValue.parse(body).objectValue?.map(\.0) ?? []
+            #expect(Set(keys) == ["account", "head", "origin", "changes"])
+        }
+        guard case .page(let rest)? = try iphone.pull(cursor: page.next) else {
+            Issue.record("second pull failed")
+            return
+        }
+        #expect(rest.changes.map(\.seq) == Array(4...pushed))
+        broker.close()
+        #expect(server.terminate() == 0)
+    }
+
+    static func head(_ message: Message) -> Int? {
+        if case .notice(let notice) = message { return notice.head }
+        return nil
+    }
+
+    @Test("faults at runtime: a dropped reply leaves an unknown outcome that a resend with the same key resolves")
+    func dropReplyAtRuntime() throws {
+        let server = try ServerProcess()
+        try server.start()
+        let control = try server.controlClient()
+        let device = try server.client()
+        #expect(try device.hello("laptop", "globex", "t-laptop", .web) != nil)
+        #expect(try control.control("faults", ["dropReply": 1])?.ok == true)
+        let op = Op(key: "once", draft: "d", action: .create, base: 0, title: "t")
+        #expect(try device.push([op], timeoutMs: 500) == nil, "the reply was dropped")
+        #expect(try control.control("faults", ["off": true])?.ok == true)
+        guard case .pushResult(let result)? = try device.push([op]) else {
+            Issue.record("resend failed")
+            return
+        }
+        #expect(result.results == [OpResult(key: "once", outcome: .duplicate, seq: 1, version: 1, conflict: false)])
+        let stats = try #require(try control.control("stats")?.data)
+        #expect(stats["applied"] == .int(1) && stats["duplicates"] == .int(1) && stats["heads"]?["globex"] == .int(1))
+        #expect(server.events(ofType: "fault.set").count == 2)
+        #expect(server.events(ofType: "fault.injected").first?["kind"] == .string("dropReply"))
+
+        // `stop` acknowledges, then the process exits 0 having written process.stopped.
+        #expect(try control.control("stop")?.ok == true)
+        #expect(server.child?.wait(timeout: 10) == 0)
+        #expect(server.events(ofType: "process.stopped").count == 1)
+    }
+
+    @Test("a delayed reply does not hold up other devices")
+    func delayedReplies() throws {
+        let server = try ServerProcess(extraArguments: ["--reply-delay-ms", "300"])
+        try server.start()
+        let slow = try server.client()
+        let fast = try server.client()
+        try slow.send(.hello(Hello(device: "pixel", account: "acme", token: "t-pixel", platform: .android)))
+        try fast.send(.hello(Hello(device: "laptop", account: "globex", token: "t-laptop", platform: .web)))
+        // Both replies arrive: the server queued them instead of sleeping through one.
+        #expect(try slow.receive(timeoutMs: 5_000) != nil)
+        #expect(try fast.receive(timeoutMs: 5_000) != nil)
+        #expect(server.events(ofType: "fault.injected").count == 2)
+        #expect(server.terminate() == 0)
+    }
+
+    @Test("SIGTERM stops the server cleanly; --help and bad flags answer without starting it")
+    func commandLine() throws {
+        let server = try ServerProcess()
+        try server.start()
+        #expect(server.terminate() == 0)
+        let stopped = server.events(ofType: "process.stopped")
+        #expect(stopped.count == 1 && stopped.first?["role"] == .string("server"))
+        #expect(try Database(path: server.db).integrityCheck() == "ok")
+
+        let folder = TempFolder()
+        let binary = try Binaries.path("synclab-server")
+        let help = try ChildProcess(binary, ["--help"], log: folder.file("help.log"))
+        #expect(help.wait(timeout: 10) == 0)
+        let text = try String(contentsOfFile: folder.file("help.log"), encoding: .utf8)
+        #expect(text.contains("--listen ENDPOINT") && text.contains("Start one by hand"))
+
+        let unknown = try ChildProcess(binary, ["--db", "x", "--listen", "tcp://127.0.0.1:1", "--bogus"],
+                                       log: folder.file("bogus.log"))
+        #expect(unknown.wait(timeout: 10) == 2)
+        #expect(try String(contentsOfFile: folder.file("bogus.log"), encoding: .utf8).contains("--bogus"))
+
+        try "{\"accounts\": [{\"id\": \"a\"}]}".write(toFile: folder.file("a.json"), atomically: true, encoding: .utf8)
+        let badAccounts = try ChildProcess(binary, ["--db", folder.file("s.sqlite"), "--listen",
+                                                    folder.ipc("s.ipc"), "--accounts", folder.file("a.json")],
+                                           log: folder.file("accounts.log"))
+        #expect(badAccounts.wait(timeout: 10) == 2)
+        #expect(try String(contentsOfFile: folder.file("accounts.log"), encoding: .utf8)
+            .contains("a.json: accounts[0].devices: is missing"))
+    }
+}
