@@ -118,8 +118,8 @@ public struct AndroidScheduler: PlatformScheduler {
         ])])
     }
 
-    public func guarantee(successTimes: [Double]) -> Guarantee {
-        .periodic(minimum: interval, typical: Guarantee.medianGap(successTimes))
+    public func guarantee(scheduledRuns: [Double]) -> Guarantee {
+        .periodic(minimum: interval, typical: Guarantee.medianGap(scheduledRuns))
     }
 
     public mutating func update(_ new: DeviceEnvironment, now: Double, rng: inout SeededGenerator)

@@ -10,6 +10,10 @@ extension DeviceInstance {
     {
         let id = nextPassID
         nextPassID += 1
+        if Trigger.scheduled.contains(trigger) {
+            scheduledRuns.append(now)
+            if scheduledRuns.count > 1_000 { scheduledRuns.removeFirst(scheduledRuns.count - 1_000) }
+        }
         pass = RunningPass(id: id, trigger: trigger, started: now,
                            deadline: limit.map { now + $0 * settings.executionScale }, tokens: tokens,
                            ignoreBackoff: ignoreBackoff)

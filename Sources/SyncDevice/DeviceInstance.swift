@@ -20,6 +20,8 @@ public struct DeviceInstance: Sendable {
     /// The one pass that will follow the running one (unique work, KEEP).
     public internal(set) var followUp: FollowUp?
     public internal(set) var successTimes: [Double]
+    /// When the platform's scheduler ran the job (the guarantee's measured gaps).
+    public internal(set) var scheduledRuns: [Double]
     var rng: SeededGenerator
     var nextPassID: Int
     var nextReq = 1
@@ -45,6 +47,7 @@ public struct DeviceInstance: Sendable {
         self.head = max(restored.head, restored.cursor)
         self.nextPassID = restored.nextPassID
         self.successTimes = restored.successTimes
+        self.scheduledRuns = restored.scheduledRuns
         self.brokerLink = brokerEnabled ? .registering(retryAt: 0) : .disabled
         self.rng = rng
     }
@@ -54,7 +57,7 @@ public struct DeviceInstance: Sendable {
     public var passRunning: Bool { pass != nil }
 
     /// What registering the sync job returns now, from this device's own measured history.
-    public var guarantee: Guarantee { scheduler.guarantee(successTimes: successTimes) }
+    public var guarantee: Guarantee { scheduler.guarantee(scheduledRuns: scheduledRuns) }
 
     public func freshness(at now: Double) -> Freshness {
         Freshness.at(now, lastSuccessfulSync: lastSuccess, budget: settings.freshnessBudgetSec)

@@ -57,7 +57,8 @@ public enum DeviceStatusCommand {
         let passes = metrics?["passes"]
         out += "  passes \(text(passes?["total"])) by trigger \(text(passes?["byTrigger"])), "
             + "by outcome \(text(passes?["byOutcome"]))\n"
-        out += "  observed median gap between successful passes: \(duration(metrics?["observedMedianGapSec"]))\n"
+        out += "  median gap between successful passes: \(duration(metrics?["observedMedianGapSec"])); "
+            + "between scheduled runs: \(duration(metrics?["scheduledMedianGapSec"]))\n"
         out += "  unknown outcomes \(text(metrics?["unknownOutcomes"])); retries before resolution "
             + "\(text(metrics?["retriesBeforeResolution"]))\n"
         if let attention = metrics?["needsAttention"]?.arrayValue, !attention.isEmpty {

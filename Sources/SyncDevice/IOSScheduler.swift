@@ -58,12 +58,12 @@ public struct IOSScheduler: PlatformScheduler {
         return SchedulerOutput(events: [submit(now: now, rng: &rng, reason: "registered at launch")])
     }
 
-    public func guarantee(successTimes: [Double]) -> Guarantee {
+    public func guarantee(scheduledRuns: [Double]) -> Guarantee {
         guard environment.refreshOn else {
             return .foregroundOnly(triggers: [.foreground, .connectivity],
                                    reason: "Background App Refresh is off: BGTaskScheduler.submit fails (unavailable)")
         }
-        return .opportunistic(observedMedianGap: Guarantee.medianGap(successTimes))
+        return .opportunistic(observedMedianGap: Guarantee.medianGap(scheduledRuns))
     }
 
     public mutating func update(_ new: DeviceEnvironment, now: Double, rng: inout SeededGenerator)

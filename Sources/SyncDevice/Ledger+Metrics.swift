@@ -80,6 +80,10 @@ extension Ledger {
             $0.double(0)
         }
         out.append(("observedMedianGapSec", Guarantee.medianGap(successTimes).map { .double(round3($0)) } ?? .null))
+        let scheduled = try database.query("""
+            SELECT started_sim FROM passes WHERE trigger IN ('periodic', 'opportunistic', 'interval') ORDER BY id
+            """) { $0.double(0) }
+        out.append(("scheduledMedianGapSec", Guarantee.medianGap(scheduled).map { .double(round3($0)) } ?? .null))
         return out
     }
 

@@ -119,10 +119,15 @@ public final class Ledger {
             SELECT ended_sim FROM (SELECT ended_sim, id FROM passes WHERE success = 1 ORDER BY id DESC LIMIT 1000)
             ORDER BY id
             """) { $0.double(0) }
+        let scheduledRuns = try database.query("""
+            SELECT started_sim FROM (SELECT started_sim, id FROM passes
+                WHERE trigger IN ('periodic', 'opportunistic', 'interval') ORDER BY id DESC LIMIT 1000)
+            ORDER BY id
+            """) { $0.double(0) }
         return RestoredState(cursor: try cursor(),
                              head: try database.scalarInt("SELECT value FROM state WHERE key = 'head'") ?? 0,
                              nextPassID: (try database.scalarInt("SELECT max(id) FROM passes") ?? 0) + 1,
-                             successTimes: successTimes)
+                             successTimes: successTimes, scheduledRuns: scheduledRuns)
     }
 
     // MARK: - Local edits

@@ -15,9 +15,9 @@ public protocol PlatformScheduler: Sendable {
 
     /// The app launched: it registers its sync job with the desired interval (seed 000's `register`).
     mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput
-    /// What registering the job returns: measured from `successTimes` (this device's successful passes), never the
-    /// request.
-    func guarantee(successTimes: [Double]) -> Guarantee
+    /// What registering the job returns: measured from `scheduledRuns` (when this device's scheduler ran the job:
+    /// periodic runs, refresh windows), never the request.
+    func guarantee(scheduledRuns: [Double]) -> Guarantee
     /// The OS state changed.
     mutating func update(_ environment: DeviceEnvironment, now: Double, rng: inout SeededGenerator)
         -> SchedulerOutput

@@ -3,13 +3,17 @@ public struct RestoredState: Sendable, Equatable {
     public var cursor: Int
     public var head: Int
     public var nextPassID: Int
-    /// End times of successful passes, oldest first (the guarantee's measured gaps, the freshness).
+    /// End times of successful passes, oldest first (the freshness).
     public var successTimes: [Double]
+    /// Start times of the passes the platform scheduler ran (periodic, opportunistic, interval), oldest first.
+    public var scheduledRuns: [Double]
 
-    public init(cursor: Int = 0, head: Int = 0, nextPassID: Int = 1, successTimes: [Double] = []) {
+    public init(cursor: Int = 0, head: Int = 0, nextPassID: Int = 1, successTimes: [Double] = [],
+                scheduledRuns: [Double] = []) {
         self.cursor = cursor
         self.head = head
         self.nextPassID = nextPassID
         self.successTimes = successTimes
+        self.scheduledRuns = scheduledRuns
     }
 }

@@ -18,4 +18,7 @@ public enum Trigger: String, Sendable, CaseIterable, Codable {
     case visibility
     /// The user (or the launcher) asked for a sync.
     case manual
+
+    /// Runs a platform scheduler starts on its own: what a guarantee measures.
+    public static let scheduled: Set<Trigger> = [.periodic, .opportunistic, .interval]
 }

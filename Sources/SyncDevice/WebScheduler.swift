@@ -31,7 +31,7 @@ public struct WebScheduler: PlatformScheduler {
         ])])
     }
 
-    public func guarantee(successTimes: [Double]) -> Guarantee {
+    public func guarantee(scheduledRuns: [Double]) -> Guarantee {
         .foregroundOnly(triggers: [.foreground, .visibility, .connectivity, .interval],
                         reason: "a closed page has no timer and no listener")
     }

@@ -26,7 +26,7 @@ import Testing
         let gaps = zip(starts.dropFirst(), starts).map { $0 - $1 }
         #expect(starts.count > 80)  // charging: no doze, no bucket limit: about one run per 15-16 minutes
         #expect(gaps.allSatisfy { $0 >= 15 * 60 })
-        let measured = Guarantee.medianGap(h.passes.filter(\.success).map(\.ended))
+        let measured = Guarantee.medianGap(h.passes(.periodic).map(\.started))
         #expect(h.instance.guarantee == .periodic(minimum: 900, typical: measured))
         if case .periodic(_, let typical) = h.instance.guarantee {
             #expect(typical! > 15 * 60 && typical! < 17 * 60)  // seed 000: "Periodic(15m, ~16m)"

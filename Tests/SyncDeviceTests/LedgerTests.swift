@@ -221,4 +221,24 @@ import Testing
         }
         #expect(throws: DeviceError.self) { try Ledger.openExisting(path: "/nonexistent/device.sqlite") }
     }
+
+    @Test func theMeasuredHistorySurvivesARestart() throws {
+        try withLedger { ledger, path in
+            let runs: [(Trigger, Double, Bool)] = [(.periodic, 100, true), (.push, 150, true),
+                                                   (.periodic, 1_100, false), (.foreground, 1_500, true),
+                                                   (.periodic, 2_000, true)]
+            for (index, run) in runs.enumerated() {
+                try ledger.beginPass(id: index + 1, trigger: run.0, at: run.1)
+                try ledger.endPass(PassRecord(id: index + 1, trigger: run.0, started: run.1, ended: run.1 + 1,
+                                              outcome: "completed", sent: 0, pulled: 0, cutOff: false,
+                                              success: run.2, cursor: 0, head: 0, nextDesired: nil))
+            }
+            let restored = try Ledger(path: path).prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
+                                                          settings: DeviceSettings(), now: 3_000)
+            #expect(restored.scheduledRuns == [100, 1_100, 2_000])
+            #expect(restored.successTimes == [101, 151, 1_501, 2_001])
+            #expect(restored.nextPassID == 6)
+        }
+    }
 }
+
