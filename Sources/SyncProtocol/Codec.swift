@@ -30,8 +30,10 @@ public enum Codec {
 
     private static func json<T: Encodable>(_ value: T) -> [UInt8] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Encoding our own Codable structs of strings, numbers and arrays cannot fail.
+        // Sorted keys: the same message is the same bytes every time, so captures and examples can be compared.
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        // Bodies hold strings, integers, booleans and JSONValues (whose NaN and infinity encode as null): nothing
+        // JSONEncoder refuses, so the fallback is never taken.
         return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 
@@ -44,7 +46,10 @@ public enum Codec {
         let parts = text.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].hasPrefix("SL"), !parts[1].isEmpty else { throw .badHeader(text) }
         let versionText = parts[0].dropFirst(2)
-        guard !versionText.isEmpty, versionText.allSatisfy(\.isASCII), let version = Int(versionText), version >= 0
+        // Canonical digits only: `Int("+1")` would let "SL+1" through as version 1, and "SL01" is not "SL1".
+        guard !versionText.isEmpty, versionText.count <= 9,
+            versionText.allSatisfy({ $0.isASCII && $0.isNumber }), let version = Int(versionText),
+            String(version) == versionText
         else { throw .badHeader(text) }
         guard version == Limits.version else { throw .unsupportedVersion(version) }
         let type = String(parts[1])
@@ -86,7 +91,7 @@ public enum Codec {
 
     static func decodeBody<T: MessageBody>(_: T.Type, _ type: String, _ body: [UInt8]) throws(ProtocolError) -> T {
         guard String(validating: body, as: UTF8.self) != nil else { throw .notUTF8(type: type) }
-        let firstByte = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
+        if let problem = JSONShape.problem(in: body) { throw .malformedJSON(type: type, detail: problem) }
         let decoder = JSONDecoder()
         let value: T
         do {
@@ -96,7 +101,7 @@ public enum Codec {
         } catch StrictFailure.unknownField(let field) {
             throw .unknownField(type: type, field: field)
         } catch let error as DecodingError {
-            throw translate(error, type: type, looksLikeObject: firstByte == UInt8(ascii: "{"))
+            throw translate(error, type: type, body: body)
         } catch {
             throw .malformedJSON(type: type, detail: "\(error)")
         }
@@ -104,33 +109,30 @@ public enum Codec {
         return value
     }
 
-    static func translate(_ error: DecodingError, type: String, looksLikeObject: Bool) -> ProtocolError {
-        func path(_ codingPath: [CodingKey], _ last: CodingKey? = nil) -> String {
-            var keys = codingPath
-            if let last { keys.append(last) }
-            var out = ""
-            for key in keys {
-                if let index = key.intValue {
-                    out += "[\(index)]"
-                } else {
-                    out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
-                }
-            }
-            return out
-        }
+    static func translate(_ error: DecodingError, type: String, body: [UInt8]) -> ProtocolError {
         switch error {
         case .keyNotFound(let key, let context):
-            return .missingField(type: type, field: path(context.codingPath, key))
+            return .missingField(type: type, field: codingPathText(context.codingPath + [key]))
         case .typeMismatch(let expected, let context):
-            if context.codingPath.isEmpty { return looksLikeObject ? .malformedJSON(type: type, detail: context.debugDescription) : .notAnObject(type: type) }
-            return .wrongType(type: type, field: path(context.codingPath), expected: describe(expected))
+            guard !context.codingPath.isEmpty else { return .notAnObject(type: type) }
+            return .wrongType(type: type, field: codingPathText(context.codingPath), expected: describe(expected))
         case .valueNotFound(let expected, let context):
-            return .wrongType(type: type, field: path(context.codingPath), expected: "\(describe(expected)), not null")
+            return .wrongType(
+                type: type, field: codingPathText(context.codingPath), expected: "\(describe(expected)), not null")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
-                return .malformedJSON(type: type, detail: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+                // Foundation reports a number that does not fit its field (1.5 or 1e30 where an integer belongs) as
+                // "not valid JSON", with no path; say what it really is when the text parses as JSON.
+                if (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) != nil {
+                    return .malformedJSON(
+                        type: type,
+                        detail: "a number does not fit its field (a fraction or an out-of-range integer)")
+                }
+                return .malformedJSON(
+                    type: type, detail: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
             }
-            return .invalidValue(type: type, field: path(context.codingPath), reason: "has an unknown value")
+            let field = codingPathText(context.codingPath)
+            return .invalidValue(type: type, field: field, reason: "is invalid: \(context.debugDescription)")
         @unknown default:
             return .malformedJSON(type: type, detail: "\(error)")
         }
@@ -149,27 +151,4 @@ public enum Codec {
             return name
         }
     }
-}
-
-/// Decodes a body after checking that it carries no key outside `T.fields`.
-private struct Strict<T: MessageBody>: Decodable {
-    let value: T
-
-    init(from decoder: Decoder) throws {
-        let container: KeyedDecodingContainer<AnyKey>
-        do {
-            container = try decoder.container(keyedBy: AnyKey.self)
-        } catch {
-            throw StrictFailure.notAnObject
-        }
-        for key in container.allKeys where !T.fields.contains(key.stringValue) {
-            throw StrictFailure.unknownField(key.stringValue)
-        }
-        value = try T(from: decoder)
-    }
-}
-
-private enum StrictFailure: Error {
-    case notAnObject
-    case unknownField(String)
 }

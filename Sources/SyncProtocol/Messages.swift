@@ -56,6 +56,12 @@ public struct Welcome: MessageBody {
         self.account = account
         self.head = head
     }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(device, "welcome", "device")
+        try Limits.checkID(account, "welcome", "account")
+        guard head >= 0 else { throw .invalidValue(type: "welcome", field: "head", reason: "is negative") }
+    }
 }
 
 /// One user intent, sent with the idempotency key it was created with.
@@ -69,6 +75,9 @@ public struct Op: Codable, Sendable, Equatable {
     public var title: String?
     public var body: String?
 
+    /// Every key an op may carry; any other is refused.
+    public static let fields: Set<String> = ["key", "draft", "action", "base", "title", "body"]
+
     public init(key: String, draft: String, action: DraftAction, base: Int, title: String? = nil, body: String? = nil) {
         self.key = key
         self.draft = draft
@@ -76,6 +85,20 @@ public struct Op: Codable, Sendable, Equatable {
         self.base = base
         self.title = title
         self.body = body
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case key, draft, action, base, title, body
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
+        key = try container.decode(String.self, forKey: .key)
+        draft = try container.decode(String.self, forKey: .draft)
+        action = try container.decode(DraftAction.self, forKey: .action)
+        base = try container.decode(Int.self, forKey: .base)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
     }
 }
 
@@ -93,7 +116,8 @@ public struct Push: MessageBody {
     public func validate() throws(ProtocolError) {
         guard !ops.isEmpty else { throw .invalidValue(type: "push", field: "ops", reason: "is empty") }
         guard ops.count <= Limits.maxOpsPerPush else {
-            throw .invalidValue(type: "push", field: "ops", reason: "has \(ops.count) ops, limit \(Limits.maxOpsPerPush)")
+            let reason = "has \(ops.count) ops, limit \(Limits.maxOpsPerPush)"
+            throw .invalidValue(type: "push", field: "ops", reason: reason)
         }
         for (index, op) in ops.enumerated() {
             try Limits.checkID(op.key, "push", "ops[\(index)].key")
@@ -125,6 +149,9 @@ public struct OpResult: Codable, Sendable, Equatable {
     public var conflict: Bool?
     public var reason: String?
 
+    /// Every key a result may carry; any other is refused.
+    public static let fields: Set<String> = ["key", "outcome", "seq", "version", "conflict", "reason"]
+
     public init(key: String, outcome: Outcome, seq: Int? = nil, version: Int? = nil, conflict: Bool? = nil,
                 reason: String? = nil) {
         self.key = key
@@ -133,6 +160,20 @@ public struct OpResult: Codable, Sendable, Equatable {
         self.version = version
         self.conflict = conflict
         self.reason = reason
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case key, outcome, seq, version, conflict, reason
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
+        key = try container.decode(String.self, forKey: .key)
+        outcome = try container.decode(Outcome.self, forKey: .outcome)
+        seq = try container.decodeIfPresent(Int.self, forKey: .seq)
+        version = try container.decodeIfPresent(Int.self, forKey: .version)
+        conflict = try container.decodeIfPresent(Bool.self, forKey: .conflict)
+        reason = try container.decodeIfPresent(String.self, forKey: .reason)
     }
 }
 
@@ -167,7 +208,8 @@ public struct Pull: MessageBody {
     public func validate() throws(ProtocolError) {
         guard cursor >= 0 else { throw .invalidValue(type: "pull", field: "cursor", reason: "is negative") }
         guard (1...Limits.maxPageLimit).contains(limit) else {
-            throw .invalidValue(type: "pull", field: "limit", reason: "must be 1...\(Limits.maxPageLimit), got \(limit)")
+            let reason = "must be 1...\(Limits.maxPageLimit), got \(limit)"
+            throw .invalidValue(type: "pull", field: "limit", reason: reason)
         }
     }
 }
@@ -196,6 +238,27 @@ public struct Change: Codable, Sendable, Equatable {
         self.key = key
         self.conflict = conflict
     }
+
+    /// Every key a change may carry; any other is refused.
+    public static let fields: Set<String> = ["seq", "draft", "action", "version", "title", "body", "origin", "key",
+                                             "conflict"]
+
+    enum CodingKeys: String, CodingKey {
+        case seq, draft, action, version, title, body, origin, key, conflict
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
+        seq = try container.decode(Int.self, forKey: .seq)
+        draft = try container.decode(String.self, forKey: .draft)
+        action = try container.decode(DraftAction.self, forKey: .action)
+        version = try container.decode(Int.self, forKey: .version)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+        origin = try container.decode(String.self, forKey: .origin)
+        key = try container.decode(String.self, forKey: .key)
+        conflict = try container.decode(Bool.self, forKey: .conflict)
+    }
 }
 
 /// server → device: changes after the cursor, in seq order; `next` is the cursor to pull from next.
@@ -212,6 +275,11 @@ public struct Page: MessageBody {
         self.next = next
         self.head = head
     }
+
+    public func validate() throws(ProtocolError) {
+        guard next >= 0 else { throw .invalidValue(type: "page", field: "next", reason: "is negative") }
+        guard head >= 0 else { throw .invalidValue(type: "page", field: "head", reason: "is negative") }
+    }
 }
 
 // MARK: - Server → broker
@@ -222,10 +290,24 @@ public struct ChangeRef: Codable, Sendable, Equatable {
     public var draft: String
     public var version: Int
 
+    /// Every key a reference may carry: a title or body here is refused, not ignored.
+    public static let fields: Set<String> = ["seq", "draft", "version"]
+
     public init(seq: Int, draft: String, version: Int) {
         self.seq = seq
         self.draft = draft
         self.version = version
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case seq, draft, version
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
+        seq = try container.decode(Int.self, forKey: .seq)
+        draft = try container.decode(String.self, forKey: .draft)
+        version = try container.decode(Int.self, forKey: .version)
     }
 }
 
@@ -279,6 +361,10 @@ public struct Registered: MessageBody {
     public static let fields: Set<String> = ["device"]
 
     public init(device: String) { self.device = device }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(device, "registered", "device")
+    }
 }
 
 /// What the app is doing, as the OS sees it.
@@ -304,6 +390,10 @@ public struct DeviceState: MessageBody {
         self.doze = doze
         self.refreshOff = refreshOff
     }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(device, "deviceState", "device")
+    }
 }
 
 /// broker → device: the account's head moved. A reference and nothing more.
@@ -317,6 +407,12 @@ public struct Hint: MessageBody {
         self.hint = hint
         self.account = account
         self.head = head
+    }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(hint, "hint", "hint")
+        try Limits.checkID(account, "hint", "account")
+        guard head >= 0 else { throw .invalidValue(type: "hint", field: "head", reason: "is negative") }
     }
 }
 
