@@ -27,12 +27,27 @@ enum StrictFailure: Error {
 extension Decoder {
     /// The keyed container of an object that may carry only `fields`; any other key is refused with its path, so an
     /// unknown field deep inside a message is as much an error as one at its root.
-    func strictContainer<Key: CodingKey>(keyedBy: Key.Type, fields: Set<String>) throws -> KeyedDecodingContainer<Key> {
-        let any = try container(keyedBy: AnyKey.self)
-        for key in any.allKeys where !fields.contains(key.stringValue) {
+    func strictContainer<Key: CodingKey>(keyedBy: Key.Type, fields: Set<String>) throws -> StrictContainer<Key> {
+        // One container for both the check and the reads: Foundation builds a dictionary of the object's keys for
+        // each container it makes, and a page holds hundreds of changes.
+        let container = try container(keyedBy: AnyKey.self)
+        for key in container.allKeys where !fields.contains(key.stringValue) {
             throw StrictFailure.unknownField(codingPathText(codingPath + [key]))
         }
-        return try container(keyedBy: Key.self)
+        return StrictContainer(base: container)
+    }
+}
+
+/// Reads the fields of an object whose keys `Decoder.strictContainer` has checked, by the type's own coding keys.
+struct StrictContainer<Key: CodingKey> {
+    let base: KeyedDecodingContainer<AnyKey>
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try base.decode(type, forKey: AnyKey(key.stringValue))
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try base.decodeIfPresent(type, forKey: AnyKey(key.stringValue))
     }
 }
 
