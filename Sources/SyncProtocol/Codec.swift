@@ -91,17 +91,22 @@ public enum Codec {
 
     static func decodeBody<T: MessageBody>(_: T.Type, _ type: String, _ body: [UInt8]) throws(ProtocolError) -> T {
         guard String(validating: body, as: UTF8.self) != nil else { throw .notUTF8(type: type) }
-        if let problem = JSONShape.problem(in: body) { throw .malformedJSON(type: type, detail: problem) }
-        let decoder = JSONDecoder()
+        do {
+            try JSONChecker.check(body, schema: KeySchema.bodies[type] ?? .any)
+        } catch {
+            switch error {
+            case .syntax(let detail): throw .malformedJSON(type: type, detail: detail)
+            case .notAnObject: throw .notAnObject(type: type)
+            case .tooDeep: throw .malformedJSON(type: type, detail: "nested more than \(Limits.maxDepth) levels deep")
+            case .unknownKey(let path): throw .unknownField(type: type, field: path)
+            case .duplicateKey(let path): throw .malformedJSON(type: type, detail: "key \"\(path)\" appears twice")
+            }
+        }
         let value: T
         do {
-            value = try decoder.decode(Strict<T>.self, from: Data(body)).value
-        } catch StrictFailure.notAnObject {
-            throw .notAnObject(type: type)
-        } catch StrictFailure.unknownField(let field) {
-            throw .unknownField(type: type, field: field)
+            value = try JSONDecoder().decode(T.self, from: Data(body))
         } catch let error as DecodingError {
-            throw translate(error, type: type, body: body)
+            throw translate(error, type: type)
         } catch {
             throw .malformedJSON(type: type, detail: "\(error)")
         }
@@ -109,7 +114,7 @@ public enum Codec {
         return value
     }
 
-    static func translate(_ error: DecodingError, type: String, body: [UInt8]) -> ProtocolError {
+    static func translate(_ error: DecodingError, type: String) -> ProtocolError {
         switch error {
         case .keyNotFound(let key, let context):
             return .missingField(type: type, field: codingPathText(context.codingPath + [key]))
@@ -120,22 +125,31 @@ public enum Codec {
             return .wrongType(
                 type: type, field: codingPathText(context.codingPath), expected: "\(describe(expected)), not null")
         case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                // Foundation reports a number that does not fit its field (1.5 or 1e30 where an integer belongs) as
-                // "not valid JSON", with no path; say what it really is when the text parses as JSON.
-                if (try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed])) != nil {
-                    return .malformedJSON(
-                        type: type,
-                        detail: "a number does not fit its field (a fraction or an out-of-range integer)")
-                }
+            guard !context.codingPath.isEmpty else {
+                // The checker passed the text as JSON; Foundation refuses, without a path, what it cannot represent.
                 return .malformedJSON(
-                    type: type, detail: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+                    type: type,
+                    detail: "a value fits no field: a fraction or an out-of-range number where an integer belongs, "
+                        + "or an unpaired surrogate escape")
             }
             let field = codingPathText(context.codingPath)
             return .invalidValue(type: type, field: field, reason: "is invalid: \(context.debugDescription)")
         @unknown default:
             return .malformedJSON(type: type, detail: "\(error)")
         }
+    }
+
+    /// A coding path as a reader writes it: `ops[2].base`.
+    static func codingPathText(_ path: [CodingKey]) -> String {
+        var out = ""
+        for key in path {
+            if let index = key.intValue {
+                out += "[\(index)]"
+            } else {
+                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return out
     }
 
     static func describe(_ type: Any.Type) -> String {

@@ -164,11 +164,16 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     public var arrayValue: [JSONValue]? { if case .array(let v) = self { return v } else { return nil } }
     public var objectValue: [(String, JSONValue)]? { if case .object(let v) = self { return v } else { return nil } }
 
-    /// Parses JSON text, as strictly as message bodies are (no trailing commas, at most `Limits.maxDepth` deep).
+    /// Parses JSON text as strictly as message bodies are: RFC 8259 exactly, no key twice in an object, at most
+    /// `Limits.maxDepth` levels deep.
     public static func parse(_ text: String) throws -> JSONValue {
         let bytes = Array(text.utf8)
-        if let problem = JSONShape.problem(in: bytes) {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not JSON: \(problem)"))
+        do {
+            try JSONChecker.check(bytes, schema: .any)
+        } catch .notAnObject {
+            // A bare number, string or literal is a JSON value too.
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not JSON: \(error)"))
         }
         return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }

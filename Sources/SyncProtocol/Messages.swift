@@ -87,19 +87,6 @@ public struct Op: Codable, Sendable, Equatable {
         self.body = body
     }
 
-    enum CodingKeys: String, CodingKey {
-        case key, draft, action, base, title, body
-    }
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
-        key = try container.decode(String.self, forKey: .key)
-        draft = try container.decode(String.self, forKey: .draft)
-        action = try container.decode(DraftAction.self, forKey: .action)
-        base = try container.decode(Int.self, forKey: .base)
-        title = try container.decodeIfPresent(String.self, forKey: .title)
-        body = try container.decodeIfPresent(String.self, forKey: .body)
-    }
 }
 
 /// device → server: a bounded batch of ops. Answered with `pushResult`.
@@ -162,19 +149,6 @@ public struct OpResult: Codable, Sendable, Equatable {
         self.reason = reason
     }
 
-    enum CodingKeys: String, CodingKey {
-        case key, outcome, seq, version, conflict, reason
-    }
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
-        key = try container.decode(String.self, forKey: .key)
-        outcome = try container.decode(Outcome.self, forKey: .outcome)
-        seq = try container.decodeIfPresent(Int.self, forKey: .seq)
-        version = try container.decodeIfPresent(Int.self, forKey: .version)
-        conflict = try container.decodeIfPresent(Bool.self, forKey: .conflict)
-        reason = try container.decodeIfPresent(String.self, forKey: .reason)
-    }
 }
 
 /// server → device: one result per op of a `push`, in order.
@@ -243,22 +217,6 @@ public struct Change: Codable, Sendable, Equatable {
     public static let fields: Set<String> = ["seq", "draft", "action", "version", "title", "body", "origin", "key",
                                              "conflict"]
 
-    enum CodingKeys: String, CodingKey {
-        case seq, draft, action, version, title, body, origin, key, conflict
-    }
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
-        seq = try container.decode(Int.self, forKey: .seq)
-        draft = try container.decode(String.self, forKey: .draft)
-        action = try container.decode(DraftAction.self, forKey: .action)
-        version = try container.decode(Int.self, forKey: .version)
-        title = try container.decodeIfPresent(String.self, forKey: .title)
-        body = try container.decodeIfPresent(String.self, forKey: .body)
-        origin = try container.decode(String.self, forKey: .origin)
-        key = try container.decode(String.self, forKey: .key)
-        conflict = try container.decode(Bool.self, forKey: .conflict)
-    }
 }
 
 /// server → device: changes after the cursor, in seq order; `next` is the cursor to pull from next.
@@ -299,16 +257,6 @@ public struct ChangeRef: Codable, Sendable, Equatable {
         self.version = version
     }
 
-    enum CodingKeys: String, CodingKey {
-        case seq, draft, version
-    }
-
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.strictContainer(keyedBy: CodingKeys.self, fields: Self.fields)
-        seq = try container.decode(Int.self, forKey: .seq)
-        draft = try container.decode(String.self, forKey: .draft)
-        version = try container.decode(Int.self, forKey: .version)
-    }
 }
 
 /// server → broker: an account's head moved. References only.

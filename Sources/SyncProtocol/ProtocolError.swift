@@ -18,8 +18,8 @@ public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     case oversized(bytes: Int, limit: Int)
     /// The body is not UTF-8.
     case notUTF8(type: String)
-    /// The body is not JSON, or JSON refused before typing it: nested deeper than `Limits.maxDepth`, or a number
-    /// that fits no integer field.
+    /// The body is not JSON (RFC 8259, exactly), or JSON refused before typing it: a key twice in one object, nested
+    /// deeper than `Limits.maxDepth`, or a number that fits no integer field.
     case malformedJSON(type: String, detail: String)
     /// The body is JSON but not an object.
     case notAnObject(type: String)

@@ -140,10 +140,29 @@ private let patternCases: [(kind: String, frames: [[UInt8]], matches: @Sendable 
         return detail.contains("\(Limits.maxDepth) levels")
     }),
     ("a trailing comma in an object", frames("hint", #"{"hint":"h-1","account":"acme","head":3,}"#), {
-        if case .malformedJSON(type: "hint", let detail) = $0 { detail.contains("comma") } else { false }
+        if case .malformedJSON(type: "hint", let detail) = $0 { detail.contains("expected a key") } else { false }
     }),
     ("a trailing comma in an array", frames("notice", #"{"account":"a","head":1,"origin":"o","changes":[ ,]}"#), {
         if case .malformedJSON(type: "notice", _) = $0 { true } else { false }
+    }),
+    ("a key twice", frames("hint", #"{"hint":"h-1","account":"acme","head":3,"head":4}"#), {
+        guard case .malformedJSON(type: "hint", let detail) = $0 else { return false }
+        return detail.contains(#""head" appears twice"#)
+    }),
+    ("a key twice in free-form args", frames("control", #"{"req":1,"command":"x","args":{"a":1,"b":{"c":1,"c":2}}}"#), {
+        if case .malformedJSON(type: "control", let detail) = $0 { detail.contains(#""args.b.c""#) } else { false }
+    }),
+    ("a number with a leading zero", frames("hint", #"{"hint":"h-1","account":"acme","head":03}"#), {
+        if case .malformedJSON(type: "hint", _) = $0 { true } else { false }
+    }),
+    ("an unknown escape", frames("hint", #"{"hint":"h\x","account":"acme","head":3}"#), {
+        if case .malformedJSON(type: "hint", let detail) = $0 { detail.contains("escape") } else { false }
+    }),
+    ("a raw control character in a string", frames("hint", "{\"hint\":\"h\u{1}\",\"account\":\"a\",\"head\":3}"), {
+        if case .malformedJSON(type: "hint", let detail) = $0 { detail.contains("0x01") } else { false }
+    }),
+    ("two objects", frames("hint", hintBody + hintBody), {
+        if case .malformedJSON(type: "hint", let detail) = $0 { detail.contains("the end of the body") } else { false }
     }),
     ("an unknown platform", frames("hello", #"{"device":"d","account":"a","token":"t","platform":"symbian"}"#), {
         guard case .invalidValue(type: "hello", field: "platform", let reason) = $0 else { return false }

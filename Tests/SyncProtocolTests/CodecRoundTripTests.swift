@@ -59,6 +59,14 @@ struct CodecRoundTripTests {
         #expect(try Codec.decode(frames) == .hint(Hint(hint: "h-1", account: "acme", head: 12)))
     }
 
+    @Test("escaped keys and values read as what they spell")
+    func escapes() throws {
+        let frames = Message.frames("hint", #"{"\u0068int":"h-\u00e9\ud83c\udf0d","acc\u006Funt":"a\/b","head":3}"#)
+        #expect(try Codec.decode(frames) == .hint(Hint(hint: "h-é🌍", account: "a/b", head: 3)))
+        let unknown = Message.frames("hint", #"{"hint":"h","account":"a","head":3,"b\u006Fdy":"x"}"#)
+        #expect(throws: ProtocolError.unknownField(type: "hint", field: "body")) { try Codec.decode(unknown) }
+    }
+
     @Test("decodeOrReply hands back the message or the error to answer with")
     func decodeOrReply() throws {
         let good = Codec.encode(.registered(Registered(device: "pixel")))

@@ -83,10 +83,31 @@ struct JSONValueTests {
         #expect(JSONValue.int(3)["key"] == nil)
     }
 
-    @Test("parse refuses text that is not JSON")
+    @Test("parse accepts all of JSON's grammar")
+    func parseAccepts() throws {
+        let texts = [
+            "0", "-0", "12", "-3.25", "1e5", "1E+5", "2.5e-3", "true", "false", "null", #""""#,
+            #""\" \\ \/ \b \f \n \r \t \u00e9 \ud83c\udf0d""#, "[]", "{}", " [ 1 , [ ] , { } ] ",
+            #"{"a":{"b":[{"c":null}]},"d":"é"}"#, "\t\r\n[1]\n",
+        ]
+        for text in texts {
+            #expect((try? JSONValue.parse(text)) != nil, "\(text.debugDescription)")
+        }
+        #expect(try JSONValue.parse(#""\u00e9\ud83c\udf0d\n""#) == .string("é🌍\n"))
+    }
+
+    @Test("parse refuses text that is not exactly JSON")
     func parseRefuses() {
-        for text in ["", "{", "[1,]", "{'a':1}", "nul", "1 2"] {
+        let texts = [
+            "", " ", "{", "[1,]", "{\"a\":1,}", "{,}", "[,1]", "{\"a\"}", "{\"a\":}", "{'a':1}", "{a:1}", "nul",
+            "tru", "1 2", "01", "1.", ".5", "+1", "1e", "-", "NaN", "Infinity", "\"\\x\"", "\"\\u12\"", "\"open",
+            "\"tab\tinside\"", "[1] x", "// comment\n1", "{\"a\":1,\"a\":2}",
+            String(repeating: "[", count: Limits.maxDepth + 1) + String(repeating: "]", count: Limits.maxDepth + 1),
+        ]
+        for text in texts {
             #expect(throws: (any Error).self, "\(text.debugDescription)") { try JSONValue.parse(text) }
         }
+        let deepest = String(repeating: "[", count: Limits.maxDepth) + String(repeating: "]", count: Limits.maxDepth)
+        #expect((try? JSONValue.parse(deepest)) != nil)
     }
 }
