@@ -258,7 +258,10 @@ struct JSONChecker {
             switch kind {
             case "u":
                 var code: UInt32 = 0
-                for _ in 0..<4 { code = code << 4 | (iterator.next().flatMap { hexValue(UInt8(truncatingIfNeeded: $0.value)) } ?? 0) }
+                for _ in 0..<4 {
+                    let digit = iterator.next().flatMap { hexValue(UInt8(truncatingIfNeeded: $0.value)) }
+                    code = code << 4 | (digit ?? 0)
+                }
                 if (0xD800...0xDBFF).contains(code) {
                     flushHigh()
                     pendingHigh = code
