@@ -9,27 +9,27 @@ indirect enum KeySchema: Sendable {
     case array(of: KeySchema)
 
     /// An object whose keys are `fields`, with free values except where `nested` says otherwise.
-    static func object(_ fields: Set<String>, nested: [String: KeySchema] = [:]) -> KeySchema {
+    static func fields(_ fields: Set<String>, nested: [String: KeySchema] = [:]) -> KeySchema {
         .object(fields.sorted().map { (Array($0.utf8), nested[$0] ?? .any) })
     }
 
     /// The schema of each message type's body.
     static func body(of type: String) -> KeySchema {
         switch type {
-        case "hello": return .object(Hello.fields)
-        case "welcome": return .object(Welcome.fields)
-        case "push": return .object(Push.fields, nested: ["ops": .array(of: .object(Op.fields))])
-        case "pushResult": return .object(PushResult.fields, nested: ["results": .array(of: .object(OpResult.fields))])
-        case "pull": return .object(Pull.fields)
-        case "page": return .object(Page.fields, nested: ["changes": .array(of: .object(Change.fields))])
-        case "notice": return .object(Notice.fields, nested: ["changes": .array(of: .object(ChangeRef.fields))])
-        case "register": return .object(Register.fields)
-        case "registered": return .object(Registered.fields)
-        case "deviceState": return .object(DeviceState.fields)
-        case "hint": return .object(Hint.fields)
-        case "control": return .object(Control.fields)
-        case "controlAck": return .object(ControlAck.fields)
-        case "error": return .object(ErrorReply.fields)
+        case "hello": return .fields(Hello.fields)
+        case "welcome": return .fields(Welcome.fields)
+        case "push": return .fields(Push.fields, nested: ["ops": .array(of: .fields(Op.fields))])
+        case "pushResult": return .fields(PushResult.fields, nested: ["results": .array(of: .fields(OpResult.fields))])
+        case "pull": return .fields(Pull.fields)
+        case "page": return .fields(Page.fields, nested: ["changes": .array(of: .fields(Change.fields))])
+        case "notice": return .fields(Notice.fields, nested: ["changes": .array(of: .fields(ChangeRef.fields))])
+        case "register": return .fields(Register.fields)
+        case "registered": return .fields(Registered.fields)
+        case "deviceState": return .fields(DeviceState.fields)
+        case "hint": return .fields(Hint.fields)
+        case "control": return .fields(Control.fields)
+        case "controlAck": return .fields(ControlAck.fields)
+        case "error": return .fields(ErrorReply.fields)
         default: return .any
         }
     }

@@ -86,7 +86,6 @@ public struct Op: Codable, Sendable, Equatable {
         self.title = title
         self.body = body
     }
-
 }
 
 /// device → server: a bounded batch of ops. Answered with `pushResult`.
@@ -148,7 +147,6 @@ public struct OpResult: Codable, Sendable, Equatable {
         self.conflict = conflict
         self.reason = reason
     }
-
 }
 
 /// server → device: one result per op of a `push`, in order.
@@ -214,9 +212,9 @@ public struct Change: Codable, Sendable, Equatable {
     }
 
     /// Every key a change may carry; any other is refused.
-    public static let fields: Set<String> = ["seq", "draft", "action", "version", "title", "body", "origin", "key",
-                                             "conflict"]
-
+    public static let fields: Set<String> = [
+        "seq", "draft", "action", "version", "title", "body", "origin", "key", "conflict",
+    ]
 }
 
 /// server → device: changes after the cursor, in seq order; `next` is the cursor to pull from next.
@@ -256,7 +254,6 @@ public struct ChangeRef: Codable, Sendable, Equatable {
         self.draft = draft
         self.version = version
     }
-
 }
 
 /// server → broker: an account's head moved. References only.
