@@ -80,12 +80,16 @@ public struct CommandSpec: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if onlyPositional || !argument.hasPrefix("--") || argument == "-" {
-                if argument == "-h" && !onlyPositional { options.helpRequested = true; continue }
+            if onlyPositional || !argument.hasPrefix("-") || argument == "-" || Double(argument) != nil {
                 options.positional.append(argument)
                 continue
             }
+            if argument == "-h" { options.helpRequested = true; continue }
             if argument == "--" { onlyPositional = true; continue }
+            // A single-dash word (`-help`, `-v`) is a mistyped flag, not an argument to pass on silently.
+            guard argument.hasPrefix("--") else {
+                throw LabError.usage("unknown flag \(argument): flags start with -- (see \(self.name) --help)")
+            }
             var name = String(argument.dropFirst(2))
             var inline: String?
             if let eq = name.firstIndex(of: "=") {

@@ -10,7 +10,8 @@ struct Bench {
     let bin: String
     let quick: Bool
     var figures: [(key: String, value: Double)] = []
-    var lines: [String] = []
+    /// Sections that could not be measured, with why; their figures are null in bench.json.
+    var failures: [String] = []
 
     init(out: String, bin: String, quick: Bool) {
         self.out = out
@@ -39,15 +40,26 @@ struct Bench {
         // Edit commit, op send (½ rt), server commit, notice (½ rt), hint (½ rt), pull round trip, apply commit.
         record("floor.propagationMs", (3 * commit + 2.5 * rt) / 1000)
 
-        progress("server: exactly-once apply and pulls")
-        try measureServer()
-        progress("broker: hints against a raw fan-out")
-        try measureBroker()
-        progress("propagation: 3 devices")
-        try measurePropagation(devices: 3, edits: quick ? 100 : 1_000, spacingMs: 10, key: "devices3")
-        progress("propagation: \(quick ? 20 : 100) devices of one account")
-        try measurePropagation(devices: quick ? 20 : 100, edits: quick ? 20 : 200, spacingMs: quick ? 40 : 60,
-                               key: "devices100")
+        section("server: exactly-once apply and pulls") { try $0.measureServer() }
+        section("broker: hints against a raw fan-out") { try $0.measureBroker() }
+        section("propagation: 3 devices") {
+            try $0.measurePropagation(devices: 3, edits: $0.quick ? 100 : 1_000, spacingMs: 10, key: "devices3")
+        }
+        section("propagation: \(quick ? 20 : 100) devices of one account") {
+            try $0.measurePropagation(devices: $0.quick ? 20 : 100, edits: $0.quick ? 20 : 200,
+                                      spacingMs: $0.quick ? 40 : 60, key: "devices100")
+        }
+    }
+
+    /// Runs one part of the bench; a part that fails is reported and the others still run.
+    mutating func section(_ name: String, _ body: (inout Bench) throws -> Void) {
+        progress(name)
+        do {
+            try body(&self)
+        } catch {
+            failures.append("\(name): \(error)")
+            progress("FAILED \(name): \(error)")
+        }
     }
 
     // MARK: - Server
@@ -253,6 +265,7 @@ struct Bench {
         }
         insert(["machine"], .object(machine), into: &root)
         insert(["quick"], .bool(quick), into: &root)
+        insert(["failures"], .array(failures.map { .string($0) }), into: &root)
         return .object(root)
     }
 
@@ -280,7 +293,8 @@ struct Bench {
             verdict(p50 <= 1 && p50 <= 4 * floor, String(format: "(≤ 1 ms and ≤ 4× floor: %.1f×)", p50 / floor)))
         row("propagation p99, 3 devices", String(format: "%.3f ms", p99), String(format: "%.1f× floor", p99 / floor),
             verdict(p99 <= 5, String(format: "(≤ 5 ms: %.1f×)", p99 / 5)))
-        let n = Int(value("propagation.devices100.devices"))
+        let devices = value("propagation.devices100.devices")
+        let n = devices.isFinite ? String(Int(devices)) : (quick ? "20" : "100")
         let p50n = value("propagation.devices100.p50Ms")
         row("propagation p50, \(n) devices", String(format: "%.3f ms", p50n), String(format: "%.1f× floor", p50n / floor),
             verdict(p50n <= 5, String(format: "(≤ 5 ms: %.1f×)", p50n / 5)))

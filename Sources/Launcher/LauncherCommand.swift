@@ -187,13 +187,13 @@ public enum LauncherCommand {
         do {
             try bench.run()
         } catch {
-            Output.stderr("synclab bench: \(error)\n")
-            return 1
+            bench.failures.append("floor: \(error)")
         }
         let path = "\(out)/bench.json"
         _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
         Output.stdout(bench.table + "bench.json: \(path)\n")
-        return 0
+        for failure in bench.failures { Output.stderr("synclab bench: not measured: \(failure)\n") }
+        return bench.failures.isEmpty ? 0 : 1
     }
 
     /// The folder of the running executable, where SwiftPM puts the other products too.

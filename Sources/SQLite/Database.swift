@@ -123,7 +123,8 @@ public final class Database: @unchecked Sendable {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back and rethrows when it throws. Nested calls join the
-    /// outer transaction.
+    /// outer transaction. The result may be ignored: a body that ends in `run` returns its change count.
+    @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         if transactionDepth > 0 {
             transactionDepth += 1

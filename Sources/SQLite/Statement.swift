@@ -49,7 +49,8 @@ public final class Statement {
         sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard values.count == expected else {
-            throw SQLiteError(code: SQLITE_RANGE, message: "\(values.count) values for \(expected) parameters", sql: sql)
+            throw SQLiteError(
+                code: SQLITE_RANGE, message: "\(values.count) values for \(expected) parameters", sql: sql)
         }
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
@@ -58,7 +59,14 @@ public final class Statement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
             case .real(let v): rc = sqlite3_bind_double(handle, index, v)
-            case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, synclab_sqlite_transient())
+            case .text(let v):
+                // The byte count, not -1: a string with an embedded NUL is stored whole, not cut at the NUL.
+                rc = v.withCString {
+                    sqlite3_bind_text(handle, index, $0, Int32(v.utf8.count), synclab_sqlite_transient())
+                }
+            case .blob(let v) where v.isEmpty:
+                // Defensive: binding a nil base address stores NULL, not zero bytes, and an empty array promises none.
+                rc = sqlite3_bind_zeroblob(handle, index, 0)
             case .blob(let v):
                 rc = v.withUnsafeBytes {
                     sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), synclab_sqlite_transient())
@@ -97,7 +105,9 @@ public struct Row {
     public func bool(_ column: Int) -> Bool { sqlite3_column_int64(handle, Int32(column)) != 0 }
     public func string(_ column: Int) -> String {
         guard let text = sqlite3_column_text(handle, Int32(column)) else { return "" }
-        return String(cString: text)
+        // By byte count (read after the text pointer, as SQLite asks), so an embedded NUL does not end the string.
+        let count = Int(sqlite3_column_bytes(handle, Int32(column)))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
     public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
     public func optionalInt(_ column: Int) -> Int? { isNull(column) ? nil : int(column) }

@@ -30,8 +30,10 @@ public enum Codec {
 
     private static func json<T: Encodable>(_ value: T) -> [UInt8] {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Encoding our own Codable structs of strings, numbers and arrays cannot fail.
+        // Sorted keys: the same message is the same bytes every time, so captures and examples can be compared.
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        // Bodies hold strings, integers, booleans and JSONValues (whose NaN and infinity encode as null): nothing
+        // JSONEncoder refuses, so the fallback is never taken.
         return Array((try? encoder.encode(value)) ?? Data("{}".utf8))
     }
 
@@ -44,7 +46,10 @@ public enum Codec {
         let parts = text.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].hasPrefix("SL"), !parts[1].isEmpty else { throw .badHeader(text) }
         let versionText = parts[0].dropFirst(2)
-        guard !versionText.isEmpty, versionText.allSatisfy(\.isASCII), let version = Int(versionText), version >= 0
+        // Canonical digits only: `Int("+1")` would let "SL+1" through as version 1, and "SL01" is not "SL1".
+        guard !versionText.isEmpty, versionText.count <= 9,
+            versionText.allSatisfy({ $0.isASCII && $0.isNumber }), let version = Int(versionText),
+            String(version) == versionText
         else { throw .badHeader(text) }
         guard version == Limits.version else { throw .unsupportedVersion(version) }
         let type = String(parts[1])
@@ -86,17 +91,22 @@ public enum Codec {
 
     static func decodeBody<T: MessageBody>(_: T.Type, _ type: String, _ body: [UInt8]) throws(ProtocolError) -> T {
         guard String(validating: body, as: UTF8.self) != nil else { throw .notUTF8(type: type) }
-        let firstByte = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
-        let decoder = JSONDecoder()
+        do {
+            try JSONChecker.check(body, schema: KeySchema.bodies[type] ?? .any)
+        } catch {
+            switch error {
+            case .syntax(let detail): throw .malformedJSON(type: type, detail: detail)
+            case .notAnObject: throw .notAnObject(type: type)
+            case .tooDeep: throw .malformedJSON(type: type, detail: "nested more than \(Limits.maxDepth) levels deep")
+            case .unknownKey(let path): throw .unknownField(type: type, field: path)
+            case .duplicateKey(let path): throw .malformedJSON(type: type, detail: "key \"\(path)\" appears twice")
+            }
+        }
         let value: T
         do {
-            value = try decoder.decode(Strict<T>.self, from: Data(body)).value
-        } catch StrictFailure.notAnObject {
-            throw .notAnObject(type: type)
-        } catch StrictFailure.unknownField(let field) {
-            throw .unknownField(type: type, field: field)
+            value = try JSONDecoder().decode(T.self, from: Data(body))
         } catch let error as DecodingError {
-            throw translate(error, type: type, looksLikeObject: firstByte == UInt8(ascii: "{"))
+            throw translate(error, type: type)
         } catch {
             throw .malformedJSON(type: type, detail: "\(error)")
         }
@@ -104,36 +114,42 @@ public enum Codec {
         return value
     }
 
-    static func translate(_ error: DecodingError, type: String, looksLikeObject: Bool) -> ProtocolError {
-        func path(_ codingPath: [CodingKey], _ last: CodingKey? = nil) -> String {
-            var keys = codingPath
-            if let last { keys.append(last) }
-            var out = ""
-            for key in keys {
-                if let index = key.intValue {
-                    out += "[\(index)]"
-                } else {
-                    out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
-                }
-            }
-            return out
-        }
+    static func translate(_ error: DecodingError, type: String) -> ProtocolError {
         switch error {
         case .keyNotFound(let key, let context):
-            return .missingField(type: type, field: path(context.codingPath, key))
+            return .missingField(type: type, field: codingPathText(context.codingPath + [key]))
         case .typeMismatch(let expected, let context):
-            if context.codingPath.isEmpty { return looksLikeObject ? .malformedJSON(type: type, detail: context.debugDescription) : .notAnObject(type: type) }
-            return .wrongType(type: type, field: path(context.codingPath), expected: describe(expected))
+            guard !context.codingPath.isEmpty else { return .notAnObject(type: type) }
+            return .wrongType(type: type, field: codingPathText(context.codingPath), expected: describe(expected))
         case .valueNotFound(let expected, let context):
-            return .wrongType(type: type, field: path(context.codingPath), expected: "\(describe(expected)), not null")
+            return .wrongType(
+                type: type, field: codingPathText(context.codingPath), expected: "\(describe(expected)), not null")
         case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                return .malformedJSON(type: type, detail: context.underlyingError.map { "\($0)" } ?? context.debugDescription)
+            guard !context.codingPath.isEmpty else {
+                // The checker passed the text as JSON; Foundation refuses, without a path, what it cannot represent.
+                return .malformedJSON(
+                    type: type,
+                    detail: "a value fits no field: a fraction or an out-of-range number where an integer belongs, "
+                        + "or an unpaired surrogate escape")
             }
-            return .invalidValue(type: type, field: path(context.codingPath), reason: "has an unknown value")
+            let field = codingPathText(context.codingPath)
+            return .invalidValue(type: type, field: field, reason: "is invalid: \(context.debugDescription)")
         @unknown default:
             return .malformedJSON(type: type, detail: "\(error)")
         }
+    }
+
+    /// A coding path as a reader writes it: `ops[2].base`.
+    static func codingPathText(_ path: [CodingKey]) -> String {
+        var out = ""
+        for key in path {
+            if let index = key.intValue {
+                out += "[\(index)]"
+            } else {
+                out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return out
     }
 
     static func describe(_ type: Any.Type) -> String {
@@ -149,27 +165,4 @@ public enum Codec {
             return name
         }
     }
-}
-
-/// Decodes a body after checking that it carries no key outside `T.fields`.
-private struct Strict<T: MessageBody>: Decodable {
-    let value: T
-
-    init(from decoder: Decoder) throws {
-        let container: KeyedDecodingContainer<AnyKey>
-        do {
-            container = try decoder.container(keyedBy: AnyKey.self)
-        } catch {
-            throw StrictFailure.notAnObject
-        }
-        for key in container.allKeys where !T.fields.contains(key.stringValue) {
-            throw StrictFailure.unknownField(key.stringValue)
-        }
-        value = try T(from: decoder)
-    }
-}
-
-private enum StrictFailure: Error {
-    case notAnObject
-    case unknownField(String)
 }

@@ -1,6 +1,8 @@
 import Foundation
 
-/// Any JSON value: control arguments and replies, event fields. Objects keep their keys in order.
+/// Any JSON value: control arguments and replies, event fields. Objects keep their keys in the order given (so event
+/// lines read in a stable order); parsed objects have their keys sorted. Two objects are equal when they hold the
+/// same keys with equal values, in any order, as JSON means.
 public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     case null
     case bool(Bool)
@@ -20,7 +22,8 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
         case let (.object(a), .object(b)):
-            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+            guard a.count == b.count else { return false }
+            return a.allSatisfy { key, value in b.contains { $0.0 == key && $0.1 == value } }
         default: return false
         }
     }
@@ -61,8 +64,9 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
             var c = encoder.singleValueContainer()
             try c.encode(v)
         case .double(let v):
+            // JSON has no NaN or infinity; JSONEncoder would throw on them. Written as null, as `write(to:)` does.
             var c = encoder.singleValueContainer()
-            try c.encode(v)
+            if v.isFinite { try c.encode(v) } else { try c.encodeNil() }
         case .string(let v):
             var c = encoder.singleValueContainer()
             try c.encode(v)
@@ -115,6 +119,12 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
 
     static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Most strings (ids, keys, event types) need no escaping: append them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -160,9 +170,18 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     public var arrayValue: [JSONValue]? { if case .array(let v) = self { return v } else { return nil } }
     public var objectValue: [(String, JSONValue)]? { if case .object(let v) = self { return v } else { return nil } }
 
-    /// Parses JSON text.
+    /// Parses JSON text as strictly as message bodies are: RFC 8259 exactly, no key twice in an object, at most
+    /// `Limits.maxDepth` levels deep.
     public static func parse(_ text: String) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        let bytes = Array(text.utf8)
+        do {
+            try JSONChecker.check(bytes, schema: .any)
+        } catch .notAnObject {
+            // A bare number, string or literal is a JSON value too.
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not JSON: \(error)"))
+        }
+        return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
     }
 }
 

@@ -56,6 +56,12 @@ public struct Welcome: MessageBody {
         self.account = account
         self.head = head
     }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(device, "welcome", "device")
+        try Limits.checkID(account, "welcome", "account")
+        guard head >= 0 else { throw .invalidValue(type: "welcome", field: "head", reason: "is negative") }
+    }
 }
 
 /// One user intent, sent with the idempotency key it was created with.
@@ -68,6 +74,9 @@ public struct Op: Codable, Sendable, Equatable {
     public var base: Int
     public var title: String?
     public var body: String?
+
+    /// Every key an op may carry; any other is refused.
+    public static let fields: Set<String> = ["key", "draft", "action", "base", "title", "body"]
 
     public init(key: String, draft: String, action: DraftAction, base: Int, title: String? = nil, body: String? = nil) {
         self.key = key
@@ -93,7 +102,8 @@ public struct Push: MessageBody {
     public func validate() throws(ProtocolError) {
         guard !ops.isEmpty else { throw .invalidValue(type: "push", field: "ops", reason: "is empty") }
         guard ops.count <= Limits.maxOpsPerPush else {
-            throw .invalidValue(type: "push", field: "ops", reason: "has \(ops.count) ops, limit \(Limits.maxOpsPerPush)")
+            let reason = "has \(ops.count) ops, limit \(Limits.maxOpsPerPush)"
+            throw .invalidValue(type: "push", field: "ops", reason: reason)
         }
         for (index, op) in ops.enumerated() {
             try Limits.checkID(op.key, "push", "ops[\(index)].key")
@@ -124,6 +134,9 @@ public struct OpResult: Codable, Sendable, Equatable {
     public var version: Int?
     public var conflict: Bool?
     public var reason: String?
+
+    /// Every key a result may carry; any other is refused.
+    public static let fields: Set<String> = ["key", "outcome", "seq", "version", "conflict", "reason"]
 
     public init(key: String, outcome: Outcome, seq: Int? = nil, version: Int? = nil, conflict: Bool? = nil,
                 reason: String? = nil) {
@@ -167,7 +180,8 @@ public struct Pull: MessageBody {
     public func validate() throws(ProtocolError) {
         guard cursor >= 0 else { throw .invalidValue(type: "pull", field: "cursor", reason: "is negative") }
         guard (1...Limits.maxPageLimit).contains(limit) else {
-            throw .invalidValue(type: "pull", field: "limit", reason: "must be 1...\(Limits.maxPageLimit), got \(limit)")
+            let reason = "must be 1...\(Limits.maxPageLimit), got \(limit)"
+            throw .invalidValue(type: "pull", field: "limit", reason: reason)
         }
     }
 }
@@ -196,6 +210,11 @@ public struct Change: Codable, Sendable, Equatable {
         self.key = key
         self.conflict = conflict
     }
+
+    /// Every key a change may carry; any other is refused.
+    public static let fields: Set<String> = [
+        "seq", "draft", "action", "version", "title", "body", "origin", "key", "conflict",
+    ]
 }
 
 /// server → device: changes after the cursor, in seq order; `next` is the cursor to pull from next.
@@ -212,6 +231,11 @@ public struct Page: MessageBody {
         self.next = next
         self.head = head
     }
+
+    public func validate() throws(ProtocolError) {
+        guard next >= 0 else { throw .invalidValue(type: "page", field: "next", reason: "is negative") }
+        guard head >= 0 else { throw .invalidValue(type: "page", field: "head", reason: "is negative") }
+    }
 }
 
 // MARK: - Server → broker
@@ -221,6 +245,9 @@ public struct ChangeRef: Codable, Sendable, Equatable {
     public var seq: Int
     public var draft: String
     public var version: Int
+
+    /// Every key a reference may carry: a title or body here is refused, not ignored.
+    public static let fields: Set<String> = ["seq", "draft", "version"]
 
     public init(seq: Int, draft: String, version: Int) {
         self.seq = seq
@@ -279,6 +306,10 @@ public struct Registered: MessageBody {
     public static let fields: Set<String> = ["device"]
 
     public init(device: String) { self.device = device }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(device, "registered", "device")
+    }
 }
 
 /// What the app is doing, as the OS sees it.
@@ -304,6 +335,10 @@ public struct DeviceState: MessageBody {
         self.doze = doze
         self.refreshOff = refreshOff
     }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(device, "deviceState", "device")
+    }
 }
 
 /// broker → device: the account's head moved. A reference and nothing more.
@@ -317,6 +352,12 @@ public struct Hint: MessageBody {
         self.hint = hint
         self.account = account
         self.head = head
+    }
+
+    public func validate() throws(ProtocolError) {
+        try Limits.checkID(hint, "hint", "hint")
+        try Limits.checkID(account, "hint", "account")
+        guard head >= 0 else { throw .invalidValue(type: "hint", field: "head", reason: "is negative") }
     }
 }
 

@@ -18,7 +18,8 @@ public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     case oversized(bytes: Int, limit: Int)
     /// The body is not UTF-8.
     case notUTF8(type: String)
-    /// The body is not JSON.
+    /// The body is not JSON (RFC 8259, exactly), or JSON refused before typing it: a key twice in one object, nested
+    /// deeper than `Limits.maxDepth`, or a number that fits no integer field.
     case malformedJSON(type: String, detail: String)
     /// The body is JSON but not an object.
     case notAnObject(type: String)
@@ -43,7 +44,7 @@ public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingBody(let type): return "\(type): header without a body frame"
         case .oversized(let bytes, let limit): return "body is \(bytes) bytes, limit \(limit)"
         case .notUTF8(let type): return "\(type): body is not UTF-8"
-        case .malformedJSON(let type, let detail): return "\(type): body is not JSON: \(detail)"
+        case .malformedJSON(let type, let detail): return "\(type): bad JSON body: \(detail)"
         case .notAnObject(let type): return "\(type): body must be a JSON object"
         case .missingField(let type, let field): return "\(type): missing field \"\(field)\""
         case .wrongType(let type, let field, let expected): return "\(type): field \"\(field)\" must be \(expected)"
@@ -79,6 +80,9 @@ public enum Limits {
     /// Largest draft body the server applies; a larger op is `rejected` (permanent), not a protocol error.
     public static let maxDraftBodyBytes = 64 * 1024
     public static let maxTitleBytes = 256
+    /// Deepest nesting of objects and arrays a body may have. Messages need 3 (push → ops → op); the rest is room for
+    /// control args. Refused before parsing, so no input can exhaust a thread's stack in the decoder.
+    public static let maxDepth = 32
 
     static func checkID(_ value: String, _ type: String, _ field: String) throws(ProtocolError) {
         if value.isEmpty { throw .invalidValue(type: type, field: field, reason: "is empty") }

@@ -1,6 +1,6 @@
 import SyncProtocol
 
-/// The server's one deterministic rule for applying an op to a draft (docs/protocol-server.md, "Conflicts").
+/// The server's one deterministic rule for applying an op to a draft (docs/PROTOCOL.md, "Conflicts").
 ///
 /// Ops apply in server arrival order and the last writer wins. An op made on an older version than the draft's
 /// current one still applies, but its change is marked `conflict`: nothing is merged, so every replica that applies

@@ -5,7 +5,6 @@ import CZeroMQ
 /// `@unchecked Sendable`: libzmq documents contexts as thread safe; only the handle is shared.
 public final class Context: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
-    private var terminated = false
 
     public init(ioThreads: Int32 = 1) throws {
         guard let handle = zmq_ctx_new() else { throw ZMQError.last("ctx_new") }

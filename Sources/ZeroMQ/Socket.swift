@@ -51,14 +51,17 @@ public final class Socket: @unchecked Sendable {
 
     // MARK: - Endpoints
 
+    /// Binds to `endpoint`; throws a `ZMQError` naming it when the address is malformed or taken.
     public func bind(_ endpoint: String) throws {
-        self.endpoint = endpoint
         try retrying("bind", endpoint: endpoint) { zmq_bind(handle, endpoint) }
+        // Recorded only once it holds, so later errors never name an endpoint the socket does not have.
+        self.endpoint = endpoint
     }
 
+    /// Connects to `endpoint` (asynchronously, as libzmq does: the peer need not be there yet).
     public func connect(_ endpoint: String) throws {
-        self.endpoint = endpoint
         try retrying("connect", endpoint: endpoint) { zmq_connect(handle, endpoint) }
+        self.endpoint = endpoint
     }
 
     public func unbind(_ endpoint: String) throws {

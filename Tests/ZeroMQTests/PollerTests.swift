@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import ZeroMQ
+
+@Suite("Poller")
+struct PollerTests {
+    @Test("poll returns empty on timeout when nothing arrives")
+    func pollTimesOut() throws {
+        let context = try Context()
+        let router = try Socket(context, .router)
+        try router.bind("tcp://127.0.0.1:*")
+        let pull = try Socket(context, .pull)
+        try pull.bind("inproc://quiet-\(UUID().uuidString)")
+        var poller = Poller([router, pull])
+        #expect(try poller.poll(timeoutMs: 30) == [])
+        #expect(try poller.poll(timeoutMs: 0) == [])
+    }
+
+    @Test("poll names exactly the sockets with input")
+    func pollNamesReadySockets() throws {
+        let context = try Context()
+        let quiet = try Socket(context, .pull)
+        try quiet.bind("inproc://quiet-\(UUID().uuidString)")
+        let busy = try Socket(context, .pull)
+        try busy.bind("inproc://busy-\(UUID().uuidString)")
+        let push = try Socket(context, .push)
+        try push.connect(busy.lastEndpoint)
+        try push.send([bytes("wake up")])
+
+        var poller = Poller()
+        poller.add(quiet)
+        poller.add(busy)
+        #expect(poller.sockets.count == 2)
+        #expect(try poller.poll(timeoutMs: 5_000) == [1])
+        #expect(try busy.receive(dontWait: true) == [bytes("wake up")])
+        // Read: nothing left to report.
+        #expect(try poller.poll(timeoutMs: 0) == [])
+    }
+}
