@@ -3,8 +3,9 @@ import LabKit
 import SyncProtocol
 import ZeroMQ
 
-/// Control commands (docs/ARCHITECTURE.md, docs/DEVICE.md): each is acknowledged (or refused with an `error` that
-/// says why) and written as a `control.received` event.
+/// Control commands (docs/ARCHITECTURE.md, docs/DEVICE.md): each is acknowledged, with `ok: false` and a detail
+/// saying why when it cannot be carried out (unknown command, bad arguments), and written as a `control.received`
+/// event. Frames that are not a `control` message are answered with `error`.
 extension DeviceShell {
     func onControlFrames(_ frames: [[UInt8]]) {
         guard let peer = frames.first, frames.count >= 2 else { return }
@@ -33,9 +34,9 @@ extension DeviceShell {
         do {
             outcome = try execute(request, from: peer)
         } catch let error as DeviceError {
-            outcome = .refused(.invalid, error.description)
+            outcome = .refused(error.description)
         } catch {
-            outcome = .refused(.internal, "\(error)")
+            outcome = .refused("\(error)")
         }
         let args = JSONValue.object(request.args.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
         switch outcome {
@@ -46,10 +47,10 @@ extension DeviceShell {
         case .later:
             events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", true),
                                              ("detail", "answered when the pass ends")])
-        case .refused(let code, let message):
+        case .refused(let message):
             events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", false),
                                              ("detail", .string(message))])
-            reply(to: peer, .error(ErrorReply(req: request.req, code: code, message: message)))
+            reply(to: peer, .controlAck(ControlAck(req: request.req, ok: false, detail: message)))
         }
     }
 
@@ -57,7 +58,8 @@ extension DeviceShell {
         case ack(String, JSONValue?)
         /// Answered later (a `sync`, when its pass ends).
         case later
-        case refused(ErrorCode, String)
+        /// Not carried out: `ok: false` and why.
+        case refused(String)
     }
 
     func execute(_ request: Control, from peer: [UInt8]) throws -> ControlOutcome {
@@ -109,7 +111,7 @@ extension DeviceShell {
             stopping = true
             return .ack("stopping", nil)
         default:
-            return .refused(.unknownCommand, "unknown command \"\(request.command)\"; a device knows ping, edit, "
+            return .refused("unknown command \"\(request.command)\"; a device knows ping, edit, "
                 + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
                 + "status, stop")
         }
