@@ -206,7 +206,7 @@ public struct DeviceInstance: Sendable {
             return [.log(line)] + brokerTick(now: now)
         }
         if [.unknownDevice, .badToken, .wrongAccount].contains(error.code) {
-            brokerLink = .refused(error.message, retryAt: now + retryGap * 10)
+            brokerLink = .refused(error.message, retryAt: now + retryGap * 30)
         }
         return [.log(line)]
     }
@@ -218,7 +218,9 @@ public struct DeviceInstance: Sendable {
         switch brokerLink {
         case .registering(let retryAt), .refused(_, let retryAt):
             guard now >= retryAt else { return [] }
-            brokerLink = .registering(retryAt: now + retryGap * 2)
+            // `register` carries no req: keep at most one in flight (PROTOCOL.md §1), so retry only after a long
+            // silence (a broker that was down has the queued one by then).
+            brokerLink = .registering(retryAt: now + retryGap * 10)
             let register = Register(device: identity.device, account: identity.account, platform: identity.platform,
                                     token: identity.token)
             return [.sendToBroker(.register(register))]

@@ -31,12 +31,12 @@ public final class DeviceShell {
                                           settings: configuration.settings, now: clock.now())
         context = try Context()
         server = try Socket(context, .dealer)
-        try server.setMaxMessageSize(Int64(Limits.maxBodyBytes + 4_096))
+        try server.setMaxMessageSize(Self.maxMessageBytes)
         try server.setReconnectInterval(ms: 50)
         try server.connect(configuration.serverEndpoint)
         if let endpoint = configuration.brokerEndpoint {
             let socket = try Socket(context, .dealer)
-            try socket.setMaxMessageSize(Int64(Limits.maxBodyBytes + 4_096))
+            try socket.setMaxMessageSize(Self.maxMessageBytes)
             try socket.setReconnectInterval(ms: 50)
             try socket.connect(endpoint)
             broker = socket
@@ -45,7 +45,7 @@ public final class DeviceShell {
         }
         if let endpoint = configuration.controlEndpoint {
             let socket = try Socket(context, .router)
-            try socket.setMaxMessageSize(Int64(Limits.maxBodyBytes + 4_096))
+            try socket.setMaxMessageSize(Self.maxMessageBytes)
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -58,6 +58,10 @@ public final class DeviceShell {
     }
 
     var now: Double { configuration.clock.now() }
+
+    /// Well above `Limits.maxBodyBytes` (PROTOCOL.md §1): a body of 1–4 MiB reaches the decoder and is answered
+    /// `tooLarge`; anything larger is cut off by libzmq before it is buffered.
+    static let maxMessageBytes: Int64 = 4 << 20
 
     /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
     public func run() throws {

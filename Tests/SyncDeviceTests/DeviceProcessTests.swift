@@ -63,7 +63,7 @@ import ZeroMQ
             if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
                 Issue.record("no error for a wrong version")
             }
-            let huge = [UInt8](repeating: 0x20, count: Limits.maxBodyBytes + 1)
+            let huge = [UInt8](repeating: 0x20, count: 2 * Limits.maxBodyBytes)
             let oversized = try control.raw([Array("SL1 control".utf8), huge])
             if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
                 Issue.record("no error for an oversized frame")
