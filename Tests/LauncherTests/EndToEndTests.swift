@@ -126,8 +126,8 @@ import Testing
         #expect(run.invariant("no-lost-edit").held)
         #expect(run.invariant("exactly-once").held)
         let events = (try? String(contentsOfFile: "\(run.folder)/events.jsonl", encoding: .utf8)) ?? ""
-        #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 3)
-        #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 3)
+        #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 4)
+        #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 4)
     }
 
     @Test func aBrokenTopologyExitsTwoAndStartsNothing() throws {
