@@ -85,6 +85,7 @@ struct RunData {
         if let text = try? String(contentsOfFile: folder.path("run.json"), encoding: .utf8),
            let run = try? JSONValue.parse(text)
         {
+            if let name = run["name"]?.stringValue { topology.name = name }
             if let seed = run["seed"]?.intValue { topology.seed = UInt64(seed) }
             if let scale = run["timeScale"]?.doubleValue { topology.timeScale = scale }
             if let duration = run["duration"]?.doubleValue { topology.duration = duration }

@@ -221,7 +221,7 @@ struct RunFigures {
         }
         switch kind {
         case "periodic":
-            return "periodic(min \(minutes("minimumSec") ?? "?"), typical \(minutes("typicalSec") ?? "?"))"
+            return "periodic(min \(minutes("minimumSec") ?? "?"), typical \(minutes("typicalSec") ?? "not yet observed"))"
         case "opportunistic":
             return "opportunistic(median gap \(minutes("observedMedianGapSec") ?? "not yet observed"))"
         case "foregroundOnly":
