@@ -147,4 +147,54 @@ import Testing
         #expect(output.contains("\(file.path):1: accounts[0].devices[0].platform"), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: file.path + ".run"))
     }
+
+    /// The processes whose command line names `folder`.
+    static func processes(naming folder: String) -> [String] {
+        let pipe = Pipe()
+        let ps = Process()
+        ps.executableURL = URL(fileURLWithPath: "/bin/ps")
+        ps.arguments = ["-eo", "args"]
+        ps.standardOutput = pipe
+        try? ps.run()
+        ps.waitUntilExit()
+        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return lines.split(separator: "\n").map(String.init).filter { $0.contains(folder) && !$0.hasPrefix("/bin/ps") }
+    }
+
+    /// Starts quickstart, waits until the launcher and its five processes run, then sends the launcher `signal`.
+    static func interrupt(with signal: Int32) throws -> (status: Int32, reason: Process.TerminationReason, left: [String]) {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-sig-\(UUID().uuidString)").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(binDirectory)/synclab")
+        process.arguments = ["run", topologies.appendingPathComponent("quickstart.json5").path, "--out", out,
+                             "--bin", binDirectory, "--quiet"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while processes(naming: out).count < 6 && Date() < deadline { usleep(100_000) }
+        #expect(processes(naming: out).count == 6, "the launcher and its five processes")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        var left = processes(naming: out)
+        let settle = Date().addingTimeInterval(5)
+        while !left.isEmpty && Date() < settle {
+            usleep(100_000)
+            left = processes(naming: out)
+        }
+        return (process.terminationStatus, process.terminationReason, left)
+    }
+
+    @Test func ctrlCStopsEveryProcess() throws {
+        let result = try Self.interrupt(with: SIGINT)
+        #expect(result.reason == .exit)
+        #expect(result.status == 130)
+        #expect(result.left.isEmpty, "left behind: \(result.left)")
+    }
+
+    @Test func aKilledLauncherTakesItsProcessesWithIt() throws {
+        let result = try Self.interrupt(with: SIGKILL)
+        #expect(result.reason == .uncaughtSignal)
+        #expect(result.left.isEmpty, "left behind: \(result.left)")
+    }
 }
