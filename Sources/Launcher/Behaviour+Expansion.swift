@@ -2,6 +2,8 @@ import LabKit
 import SyncProtocol
 
 extension Topology {
+    func platform(of device: String) -> Platform? { devices.first { $0.id == device }?.platform }
+
     /// The scenario with every behaviour generator expanded into concrete steps (seeded: the same seed gives the
     /// same timeline), sorted by time. A session is: open, edits spread over the session, background.
     public func timeline() -> [ScenarioStep] {
@@ -27,7 +29,10 @@ extension Topology {
                                           body: "edit \(editNumber) from \(device) at \(Int(at))s"),
                             line: behaviour.line))
                     }
-                    steps.append(ScenarioStep(at: t + session, action: .device(device: device, command: "background"),
+                    // A web user closes the tab at the end of a session (and with it the page's timer); an app goes to
+                    // the background.
+                    let end = platform(of: device) == .web ? "close" : "background"
+                    steps.append(ScenarioStep(at: t + session, action: .device(device: device, command: end),
                                               line: behaviour.line))
                     t += session + generator.exponential(mean: meanGap)
                 }

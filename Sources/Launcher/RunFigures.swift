@@ -63,7 +63,11 @@ struct Lineage {
 struct PlatformRow {
     let platform: String
     let devices: Int
+    /// Passes the platform's scheduler granted (periodic work, iOS refresh windows, the web interval timer): what
+    /// seed 000 counted as "syncs".
     let syncs: Int
+    /// Every pass during the scenario, whatever its trigger.
+    let allPasses: Int
     let medianGapMinutes: Double?
     let unsyncedAt24hPercent: Double
     let guarantee: String
@@ -98,6 +102,7 @@ struct RunFigures {
         var appliedOnServer: [String: Event] = [:]
         var arrivals: [String: [Lineage.Arrival]] = [:]
         var passStarts: [String: [Double]] = [:]
+        var allPasses: [String: Int] = [:]
         var lastPassEnd: [String: Double] = [:]
         var dataAges: [Double] = []
         for event in data.events {
@@ -120,7 +125,10 @@ struct RunFigures {
                 passesByTrigger[trigger, default: 0] += 1
                 passesByDevice[event.proc, default: [:]][trigger, default: 0] += 1
                 if event.sim <= data.scenarioEndSim && trigger != "manual" {
-                    passStarts[event.proc, default: []].append(event.sim)
+                    allPasses[event.proc, default: 0] += 1
+                    if RunFigures.schedulerTriggers.contains(trigger) {
+                        passStarts[event.proc, default: []].append(event.sim)
+                    }
                 }
             case "pass.end" where accountOf[event.proc] != nil:
                 if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
@@ -174,9 +182,11 @@ struct RunFigures {
             guard !devices.isEmpty else { continue }
             var gaps: [Double] = []
             var syncs = 0
+            var everyPass = 0
             for device in devices {
                 let starts = passStarts[device.id] ?? []
                 syncs += starts.count
+                everyPass += allPasses[device.id] ?? 0
                 gaps += zip(starts.dropFirst(), starts).map { ($0 - $1) / 60 }
             }
             var considered = 0, unsynced = 0
@@ -192,7 +202,8 @@ struct RunFigures {
             let kinds = devices.compactMap { guarantees[$0.id] }
             let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
             platforms.append(PlatformRow(
-                platform: platform.rawValue, devices: devices.count, syncs: syncs, medianGapMinutes: median(gaps),
+                platform: platform.rawValue, devices: devices.count, syncs: syncs, allPasses: everyPass,
+                medianGapMinutes: median(gaps),
                 unsyncedAt24hPercent: considered == 0 ? 0 : round3(100 * Double(unsynced) / Double(considered)),
                 guarantee: guarantee))
         }
@@ -213,6 +224,9 @@ struct RunFigures {
             ("pending ops at the end", "\(data.devices.reduce(0) { $0 + $1.ops.filter { !["completed", "needsAttention"].contains($0.status) }.count })"),
         ]
     }
+
+    /// The triggers a platform scheduler grants, as opposed to events (push, foreground, edits, connectivity).
+    static let schedulerTriggers: Set<String> = ["periodic", "opportunistic", "interval"]
 
     static func describeGuarantee(_ event: Event) -> String {
         let kind = event.string("kind") ?? "?"
