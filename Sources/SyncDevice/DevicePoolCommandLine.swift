@@ -60,10 +60,13 @@ public enum DevicePoolCommandLine {
             own.values["token"] = device.token
             own.values["platform"] = device.platform
             own.values["db"] = device.db
+            // Set explicitly: the pool's own `--name` default would otherwise become every device's `proc`.
+            own.values["name"] = device.id
+            own.values.removeValue(forKey: "control")
             own.values["engagement"] = format(device.engagement ?? 3)
             own.values["start-state"] = device.startState ?? "background"
             if device.charging == true { own.switches.insert("charging") }
-            if let events = options.string("events") { own.values["events"] = events }
+            if let events = options.values["events"] { own.values["events"] = events }
             do {
                 devices.append(try DeviceCommandLine.configuration(own))
             } catch {
