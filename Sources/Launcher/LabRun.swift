@@ -262,6 +262,11 @@ public final class LabRun {
         if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
     }
 
+    /// `device`: the pooled device a signal step named, when its pool is the process that got the signal.
+    private func via(_ device: String, _ target: String) -> [(String, JSONValue)] {
+        device == target ? [] : [("device", .string(device))]
+    }
+
     /// The process that hosts `name`: its pool for a pooled device, else itself.
     private func processName(_ name: String) -> String { poolOf[name] ?? name }
 
@@ -273,12 +278,13 @@ public final class LabRun {
         case "kill":
             guard process.running else { throw LabError.io("\(target) is not running") }
             process.killNow()
-            log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")])
+            log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
         case "restart":
             if process.running { process.killNow() }
             try start(target)
             try controls[target]!.waitReady(timeout: 20, alive: { process.poll() == false })
-            log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))])
+            log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))]
+                + via(device, target))
         case "pause":
             process.signal(SIGSTOP)
             log.emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
