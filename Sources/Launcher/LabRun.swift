@@ -16,6 +16,10 @@ public final class LabRun {
     private var processes: [String: ChildProcess] = [:]
     private var controls: [String: ControlClient] = [:]
     private var order: [String] = []
+    /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
+    private let poolOf: [String: String]
+    /// Pool process → its devices, in spec order.
+    private var poolDevices: [String: [String]] = [:]
     private let tail = EventTail()
     private var lastProgress = 0.0
     private let progressOnTerminal: Bool
@@ -30,6 +34,7 @@ public final class LabRun {
         self.progressOnTerminal = !quiet && isatty(2) != 0
         // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn.
         self.clock = SimClock(epochMicros: SimClock.wallMicros() + 1_000_000, scale: topology.timeScale)
+        self.poolOf = topology.poolAssignment
         self.context = try Context()
         try folder.create(topologyText: topologyText, topology: topology, clock: clock)
         self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
@@ -107,19 +112,37 @@ public final class LabRun {
         try add("broker", executable: "synclab-broker", arguments: brokerArgs)
 
         let d = topology.device
+        let shared = ["--server", serverEndpoint, "--broker", brokerEndpoint,
+                      "--batch", String(d.batch), "--page-limit", String(d.pageLimit), "--max-pages", String(d.maxPages),
+                      "--lease-sec", format(d.leaseSec), "--reply-timeout-ms", String(d.replyTimeoutMs),
+                      "--max-attempts", String(d.maxAttempts), "--desired-interval-min", format(d.desiredIntervalMin),
+                      "--freshness-budget-min", format(d.freshnessBudgetMin)]
+        // Each pool's spec, in the shape `synclab-device pool --spec` reads (docs/DEVICE.md, "Device pool").
+        var pooled: [String: [JSONValue]] = [:]
         for account in topology.accounts {
             for device in account.devices {
+                if let pool = poolOf[device.id] {
+                    pooled[pool, default: []].append(.object([
+                        ("id", .string(device.id)), ("account", .string(account.id)), ("token", .string(device.token)),
+                        ("platform", .string(device.platform.rawValue)), ("db", .string(folder.devicePath(device.id))),
+                        ("engagement", .double(device.engagement)), ("startState", .string(device.start)),
+                        ("charging", .bool(device.charging)),
+                    ]))
+                    continue
+                }
                 var args = ["--id", device.id, "--account", account.id, "--token", device.token,
                             "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
-                            "--server", serverEndpoint, "--broker", brokerEndpoint,
-                            "--engagement", format(device.engagement), "--start-state", device.start,
-                            "--batch", String(d.batch), "--page-limit", String(d.pageLimit), "--max-pages", String(d.maxPages),
-                            "--lease-sec", format(d.leaseSec), "--reply-timeout-ms", String(d.replyTimeoutMs),
-                            "--max-attempts", String(d.maxAttempts), "--desired-interval-min", format(d.desiredIntervalMin),
-                            "--freshness-budget-min", format(d.freshnessBudgetMin)]
+                            "--engagement", format(device.engagement), "--start-state", device.start] + shared
                 if device.charging { args.append("--charging") }
                 try add(device.id, executable: "synclab-device", arguments: args)
             }
+        }
+        for pool in pooled.keys.sorted(by: { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }) {
+            let devices = pooled[pool]!
+            let specPath = folder.path("\(pool).json")
+            folder.write("\(pool).json", JSONValue.object([("devices", .array(devices))]).description + "\n")
+            poolDevices[pool] = devices.compactMap { $0["id"]?.stringValue }
+            try add(pool, executable: "synclab-device", arguments: ["pool", "--spec", specPath] + shared)
         }
         say("starting \(order.count) processes…")
         for name in order {
@@ -227,26 +250,41 @@ public final class LabRun {
         }
     }
 
+    /// A control command for a process, or for a pooled device through its pool (`args.device` names it).
     private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws {
-        guard let process = processes[name], process.running, !process.paused else {
-            throw LabError.io("\(name) is not running")
+        let target = processName(name)
+        guard let process = processes[target], process.running, !process.paused else {
+            throw LabError.io("\(target) is not running")
         }
-        let ack = try controls[name]!.call(command, args)
+        var args = args
+        if target != name { args["device"] = .string(name) }
+        let ack = try controls[target]!.call(command, args)
         if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
     }
 
-    private func signal(_ target: String, _ command: String) throws {
+    /// `device`: the pooled device a signal step named, when its pool is the process that got the signal.
+    private func via(_ device: String, _ target: String) -> [(String, JSONValue)] {
+        device == target ? [] : [("device", .string(device))]
+    }
+
+    /// The process that hosts `name`: its pool for a pooled device, else itself.
+    private func processName(_ name: String) -> String { poolOf[name] ?? name }
+
+    /// Signals a process; a pooled device's target is its whole pool (every device in it dies and restarts with it).
+    private func signal(_ device: String, _ command: String) throws {
+        let target = processName(device)
         guard let process = processes[target] else { throw LabError.io("no process \(target)") }
         switch command {
         case "kill":
             guard process.running else { throw LabError.io("\(target) is not running") }
             process.killNow()
-            log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")])
+            log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
         case "restart":
             if process.running { process.killNow() }
             try start(target)
             try controls[target]!.waitReady(timeout: 20, alive: { process.poll() == false })
-            log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))])
+            log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))]
+                + via(device, target))
         case "pause":
             process.signal(SIGSTOP)
             log.emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
@@ -302,13 +340,27 @@ public final class LabRun {
             if let stats = try? controls["server"]!.call("stats"), let h = stats.data?["heads"]?.objectValue {
                 for (account, value) in h { heads[account] = value.intValue ?? 0 }
             }
+            var statuses: [String: JSONValue] = [:]
+            for device in topology.devices where poolOf[device.id] == nil {
+                if let ack = try? controls[device.id]!.call("sync", ["force": true], timeoutMs: 30_000),
+                   let data = ack.data {
+                    statuses[device.id] = data
+                }
+            }
+            // One round trip per pool: every pooled device runs its forced pass at once and the pool answers when
+            // all have ended.
+            for pool in poolDevices.keys.sorted() {
+                guard let ack = try? controls[pool]!.call("syncAll", ["force": true, "timeoutMs": 30_000],
+                                                          timeoutMs: 40_000),
+                      let devices = ack.data?["devices"]?.objectValue
+                else { continue }
+                for (id, data) in devices { statuses[id] = data }
+            }
             var settled = true
             var snapshot: [String: String] = [:]
             for device in topology.devices {
                 let account = topology.account(of: device.id) ?? ""
-                guard let ack = try? controls[device.id]!.call("sync", ["force": true], timeoutMs: 30_000),
-                      let data = ack.data
-                else { settled = false; continue }
+                guard let data = statuses[device.id] else { settled = false; continue }
                 let pending = data["pending"]?.intValue ?? -1
                 let cursor = data["cursor"]?.intValue ?? -1
                 snapshot[device.id] = "\(pending)/\(cursor)"
@@ -333,10 +385,16 @@ public final class LabRun {
             if let ack = try? controls[name]!.call("stats"), let data = ack.data { stats.append((name, data)) }
         }
         var memory: [(String, JSONValue)] = []
+        var cpu: [(String, JSONValue)] = []
         for name in order {
             if let mb = processes[name]?.residentMB { memory.append((name, .double((mb * 10).rounded() / 10))) }
+            if let process = processes[name], process.running, let seconds = ProcessCPU.seconds(pid: process.pid) {
+                cpu.append((name, .double((seconds * 100).rounded() / 100)))
+            }
         }
         stats.append(("residentMB", .object(memory)))
+        stats.append(("cpuSeconds", .object(cpu)))
+        stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
         stats.append(("notes", .array(notes.map { .string($0) })))
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
     }

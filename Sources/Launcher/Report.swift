@@ -73,6 +73,7 @@ public struct Report {
             ("metrics", .object(f.metrics.map { ($0.0, .string($0.1)) })),
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
+            ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
         ])
     }
 
@@ -146,6 +147,7 @@ public struct Report {
         }
         md += "\n## Seed 001's metrics\n\n| metric | value |\n| --- | --- |\n"
         for (name, value) in f.metrics { md += "| \(name) | \(value) |\n" }
+        md += RunCost(data, wallSeconds: f.wallSeconds).markdown
         md += "\n## Lineage of each edit\n\nop → change seq → hints and their fate → the pass that applied it on each other device.\n\n"
         let shown = f.lineages.prefix(200)
         for l in shown {

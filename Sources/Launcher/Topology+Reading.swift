@@ -28,7 +28,7 @@ extension Topology {
         let r = NodeReader(file: file, node: root, path: "")
         try r.onlyKeys([
             "name", "description", "seed", "timeScale", "duration", "transport", "server", "broker", "device",
-            "accounts", "scenario", "behaviours", "heal",
+            "accounts", "scenario", "behaviours", "heal", "pools",
         ])
         var t = Topology(
             name: try r.string("name") ?? defaultName,
@@ -40,6 +40,7 @@ extension Topology {
             server: ServerSettings(), broker: BrokerSettings(), device: DeviceSettings(),
             accounts: [], scenario: [], behaviours: [], healTimeoutSec: 60)
         guard t.duration > 0 else { throw r.fail("must be more than 0", at: root["duration"], key: "duration") }
+        t.pools = try r.int("pools", in: 0...64) ?? 0
 
         if let s = try r.object("server") {
             try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm", "synchronous"])
@@ -107,17 +108,13 @@ extension Topology {
             }
             var specs: [DeviceSpec] = []
             for d in devices {
+                if d.node["generate"] != nil {
+                    specs += try readGenerator(d, account: id, seen: &seenDevices, tokens: &generator)
+                    continue
+                }
                 try d.onlyKeys(["id", "platform", "engagement", "start", "charging"])
                 let deviceID = try d.requiredString("id")
-                try checkID(deviceID, d, "id")
-                guard !["server", "broker", "launcher"].contains(deviceID) else {
-                    throw d.fail("\"\(deviceID)\" is reserved for a process name", at: d.node["id"], key: d.child("id"))
-                }
-                if let line = seenDevices[deviceID] {
-                    throw d.fail("device \"\(deviceID)\" is declared twice (first on line \(line))", at: d.node["id"],
-                                 key: d.child("id"))
-                }
-                seenDevices[deviceID] = d.node.line
+                try checkDeviceID(deviceID, d, "id", seen: &seenDevices)
                 guard let platformName = try d.oneOf("platform", Platform.allCases.map(\.rawValue)),
                       let platform = Platform(rawValue: platformName)
                 else { throw d.fail("missing required key \"platform\" (android, ios or web)") }
@@ -137,15 +134,22 @@ extension Topology {
         t.scenario.sort { $0.at < $1.at }
 
         for b in try r.array("behaviours") ?? [] {
-            try b.onlyKeys(["devices", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts"])
-            guard let devices = try b.array("devices"), !devices.isEmpty else {
-                throw b.fail("missing required key \"devices\" (a list of device ids)")
-            }
+            try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts"])
             var ids: [String] = []
-            for d in devices {
+            for d in try b.array("devices") ?? [] {
                 guard case .string(let id) = d.node.value else { throw d.fail("expected a device id string") }
                 guard seenDevices[id] != nil else { throw d.fail("names device \"\(id)\" that no account declares") }
                 ids.append(id)
+            }
+            for a in try b.array("accounts") ?? [] {
+                guard case .string(let id) = a.node.value else { throw a.fail("expected an account id string") }
+                guard let account = t.accounts.first(where: { $0.id == id }) else {
+                    throw a.fail("names account \"\(id)\" that is not declared")
+                }
+                ids += account.devices.map(\.id).filter { !ids.contains($0) }
+            }
+            guard !ids.isEmpty else {
+                throw b.fail("needs \"devices\" (a list of device ids) or \"accounts\" (every device of those accounts)")
             }
             t.behaviours.append(Behaviour(
                 devices: ids,
@@ -156,6 +160,60 @@ extension Topology {
                 line: b.node.line))
         }
         return t
+    }
+
+    /// A device id: well formed, not a process name, not declared before.
+    private static func checkDeviceID(_ deviceID: String, _ d: NodeReader, _ key: String,
+                                      seen: inout [String: Int]) throws(TopologyError) {
+        try checkID(deviceID, d, key)
+        let poolName = deviceID.hasPrefix("pool-") && deviceID.dropFirst(5).allSatisfy(\.isNumber)
+        guard !["server", "broker", "launcher"].contains(deviceID) && !poolName else {
+            throw d.fail("\"\(deviceID)\" is reserved for a process name", at: d.node[key], key: d.child(key))
+        }
+        if let line = seen[deviceID] {
+            throw d.fail("device \"\(deviceID)\" is declared twice (first on line \(line))", at: d.node[key],
+                         key: d.child(key))
+        }
+        seen[deviceID] = d.node.line
+    }
+
+    /// `{ generate: N, prefix?, platforms?, engagement?, start?, charging? }` in an account's `devices`: N devices
+    /// named PREFIX1…PREFIXN (prefix default "ACCOUNT-"), platforms taken in turn from `platforms`.
+    private static func readGenerator(_ d: NodeReader, account: String, seen: inout [String: Int],
+                                      tokens: inout SeededGenerator) throws(TopologyError) -> [DeviceSpec] {
+        try d.onlyKeys(["generate", "prefix", "platforms", "engagement", "start", "charging"])
+        guard let count = try d.int("generate", in: 1...10_000) else {
+            throw d.fail("missing required key \"generate\" (how many devices)")
+        }
+        let prefix = try d.string("prefix") ?? "\(account)-"
+        var platforms: [Platform] = []
+        for p in try d.array("platforms") ?? [] {
+            guard case .string(let name) = p.node.value, let platform = Platform(rawValue: name) else {
+                throw p.fail("expected one of android, ios, web")
+            }
+            platforms.append(platform)
+        }
+        if d.node["platforms"] != nil && platforms.isEmpty {
+            throw d.fail("needs at least one platform", at: d.node["platforms"], key: d.child("platforms"))
+        }
+        if platforms.isEmpty { platforms = [.android, .ios, .web] }
+        let engagement = try d.number("engagement", in: 0...1000) ?? 4
+        let start = try d.oneOf("start", ["foreground", "background", "closed"], default: "background")!
+        let charging = try d.bool("charging") ?? false
+        var specs: [DeviceSpec] = []
+        for n in 1...count {
+            let id = "\(prefix)\(n)"
+            let generated = NodeReader(file: d.file, node: d.node, path: d.path)
+            do {
+                try checkDeviceID(id, generated, "prefix", seen: &seen)
+            } catch {
+                throw TopologyError(file: error.file, line: error.line, key: d.child("prefix"),
+                                    message: "generated device id: \(error.message)")
+            }
+            specs.append(DeviceSpec(id: id, platform: platforms[(n - 1) % platforms.count], engagement: engagement,
+                                    start: start, charging: charging, token: String(format: "t-%016llx", tokens.next())))
+        }
+        return specs
     }
 
     private static func checkID(_ id: String, _ r: NodeReader, _ key: String) throws(TopologyError) {

@@ -20,11 +20,22 @@ public struct Topology: Sendable {
     public var behaviours: [Behaviour]
     /// Real seconds the heal-and-quiesce phase may take before the run is declared stuck.
     public var healTimeoutSec: Double
+    /// 0: every device is a process of its own; N: the devices are spread over N pool processes `pool-1`…`pool-N`.
+    public var pools = 0
 
     public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
 
     public func account(of device: String) -> String? {
         accounts.first(where: { $0.devices.contains(where: { $0.id == device }) })?.id
+    }
+
+    /// Which pool process hosts each device (none when `pools` is 0): round robin in the order the devices are
+    /// declared, so every pool gets devices of every account and platform.
+    public var poolAssignment: [String: String] {
+        guard pools > 0 else { return [:] }
+        var assignment: [String: String] = [:]
+        for (index, device) in devices.enumerated() { assignment[device.id] = "pool-\(index % pools + 1)" }
+        return assignment
     }
 }
 

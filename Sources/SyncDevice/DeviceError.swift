@@ -6,6 +6,8 @@ public enum DeviceError: Error, CustomStringConvertible, Sendable, Equatable {
     case cursorMoved(expected: Int, found: Int)
     /// The database is not a device ledger (or is from a newer build).
     case notALedger(path: String, reason: String)
+    /// A pool's spec file cannot be used; nothing was started.
+    case badPoolSpec(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -13,6 +15,7 @@ public enum DeviceError: Error, CustomStringConvertible, Sendable, Equatable {
         case .cursorMoved(let expected, let found):
             return "cursor is \(found), expected \(expected): the page was not applied"
         case .notALedger(let path, let reason): return "\(path) is not a device ledger: \(reason)"
+        case .badPoolSpec(let path, let reason): return "pool spec \(path): \(reason)"
         }
     }
 }

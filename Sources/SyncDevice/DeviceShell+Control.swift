@@ -100,10 +100,7 @@ extension DeviceShell {
             guard forceArg == nil || forceArg?.boolValue != nil else {
                 throw DeviceError.badArguments(command: "sync", reason: "\"force\" must be true or false")
             }
-            let token = nextToken
-            nextToken += 1
-            syncWaiters[token] = (peer, request.req)
-            drive { $0.onSync(token: token, force: forceArg?.boolValue ?? false, now: now) }
+            requestSync(force: forceArg?.boolValue ?? false, waiter: .control(peer: peer, req: request.req))
             return .later
         case "status":
             return .ack("ok", statusData())
@@ -115,6 +112,14 @@ extension DeviceShell {
                 + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
                 + "status, stop")
         }
+    }
+
+    /// Asks the instance for a manual pass; `waiter` is answered when it ends.
+    func requestSync(force: Bool, waiter: SyncWaiter) {
+        let token = nextToken
+        nextToken += 1
+        syncWaiters[token] = waiter
+        drive { $0.onSync(token: token, force: force, now: now) }
     }
 
     /// The `status` data: what the live instance knows, the ledger's op counts and the seed-001 metrics.

@@ -6,7 +6,8 @@ import ZeroMQ
 
 /// The device's IO: the ledger, a DEALER to the server, a DEALER to the broker (hints arrive there), the control
 /// ROUTER and the timers (the poll timeout). It feeds events to the `DeviceInstance` and carries out the directives
-/// it returns, in order. Runs on the thread that calls `run()`.
+/// it returns, in order. Runs on the thread that calls `run()`; a `DevicePool` drives many shells from one thread
+/// through `begin()`, `onFrames(from:)`, `tick()` and `finish()` instead.
 public final class DeviceShell {
     public let configuration: DeviceConfiguration
     let ledger: Ledger
@@ -16,20 +17,23 @@ public final class DeviceShell {
     let broker: Socket?
     let control: Socket?
     var instance: DeviceInstance
-    /// `sync` requests waiting for their pass to end: token → (control peer, req).
-    var syncWaiters: [Int: (peer: [UInt8], req: Int)] = [:]
+    /// Where control acks go: the device's own ROUTER, or its pool's.
+    var replySocket: Socket?
+    /// `sync` requests waiting for their pass to end, by token.
+    var syncWaiters: [Int: SyncWaiter] = [:]
     var nextToken = 1
     var stopping = false
 
-    /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used.
-    public init(_ configuration: DeviceConfiguration) throws {
+    /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
+    /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
+    public init(_ configuration: DeviceConfiguration, context shared: Context? = nil) throws {
         self.configuration = configuration
         let clock = configuration.clock
         events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: clock)
         ledger = try Ledger(path: configuration.databasePath, synchronous: configuration.synchronous)
         let restored = try ledger.prepare(identity: configuration.identity, clock: clock,
                                           settings: configuration.settings, now: clock.now())
-        context = try Context()
+        self.context = try shared ?? Context()
         server = try Socket(context, .dealer)
         try server.setMaxMessageSize(Self.maxMessageBytes)
         try server.setReconnectInterval(ms: 50)
@@ -51,6 +55,7 @@ public final class DeviceShell {
         } else {
             control = nil
         }
+        replySocket = control
         instance = DeviceInstance(identity: configuration.identity, settings: configuration.settings,
                                   restored: restored, brokerEnabled: broker != nil,
                                   rng: SeededGenerator.derived(seed: configuration.seed,
@@ -66,14 +71,7 @@ public final class DeviceShell {
     /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
     public func run() throws {
         Signals.install()
-        events.emit("process.started", [
-            ("role", "device"), ("pid", .int(Int(getpid()))), ("device", .string(configuration.identity.device)),
-            ("platform", .string(configuration.identity.platform.rawValue)), ("cursor", .int(instance.cursor)),
-        ])
-        drive { $0.start(now: now) }
-        var sockets: [Socket] = [server]
-        if let broker { sockets.append(broker) }
-        if let control { sockets.append(control) }
+        begin()
         var poller = Poller(sockets)
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
@@ -83,19 +81,50 @@ public final class DeviceShell {
                 break
             }
             for index in ready {
-                let socket = sockets[index]
-                while !stopping, let frames = try socket.receive(dontWait: true) {
-                    if socket === server {
-                        onServerFrames(frames)
-                    } else if socket === broker {
-                        onBrokerFrames(frames)
-                    } else {
-                        onControlFrames(frames)
-                    }
-                }
+                try onFrames(from: poller.sockets[index])
             }
-            drive { $0.onTick(now: now) }
+            tick()
         }
+        finish()
+    }
+
+    /// The sockets to poll: server, broker (when there is one) and control (when it has its own).
+    var sockets: [Socket] {
+        var sockets: [Socket] = [server]
+        if let broker { sockets.append(broker) }
+        if let control { sockets.append(control) }
+        return sockets
+    }
+
+    /// Writes `process.started` and starts the instance.
+    func begin() {
+        events.emit("process.started", [
+            ("role", "device"), ("pid", .int(Int(getpid()))), ("device", .string(configuration.identity.device)),
+            ("platform", .string(configuration.identity.platform.rawValue)), ("cursor", .int(instance.cursor)),
+        ])
+        drive { $0.start(now: now) }
+    }
+
+    /// Reads everything waiting on one of this shell's sockets.
+    func onFrames(from socket: Socket) throws {
+        while !stopping, let frames = try socket.receive(dontWait: true) {
+            if socket === server {
+                onServerFrames(frames)
+            } else if socket === broker {
+                onBrokerFrames(frames)
+            } else {
+                onControlFrames(frames)
+            }
+        }
+    }
+
+    /// Lets the instance act on time passing (timeouts, leases, the platform scheduler).
+    func tick() {
+        drive { $0.onTick(now: now) }
+    }
+
+    /// Releases what is in flight, writes `process.stopped` and closes the sockets.
+    func finish() {
         drive { $0.onStop(now: now) }
         events.emit("process.stopped", [("role", "device"), ("pid", .int(Int(getpid())))])
         server.close()
@@ -158,8 +187,13 @@ public final class DeviceShell {
             case .answerSync(let tokens):
                 for token in tokens {
                     guard let waiter = syncWaiters.removeValue(forKey: token) else { continue }
-                    reply(to: waiter.peer, .controlAck(ControlAck(req: waiter.req, ok: true, detail: "pass ended",
-                                                                  data: statusData())))
+                    switch waiter {
+                    case .control(let peer, let req):
+                        reply(to: peer, .controlAck(ControlAck(req: req, ok: true, detail: "pass ended",
+                                                               data: statusData())))
+                    case .pool(let done):
+                        done(statusData())
+                    }
                 }
             case .log(let line):
                 events.emit(line.type, line.fields)
@@ -216,7 +250,7 @@ public final class DeviceShell {
     }
 
     func reply(to peer: [UInt8], _ message: Message) {
-        guard let control else { return }
-        _ = try? control.send([peer] + Codec.encode(message), dontWait: true)
+        guard let replySocket else { return }
+        _ = try? replySocket.send([peer] + Codec.encode(message), dontWait: true)
     }
 }

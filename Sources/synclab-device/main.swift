@@ -1,4 +1,5 @@
-// synclab-device: one client device. The logic lives in the SyncDevice module; this file parses and starts it.
+// synclab-device: one client device, or a pool of them. The logic lives in the SyncDevice module; this file parses
+// and starts it.
 import LabKit
 import SyncDevice
 
@@ -9,6 +10,24 @@ if arguments.first == "status" {
 }
 if arguments.first == "control" {
     exitProcess(ControlCommand.run(Array(arguments.dropFirst())))
+}
+if arguments.first == "pool" {
+    let options = DevicePoolCommandLine.spec.parseOrExit(Array(arguments.dropFirst()))
+    let configuration: DevicePoolConfiguration
+    do {
+        configuration = try DevicePoolCommandLine.configuration(options)
+    } catch {
+        Output.stderr("synclab-device pool: \(error) (see synclab-device pool --help)\n")
+        exitProcess(2)
+    }
+    do {
+        let pool = try DevicePool(configuration)
+        try pool.run()
+        exitProcess(0)
+    } catch {
+        Output.stderr("synclab-device pool \(configuration.name): \(error)\n")
+        exitProcess(1)
+    }
 }
 let options = DeviceCommandLine.spec.parseOrExit(arguments)
 let configuration: DeviceConfiguration

@@ -173,4 +173,70 @@ import Testing
         #expect(parseDuration("5x") == nil)
         #expect(parseDuration("") == nil)
     }
+
+    // MARK: - Pools and generated devices
+
+    @Test func poolsAndGeneratedDevicesAreRead() throws {
+        let text = """
+            {
+              pools: 3,
+              accounts: [
+                { id: "red", devices: [{ id: "phone", platform: "ios" },
+                                       { generate: 4, prefix: "r", platforms: ["web", "android"], engagement: 8,
+                                         start: "foreground", charging: true }] },
+                { id: "blue", devices: [{ generate: 2 }] },
+              ],
+              behaviours: [{ accounts: ["blue"], devices: ["phone"] }],
+            }
+            """
+        let t = try Topology.parse(text, file: "t.json5", defaultName: "t")
+        #expect(t.pools == 3)
+        #expect(t.devices.map(\.id) == ["phone", "r1", "r2", "r3", "r4", "blue-1", "blue-2"])
+        #expect(t.devices[1...4].map(\.platform.rawValue) == ["web", "android", "web", "android"])
+        #expect(t.devices[1].engagement == 8 && t.devices[1].start == "foreground" && t.devices[1].charging)
+        #expect(t.devices[5].platform == .android && t.devices[6].platform == .ios)
+        #expect(t.devices[5].engagement == 4 && t.devices[5].start == "background" && !t.devices[5].charging)
+        #expect(Set(t.devices.map(\.token)).count == 7)
+        #expect(t.behaviours[0].devices == ["phone", "blue-1", "blue-2"])
+        let pools = t.poolAssignment
+        #expect(pools["phone"] == "pool-1" && pools["r1"] == "pool-2" && pools["r2"] == "pool-3" && pools["r3"] == "pool-1")
+        #expect(Set(pools.values) == ["pool-1", "pool-2", "pool-3"])
+    }
+
+    @Test func withoutPoolsEveryDeviceIsItsOwnProcess() throws {
+        let t = try Topology.parse(Self.minimal, file: "t.json5", defaultName: "t")
+        #expect(t.pools == 0)
+        #expect(t.poolAssignment.isEmpty)
+    }
+
+    @Test(arguments: [
+        // (text, line, key, words in the message)
+        ("{ pools: 100,\n accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }] }", 1, "pools",
+         "between 0 and 64"),
+        ("{ accounts: [{ id: \"a\", devices: [\n{ generate: 0 }] }] }", 2, "accounts[0].devices[0].generate",
+         "between 1 and"),
+        ("{ accounts: [{ id: \"a\", devices: [\n{ generate: 2,\n platforms: [\"iphone\"] }] }] }", 3,
+         "accounts[0].devices[0].platforms[0]", "expected one of android, ios, web"),
+        ("{ accounts: [{ id: \"a\", devices: [\n{ generate: 2,\n count: 5 }] }] }", 3, "accounts[0].devices[0].count",
+         "unknown key"),
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d2\", platform: \"web\" },\n{ generate: 3, prefix: \"d\" }] }] }", 2,
+         "accounts[0].devices[1].prefix", "declared twice"),
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"pool-1\", platform: \"web\" }] }] }", 1,
+         "accounts[0].devices[0].id", "reserved"),
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{\n accounts: [\"zz\"] }] }",
+         3, "behaviours[0].accounts[0]", "not declared"),
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{ opensPerDay: 3 }] }",
+         2, "behaviours[0]", "needs \"devices\""),
+    ])
+    func poolAndGeneratorMistakesAreReportedWithFileLineAndKey(text: String, line: Int, key: String, words: String) {
+        do {
+            _ = try Topology.parse(text, file: "bad.json5", defaultName: "bad")
+            Issue.record("accepted a broken topology: \(text)")
+        } catch {
+            #expect(error.line == line, "\(error)")
+            #expect(error.key == key, "\(error)")
+            #expect(error.description.contains(words), "\(error)")
+            #expect(error.description.hasPrefix("bad.json5:\(line): "))
+        }
+    }
 }

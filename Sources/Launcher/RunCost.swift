@@ -1,0 +1,60 @@
+import SyncProtocol
+
+/// What a run cost the machine, so runs of 3, 100 and 1,000 devices can be compared: processes, wall time, events,
+/// resident memory (from stats.json's `residentMB`, read before the stop) and CPU seconds (`cpuSeconds`).
+struct RunCost {
+    var devices = 0
+    var processes = 0
+    var pools = 0
+    var wallSeconds = 0.0
+    var events = 0
+    var residentMBTotal = 0.0
+    /// Resident MB of the device and pool processes divided by the devices they host.
+    var residentMBPerDevice = 0.0
+    var serverCPUSeconds: Double?
+    var brokerCPUSeconds: Double?
+    var deviceCPUSeconds: Double?
+
+    init(_ data: RunData, wallSeconds: Double) {
+        let pooled = data.topology.poolAssignment
+        devices = data.devices.count
+        pools = Set(pooled.values).count
+        processes = 2 + devices - pooled.count + pools
+        self.wallSeconds = wallSeconds
+        events = data.events.count
+        let isDeviceProcess: (String) -> Bool = { $0 != "server" && $0 != "broker" }
+        let memory = data.stats["residentMB"]?.objectValue ?? []
+        residentMBTotal = memory.compactMap { $0.1.doubleValue }.reduce(0, +)
+        let deviceMB = memory.filter { isDeviceProcess($0.0) }.compactMap { $0.1.doubleValue }.reduce(0, +)
+        residentMBPerDevice = devices > 0 ? deviceMB / Double(devices) : 0
+        let cpu = data.stats["cpuSeconds"]?.objectValue ?? []
+        serverCPUSeconds = cpu.first(where: { $0.0 == "server" })?.1.doubleValue
+        brokerCPUSeconds = cpu.first(where: { $0.0 == "broker" })?.1.doubleValue
+        let deviceCPU = cpu.filter { isDeviceProcess($0.0) }.compactMap { $0.1.doubleValue }
+        deviceCPUSeconds = deviceCPU.isEmpty ? nil : deviceCPU.reduce(0, +)
+    }
+
+    var json: JSONValue {
+        func rounded(_ value: Double) -> JSONValue { .double((value * 100).rounded() / 100) }
+        return .object([
+            ("devices", .int(devices)), ("processes", .int(processes)), ("pools", .int(pools)),
+            ("wallSeconds", rounded(wallSeconds)), ("events", .int(events)),
+            ("residentMBTotal", rounded(residentMBTotal)), ("residentMBPerDevice", rounded(residentMBPerDevice)),
+            ("serverCpuSeconds", serverCPUSeconds.map(rounded) ?? .null),
+            ("brokerCpuSeconds", brokerCPUSeconds.map(rounded) ?? .null),
+            ("deviceCpuSeconds", deviceCPUSeconds.map(rounded) ?? .null),
+        ])
+    }
+
+    var markdown: String {
+        func cell(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "—" }
+        var md = "\n## Cost (how it grows with devices)\n\n"
+        md += "| devices | processes | pools | wall s | events | resident MB total | MB per device | server CPU s "
+        md += "| broker CPU s | device CPU s |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        md += "| \(devices) | \(processes) | \(pools) | \(cell(wallSeconds)) | \(events) | \(cell(residentMBTotal)) | "
+        md += "\(cell(residentMBPerDevice)) | \(cell(serverCPUSeconds)) | \(cell(brokerCPUSeconds)) | "
+        md += "\(cell(deviceCPUSeconds)) |\n"
+        md += "\nMemory and CPU are read from /proc just before the processes are stopped.\n"
+        return md
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import ZeroMQ
+
+/// Many devices in one process: one libzmq context, one IO thread, one `zmq_poll` over every pooled device's
+/// DEALERs and the pool's control ROUTER. Each device is a `DeviceShell` (its own ledger file, instance, identity and
+/// sockets), driven exactly as in a process of its own, so the logic is not forked; only the poll loop is shared.
+public final class DevicePool {
+    public let configuration: DevicePoolConfiguration
+    let context: Context
+    let control: Socket?
+    let events: EventLog
+    /// Live devices by id, and their order in the spec.
+    var shells: [String: DeviceShell] = [:]
+    var order: [String] = []
+    /// Real time (monotonic ns) each device was last ticked: an idle device is still ticked every 100 ms, as its own
+    /// process would be by its poll timeout.
+    var lastTick: [String: UInt64] = [:]
+    /// `syncAll` requests waiting for their devices' passes.
+    var gathers: [Int: SyncGather] = [:]
+    var nextGather = 1
+    var stopping = false
+
+    /// Opens every device's ledger and sockets and the pool's control socket; throws naming what could not be used.
+    public init(_ configuration: DevicePoolConfiguration) throws {
+        self.configuration = configuration
+        events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: configuration.clock)
+        context = try Context()
+        if let endpoint = configuration.controlEndpoint {
+            let socket = try Socket(context, .router)
+            try socket.setMaxMessageSize(DeviceShell.maxMessageBytes)
+            try socket.bind(endpoint)
+            control = socket
+        } else {
+            control = nil
+        }
+        for device in configuration.devices {
+            var own = device
+            own.controlEndpoint = nil
+            let shell = try DeviceShell(own, context: context)
+            shell.replySocket = control
+            shells[device.identity.device] = shell
+            order.append(device.identity.device)
+        }
+    }
+
+    var now: Double { configuration.clock.now() }
+
+    /// Serves until `stop` (without `args.device`), SIGTERM or SIGINT; then stops every device and returns.
+    public func run() throws {
+        Signals.install()
+        events.emit("process.started", [("role", "pool"), ("pid", .int(Int(getpid()))),
+                                        ("devices", .int(order.count))])
+        for id in order { shells[id]?.begin() }
+        var poller = Poller()
+        var owners: [String?] = []
+        var dirty = true
+        while !stopping && !Signals.stopRequested {
+            if dirty {
+                (poller, owners) = makePoller()
+                dirty = false
+            }
+            let ready: [Int]
+            do {
+                ready = try poller.poll(timeoutMs: pollTimeoutMs())
+            } catch let error as ZMQError where error.isTerminated {
+                break
+            }
+            var touched: Set<String> = []
+            for index in ready {
+                let socket = poller.sockets[index]
+                guard let id = owners[index] else {
+                    try onControlSocket(socket)
+                    continue
+                }
+                guard let shell = shells[id] else { continue }
+                try shell.onFrames(from: socket)
+                touched.insert(id)
+            }
+            tick(touched)
+            dirty = retireStopped() || dirty
+            expireGathers()
+        }
+        for id in order { shells[id]?.finish() }
+        shells = [:]
+        answerAllGathers()
+        events.emit("process.stopped", [("role", "pool"), ("pid", .int(Int(getpid())))])
+        control?.close()
+    }
+
+    /// The control socket first (owner nil), then each live device's sockets.
+    func makePoller() -> (Poller, [String?]) {
+        var poller = Poller()
+        var owners: [String?] = []
+        if let control {
+            poller.add(control)
+            owners.append(nil)
+        }
+        for id in order {
+            guard let shell = shells[id] else { continue }
+            for socket in shell.sockets {
+                poller.add(socket)
+                owners.append(id)
+            }
+        }
+        return (poller, owners)
+    }
+
+    /// The soonest any device has something to do, in real ms, bounded as a single device's is.
+    func pollTimeoutMs() -> Int {
+        var timeout = 100
+        for shell in shells.values {
+            timeout = min(timeout, shell.pollTimeoutMs())
+            if timeout <= 1 { break }
+        }
+        return timeout
+    }
+
+    /// Ticks the devices that received something, that are due, or that have not been ticked for 100 ms: the same
+    /// cadence a device in its own process gets, without waking a thousand idle instances on every message.
+    func tick(_ touched: Set<String>) {
+        let nowSim = now
+        let wall = SimClock.monotonicNanos()
+        for id in order {
+            guard let shell = shells[id] else { continue }
+            let due = shell.instance.nextWake.map { $0 <= nowSim } ?? false
+            let stale = wall &- (lastTick[id] ?? 0) >= 100_000_000
+            guard touched.contains(id) || due || stale else { continue }
+            shell.tick()
+            lastTick[id] = wall
+        }
+    }
+
+    /// Stops the devices that were told `stop` on their own; true when one was removed (the poller is rebuilt).
+    func retireStopped() -> Bool {
+        var removed = false
+        for id in order {
+            guard let shell = shells[id], shell.stopping else { continue }
+            shell.finish()
+            shells[id] = nil
+            removed = true
+            for key in gathers.keys { gathers[key]?.drop(id) }
+        }
+        if removed { answerFinishedGathers() }
+        return removed
+    }
+}
