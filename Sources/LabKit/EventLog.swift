@@ -11,12 +11,22 @@ public final class EventLog: @unchecked Sendable {
     private let fd: Int32
     private let lock = NSLock()
     private let echo: Bool
+    /// `process` as a JSON string, written once: it is the same on every line.
+    private let processJSON: [UInt8]
+    private static let wallPrefix = Array("{\"wall\":".utf8)
+    private static let simPrefix = Array(",\"sim\":".utf8)
+    private static let procPrefix = Array(",\"proc\":".utf8)
+    private static let typePrefix = Array(",\"type\":".utf8)
+    private static let lineEnd = Array("}\n".utf8)
 
     /// Opens (creating, appending) `path`; nil path means events go nowhere but `echo` to stderr.
     public init(path: String?, process: String, clock: SimClock, echo: Bool = false) throws {
         self.process = process
         self.clock = clock
         self.echo = echo
+        var processJSON: [UInt8] = []
+        JSONValue.writeString(process, to: &processJSON)
+        self.processJSON = processJSON
         if let path {
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
@@ -33,38 +43,52 @@ public final class EventLog: @unchecked Sendable {
     /// Records an event of `type` with `fields` (in order, after the four standard ones).
     public func emit(_ type: String, _ fields: [(String, JSONValue)] = []) {
         let wall = SimClock.wallMicros()
-        var line = "{\"wall\":\(wall),\"sim\":"
+        // Built as bytes, not a String: the line costs a few appends per field, which matters when every hint and
+        // every op writes one (the broker spent half its time building event lines as Strings).
+        var line: [UInt8] = []
+        line.reserveCapacity(160 + fields.count * 24)
+        line.append(contentsOf: Self.wallPrefix)
+        JSONValue.writeInteger(Int(wall), to: &line)
+        line.append(contentsOf: Self.simPrefix)
         JSONValue.double((clock.sim(atWall: wall) * 1000).rounded() / 1000).write(to: &line)
-        line += ",\"proc\":"
-        JSONValue.string(process).write(to: &line)
-        line += ",\"type\":"
-        JSONValue.string(type).write(to: &line)
+        line.append(contentsOf: Self.procPrefix)
+        line.append(contentsOf: processJSON)
+        line.append(contentsOf: Self.typePrefix)
+        JSONValue.writeString(type, to: &line)
         for (key, value) in fields {
-            line += ","
-            JSONValue.string(key).write(to: &line)
-            line += ":"
+            line.append(UInt8(ascii: ","))
+            JSONValue.writeString(key, to: &line)
+            line.append(UInt8(ascii: ":"))
             value.write(to: &line)
         }
-        line += "}\n"
+        line.append(contentsOf: Self.lineEnd)
         lock.lock()
         defer { lock.unlock() }
         if fd >= 0 { writeAll(fd, line) }
-        if echo { Output.stderr(line) }
+        if echo { Output.stderr(String(decoding: line, as: UTF8.self)) }
     }
 }
 
 func writeAll(_ fd: Int32, _ text: String) {
     var text = text
-    text.withUTF8 { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
+    text.withUTF8 { writeAll(fd, $0) }
+}
+
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    bytes.withUnsafeBufferPointer { writeAll(fd, $0) }
+}
+
+/// Writes all of `buffer`, going on after a short write or an interrupted one.
+func writeAll(_ fd: Int32, _ buffer: UnsafeBufferPointer<UInt8>) {
+    guard let base = buffer.baseAddress else { return }
+    var offset = 0
+    while offset < buffer.count {
+        let n = write(fd, base + offset, buffer.count - offset)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return
         }
+        offset += n
     }
 }
 

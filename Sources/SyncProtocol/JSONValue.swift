@@ -144,6 +144,96 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         out += "\""
     }
 
+    /// Compact JSON with keys in their given order, appended as UTF-8: the same text as `write(to: inout String)`,
+    /// without String's per-append bookkeeping (event lines are built this way on every loop iteration).
+    public func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: JSONValue.nullBytes)
+        case .bool(let v): out.append(contentsOf: v ? JSONValue.trueBytes : JSONValue.falseBytes)
+        case .int(let v): JSONValue.writeInteger(v, to: &out)
+        case .double(let v):
+            if v.isFinite {
+                if v == v.rounded() && abs(v) < 1e15 {
+                    JSONValue.writeInteger(Int(v), to: &out)
+                } else {
+                    out.append(contentsOf: String(v).utf8)
+                }
+            } else {
+                out.append(contentsOf: JSONValue.nullBytes)
+            }
+        case .string(let v): JSONValue.writeString(v, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let pairs):
+            out.append(UInt8(ascii: "{"))
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSONValue.writeString(pair.0, to: &out)
+                out.append(UInt8(ascii: ":"))
+                pair.1.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let nullBytes: [UInt8] = Array("null".utf8)
+    private static let trueBytes: [UInt8] = Array("true".utf8)
+    private static let falseBytes: [UInt8] = Array("false".utf8)
+
+    /// Decimal digits of `value`, as `String(value)` spells them.
+    public static func writeInteger(_ value: Int, to out: inout [UInt8]) {
+        if value == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = 20
+            while magnitude > 0 {
+                index -= 1
+                digits[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            }
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
+        }
+    }
+
+    /// A JSON string as `writeString(_:to: inout String)` writes it, appended as UTF-8.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [
+                        UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                    ])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
     // MARK: - Reading
 
     public subscript(key: String) -> JSONValue? {

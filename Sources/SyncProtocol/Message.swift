@@ -41,3 +41,25 @@ public enum Message: Sendable, Equatable {
         "hint", "control", "controlAck", "error",
     ]
 }
+
+extension Message {
+    /// Runs the body's own checks (non-empty ids, bounds), as decoding any message does.
+    func validate() throws(ProtocolError) {
+        switch self {
+        case .hello(let m): try m.validate()
+        case .welcome(let m): try m.validate()
+        case .push(let m): try m.validate()
+        case .pushResult(let m): try m.validate()
+        case .pull(let m): try m.validate()
+        case .page(let m): try m.validate()
+        case .notice(let m): try m.validate()
+        case .register(let m): try m.validate()
+        case .registered(let m): try m.validate()
+        case .deviceState(let m): try m.validate()
+        case .hint(let m): try m.validate()
+        case .control(let m): try m.validate()
+        case .controlAck(let m): try m.validate()
+        case .error(let m): try m.validate()
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import SyncProtocol
+import Testing
+
+/// `synclab bench --quick` through the real binary: every figure of bench.json was measured and is sane. Speed is
+/// the bench's business, so nothing here compares a figure with a target.
+@Suite(.serialized) struct BenchTests {
+    /// The figures issue 7 names (dots are nesting in bench.json).
+    static let keys = [
+        "floor.zmqRoundTripUs", "floor.sqliteCommitUs", "floor.propagationMs", "propagation.devices3.p50Ms",
+        "propagation.devices3.p99Ms", "propagation.devices100.p50Ms", "server.opsPerSec", "server.pullChangesPerSec",
+        "broker.hintsPerSec", "broker.rawFanoutPerSec", "memory.deviceIdleMB", "memory.serverMB",
+    ]
+
+    static func figure(_ json: JSONValue, _ key: String) -> Double? {
+        var value: JSONValue? = json
+        for part in key.split(separator: ".") { value = value?[String(part)] }
+        return value?.doubleValue
+    }
+
+    @Test("a quick bench measures every figure, each finite and positive, and every ratio can be computed")
+    func quickBench() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(EndToEndTests.binDirectory)/synclab")
+        process.arguments = ["bench", "--quick", "--out", out.path, "--bin", EndToEndTests.binDirectory]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        // Bounded: a bench that hangs is stopped and the test fails on the missing figures.
+        let deadline = Date().addingTimeInterval(150)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning {
+            process.interrupt()
+            usleep(2_000_000)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(output)")
+
+        let text = try String(contentsOfFile: out.appendingPathComponent("bench.json").path, encoding: .utf8)
+        let json = try JSONValue.parse(text)
+        #expect(json["failures"]?.arrayValue?.isEmpty == true, "\(json["failures"] ?? .null)")
+        #expect(json["quick"]?.boolValue == true)
+        #expect((json["machine"]?["cores"]?.intValue ?? 0) > 0)
+        for key in Self.keys {
+            let value = Self.figure(json, key)
+            #expect(value.map { $0.isFinite && $0 > 0 } == true, "\(key) = \(String(describing: value))")
+        }
+        // Each figure beside its floor or raw counterpart: the ratios the table prints are finite and positive.
+        let floor = Self.figure(json, "floor.propagationMs") ?? .nan
+        let ratios = [
+            (Self.figure(json, "propagation.devices3.p50Ms") ?? .nan) / floor,
+            (Self.figure(json, "propagation.devices100.p50Ms") ?? .nan) / floor,
+            (Self.figure(json, "broker.hintsPerSec") ?? .nan) / (Self.figure(json, "broker.rawFanoutPerSec") ?? .nan),
+            (Self.figure(json, "server.opsPerSec") ?? .nan) * (Self.figure(json, "floor.sqliteCommitUs") ?? .nan) / 1e6,
+        ]
+        for ratio in ratios { #expect(ratio.isFinite && ratio > 0) }
+        // The floor is made of its parts: three commits and two and a half round trips.
+        let rt = Self.figure(json, "floor.zmqRoundTripUs") ?? .nan
+        let commit = Self.figure(json, "floor.sqliteCommitUs") ?? .nan
+        #expect(abs(floor - (3 * commit + 2.5 * rt) / 1000) < 0.01)
+        #expect(output.contains("propagation p50, 3 devices"))
+    }
+}

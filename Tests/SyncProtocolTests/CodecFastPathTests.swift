@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import SyncProtocol
+
+/// The hand-written body writer and reader are speed only: the writer must give JSONEncoder's bytes, and the reader
+/// must never accept a body the strict path (JSONChecker + JSONDecoder) would refuse or read differently.
+@Suite("Codec fast path")
+struct CodecFastPathTests {
+    @Test("the writer gives JSONEncoder's bytes for every sample", arguments: Samples.all)
+    func writerMatchesFoundation(message: Message) throws {
+        #expect(Codec.body(of: message) == Codec.foundationBody(of: message))
+    }
+
+    @Test("every character that needs escaping, and some that do not, are written as JSONEncoder writes them")
+    func escapes() {
+        var text = ""
+        for value in 0..<0x80 { text.unicodeScalars.append(Unicode.Scalar(UInt8(value))) }
+        text += "é🌍\u{2028}\u{2029}\u{FEFF}/\\\""
+        let messages: [Message] = [
+            .error(ErrorReply(req: Int.min, code: .invalid, message: text)),
+            .hint(Hint(hint: text, account: "", head: Int.max)),
+            .push(Push(req: -1, ops: [Op(key: text, draft: "d", action: .create, base: 0, title: "", body: text)])),
+        ]
+        for message in messages {
+            #expect(Codec.body(of: message) == Codec.foundationBody(of: message))
+            #expect(BodyReader.decode(type: message.type, body: Codec.body(of: message)) == message)
+        }
+    }
+
+    @Test("the reader reads every sample as the strict path does", arguments: Samples.all)
+    func readerMatchesStrict(message: Message) throws {
+        let body = Codec.body(of: message)
+        let strict = try Codec.strictDecode(type: message.type, body: body)
+        #expect(strict == message)
+        if message.type == "control" || message.type == "controlAck" {
+            #expect(BodyReader.decode(type: message.type, body: body) == nil)
+        } else {
+            #expect(BodyReader.decode(type: message.type, body: body) == strict)
+        }
+    }
+
+    @Test("odd but valid bodies: the reader agrees with the strict path or leaves them to it")
+    func oddBodies() {
+        let bodies: [(String, String)] = [
+            ("hint", " {\n \"head\" : 12 ,\t\"account\":\"acme\", \"hint\":\"h-1\"\r\n} "),
+            ("hint", #"{"hint":"h-\u00e9\ud83c\udf0d","account":"a\/b","head":3}"#),
+            ("hint", #"{"hint":"h","account":"a","head":-0}"#),
+            ("hint", #"{"hint":"h","account":"a","head":1.0}"#),
+            ("hint", #"{"hint":"h","account":"a","head":1e2}"#),
+            ("hint", #"{"hint":"h","account":"a","head":9223372036854775808}"#),
+            ("hint", #"{"hint":"h","account":"a","head":3,"head":4}"#),
+            ("hint", #"{"hint":"h","account":"a"}"#),
+            ("hint", #"{"hint":"\ud83c","account":"a","head":3}"#),
+            ("hint", #"{"hint":"h","account":"a","head":3,}"#),
+            ("hint", #"{"hint":"h","account":"a","head":03}"#),
+            ("error", #"{"req":null,"code":"busy","message":"x"}"#),
+            ("error", #"{"req":null,"req":2,"code":"busy","message":"x"}"#),
+            ("error", #"{"code":"nope","message":"x"}"#),
+            ("pull", #"{"req":1,"cursor":5,"limit":10,"account":null}"#),
+            ("push", #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"title":null}]}"#),
+            ("push", #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"colour":1}]}"#),
+            ("deviceState", #"{"device":"x","online":true,"app":"foreground","doze":false,"refreshOff":1}"#),
+            ("notice", #"{"account":"a","head":1,"origin":"o","changes":[{"seq":1,"draft":"d","version":1}]}"#),
+        ]
+        for (type, json) in bodies {
+            let body = Array(json.utf8)
+            let strict = Result { () throws(ProtocolError) -> Message in try Codec.strictDecode(type: type, body: body) }
+            guard let fast = BodyReader.decode(type: type, body: body) else { continue }
+            #expect((try? strict.get()) == fast, "\(json)")
+        }
+    }
+
+    @Test("mutated bodies: whatever the reader accepts, the strict path accepts as the same message")
+    func mutatedBodies() {
+        var random = SplitMix64(seed: 0xFA57_0001)
+        let alphabet = Array(#"{}[]":,-.0123456789eE nul\u"#.utf8) + [0x00, 0x1F, 0xC3, 0xFF]
+        var accepted = 0
+        for _ in 0..<6_000 {
+            let message = Samples.all[random.below(Samples.all.count)]
+            var body = Codec.body(of: message)
+            for _ in 0...random.below(3) where !body.isEmpty {
+                let at = random.below(body.count)
+                switch random.below(3) {
+                case 0: body[at] = alphabet[random.below(alphabet.count)]
+                case 1: body.remove(at: at)
+                default: body.insert(alphabet[random.below(alphabet.count)], at: at)
+                }
+            }
+            guard let fast = BodyReader.decode(type: message.type, body: body) else { continue }
+            accepted += 1
+            let strict = try? Codec.strictDecode(type: message.type, body: body)
+            #expect(strict == fast, "\(String(decoding: body, as: UTF8.self))")
+        }
+        // Some mutations (a changed digit or letter) leave valid bodies: the comparison above did run.
+        #expect(accepted > 0)
+    }
+}
