@@ -25,9 +25,9 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(EndToEndTests.binDirectory)/synclab")
         process.arguments = ["bench", "--quick", "--out", out.path, "--bin", EndToEndTests.binDirectory]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        let log = OutputFile()
+        process.standardOutput = log.handle
+        process.standardError = log.handle
         try process.run()
         // Bounded: a bench that hangs is stopped and the test fails on the missing figures.
         let deadline = Date().addingTimeInterval(150)
@@ -38,7 +38,7 @@ import Testing
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = log.text
         #expect(process.terminationStatus == 0, "\(output)")
 
         let text = try String(contentsOfFile: out.appendingPathComponent("bench.json").path, encoding: .utf8)

@@ -44,9 +44,9 @@ import Testing
         process.executableURL = URL(fileURLWithPath: "\(binDirectory)/synclab")
         process.arguments = ["run", topologies.appendingPathComponent("\(topology).json5").path, "--out", out,
                              "--bin", binDirectory] + extra
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        let log = OutputFile()
+        process.standardOutput = log.handle
+        process.standardError = log.handle
         try process.run()
         let deadline = Date().addingTimeInterval(limit)
         while process.isRunning && Date() < deadline { usleep(50_000) }
@@ -56,7 +56,7 @@ import Testing
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = log.text
         let text = (try? String(contentsOfFile: "\(out)/report.json", encoding: .utf8)) ?? "{}"
         return Run(status: process.terminationStatus, report: (try? JSONValue.parse(text)) ?? .null, folder: out,
                    output: output)
@@ -64,15 +64,7 @@ import Testing
 
     /// No process of the run may outlive it.
     static func expectNoneLeft(_ run: Run) {
-        let pipe = Pipe()
-        let ps = Process()
-        ps.executableURL = URL(fileURLWithPath: "/bin/ps")
-        ps.arguments = ["-eo", "args"]
-        ps.standardOutput = pipe
-        try? ps.run()
-        ps.waitUntilExit()
-        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let ours = lines.split(separator: "\n").filter { $0.contains(run.folder) }
+        let ours = OutputFile.processCommandLines().filter { $0.contains(run.folder) }
         #expect(ours.isEmpty, "left behind: \(ours)")
     }
 
@@ -137,12 +129,12 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(Self.binDirectory)/synclab")
         process.arguments = ["run", file.path, "--out", file.path + ".run"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
+        let log = OutputFile()
+        process.standardError = log.handle
+        process.standardOutput = log.handle
         try process.run()
         process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let output = log.text
         #expect(process.terminationStatus == 2)
         #expect(output.contains("\(file.path):1: accounts[0].devices[0].platform"), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: file.path + ".run"))
@@ -150,15 +142,7 @@ import Testing
 
     /// The processes whose command line names `folder`.
     static func processes(naming folder: String) -> [String] {
-        let pipe = Pipe()
-        let ps = Process()
-        ps.executableURL = URL(fileURLWithPath: "/bin/ps")
-        ps.arguments = ["-eo", "args"]
-        ps.standardOutput = pipe
-        try? ps.run()
-        ps.waitUntilExit()
-        let lines = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return lines.split(separator: "\n").map(String.init).filter { $0.contains(folder) && !$0.hasPrefix("/bin/ps") }
+        OutputFile.processCommandLines().filter { $0.contains(folder) }
     }
 
     /// Starts quickstart, waits until the launcher and its five processes run, then sends the launcher `signal`.
