@@ -8,7 +8,7 @@ final class OutputFile {
 
     init() {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-out-\(UUID().uuidString).txt")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         handle = (try? FileHandle(forWritingTo: url)) ?? FileHandle.nullDevice
     }
 
