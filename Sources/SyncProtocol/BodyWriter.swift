@@ -91,22 +91,7 @@ struct BodyWriter {
     // MARK: - Scalars
 
     private mutating func integer(_ value: Int) {
-        if value == 0 {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        // Digits from the right into a small stack buffer; the magnitude as UInt so Int.min has one too.
-        var magnitude = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var index = 20
-            while magnitude > 0 {
-                index -= 1
-                digits[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            }
-            if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
-        }
+        JSONValue.writeInteger(value, to: &bytes)
     }
 
     /// A string as JSONEncoder writes it: `"` and `\` escaped, `\b \f \n \r \t` short, other controls as `\u00xx`,
