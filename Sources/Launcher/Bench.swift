@@ -100,6 +100,7 @@ struct Bench {
         let applySeconds = Double(SimClock.monotonicNanos() - start) / 1e9
         record("server.opsPerSec", Double(batches * 100) / applySeconds)
         record("memory.serverMB", server.residentMB ?? .nan)
+        record("memory.serverPrivateMB", server.privateMB ?? .nan)
 
         // Replays answer from the idempotency records and change nothing.
         let replayStart = SimClock.monotonicNanos()
@@ -237,6 +238,9 @@ struct Bench {
             let sizes = (report.data.stats["residentMB"]?.objectValue ?? [])
                 .filter { $0.0.hasPrefix("d") && $0.0 != "d0" }.compactMap { $0.1.doubleValue }
             record("memory.deviceIdleMB", median(sizes) ?? .nan)
+            let privateSizes = (report.data.stats["privateMB"]?.objectValue ?? [])
+                .filter { $0.0.hasPrefix("d") && $0.0 != "d0" }.compactMap { $0.1.doubleValue }
+            record("memory.deviceIdlePrivateMB", median(privateSizes) ?? .nan)
         }
     }
 
@@ -311,9 +315,11 @@ struct Bench {
         row("broker hints delivered/s", String(format: "%.0f", hints), String(format: "%.2f× raw fan-out %.0f/s", hints / raw, raw),
             verdict(hints >= 0.5 * raw, String(format: "(≥ 0.5× raw: %.2f×)", hints / raw)))
         let idle = value("memory.deviceIdleMB")
-        row("idle device resident", String(format: "%.1f MB", idle), "",
+        row("idle device resident", String(format: "%.1f MB", idle),
+            String(format: "%.1f MB its own; the rest shared libraries", value("memory.deviceIdlePrivateMB")),
             verdict(idle <= 20, String(format: "(≤ 20 MB: %.1f×)", idle / 20)))
-        row("server resident under load", String(format: "%.1f MB", value("memory.serverMB")), "", "")
+        row("server resident under load", String(format: "%.1f MB", value("memory.serverMB")),
+            String(format: "%.1f MB its own", value("memory.serverPrivateMB")), "")
         let w0 = rows.map(\.0.count).max()!, w1 = rows.map(\.1.count).max()!, w2 = rows.map(\.2.count).max()!
         return rows.map {
             $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0) + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)

@@ -99,10 +99,16 @@ final class ChildProcess {
         return "exit \((status >> 8) & 0xff)"
     }
 
-    /// Resident memory in MB from /proc, nil if unknown.
-    var residentMB: Double? {
+    /// Resident memory in MB from /proc, nil if unknown. It counts the pages of shared libraries (the Swift runtime,
+    /// Foundation) that every process of the run shares.
+    var residentMB: Double? { statusMB("VmRSS:") }
+
+    /// Memory this process alone holds (anonymous pages: heap, stacks), in MB.
+    var privateMB: Double? { statusMB("RssAnon:") }
+
+    private func statusMB(_ field: String) -> Double? {
         guard running, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in text.split(separator: "\n") where line.hasPrefix(field) {
             let kb = line.split(separator: " ").compactMap { Double($0) }.first
             return kb.map { $0 / 1024 }
         }

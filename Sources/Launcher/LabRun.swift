@@ -393,6 +393,11 @@ public final class LabRun {
             }
         }
         stats.append(("residentMB", .object(memory)))
+        var privateMemory: [(String, JSONValue)] = []
+        for name in order {
+            if let mb = processes[name]?.privateMB { privateMemory.append((name, .double((mb * 10).rounded() / 10))) }
+        }
+        stats.append(("privateMB", .object(privateMemory)))
         stats.append(("cpuSeconds", .object(cpu)))
         stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
         stats.append(("notes", .array(notes.map { .string($0) })))

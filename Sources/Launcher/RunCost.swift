@@ -11,6 +11,9 @@ struct RunCost {
     var residentMBTotal = 0.0
     /// Resident MB of the device and pool processes divided by the devices they host.
     var residentMBPerDevice = 0.0
+    /// Memory the processes hold alone (anonymous pages), without the shared libraries every process maps.
+    var privateMBTotal = 0.0
+    var privateMBPerDevice = 0.0
     var serverCPUSeconds: Double?
     var brokerCPUSeconds: Double?
     var deviceCPUSeconds: Double?
@@ -27,6 +30,10 @@ struct RunCost {
         residentMBTotal = memory.compactMap { $0.1.doubleValue }.reduce(0, +)
         let deviceMB = memory.filter { isDeviceProcess($0.0) }.compactMap { $0.1.doubleValue }.reduce(0, +)
         residentMBPerDevice = devices > 0 ? deviceMB / Double(devices) : 0
+        let own = data.stats["privateMB"]?.objectValue ?? []
+        privateMBTotal = own.compactMap { $0.1.doubleValue }.reduce(0, +)
+        let deviceOwn = own.filter { isDeviceProcess($0.0) }.compactMap { $0.1.doubleValue }.reduce(0, +)
+        privateMBPerDevice = devices > 0 ? deviceOwn / Double(devices) : 0
         let cpu = data.stats["cpuSeconds"]?.objectValue ?? []
         serverCPUSeconds = cpu.first(where: { $0.0 == "server" })?.1.doubleValue
         brokerCPUSeconds = cpu.first(where: { $0.0 == "broker" })?.1.doubleValue
@@ -40,6 +47,7 @@ struct RunCost {
             ("devices", .int(devices)), ("processes", .int(processes)), ("pools", .int(pools)),
             ("wallSeconds", rounded(wallSeconds)), ("events", .int(events)),
             ("residentMBTotal", rounded(residentMBTotal)), ("residentMBPerDevice", rounded(residentMBPerDevice)),
+            ("privateMBTotal", rounded(privateMBTotal)), ("privateMBPerDevice", rounded(privateMBPerDevice)),
             ("serverCpuSeconds", serverCPUSeconds.map(rounded) ?? .null),
             ("brokerCpuSeconds", brokerCPUSeconds.map(rounded) ?? .null),
             ("deviceCpuSeconds", deviceCPUSeconds.map(rounded) ?? .null),
@@ -49,12 +57,15 @@ struct RunCost {
     var markdown: String {
         func cell(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "—" }
         var md = "\n## Cost (how it grows with devices)\n\n"
-        md += "| devices | processes | pools | wall s | events | resident MB total | MB per device | server CPU s "
-        md += "| broker CPU s | device CPU s |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        md += "| devices | processes | pools | wall s | events | resident MB total | MB per device | own MB total "
+        md += "| own MB per device | server CPU s | broker CPU s | device CPU s |\n"
+        md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
         md += "| \(devices) | \(processes) | \(pools) | \(cell(wallSeconds)) | \(events) | \(cell(residentMBTotal)) | "
-        md += "\(cell(residentMBPerDevice)) | \(cell(serverCPUSeconds)) | \(cell(brokerCPUSeconds)) | "
+        md += "\(cell(residentMBPerDevice)) | \(cell(privateMBTotal)) | \(cell(privateMBPerDevice)) | "
+        md += "\(cell(serverCPUSeconds)) | \(cell(brokerCPUSeconds)) | "
         md += "\(cell(deviceCPUSeconds)) |\n"
-        md += "\nMemory and CPU are read from /proc just before the processes are stopped.\n"
+        md += "\nMemory and CPU are read from /proc just before the processes are stopped. Resident memory counts the "
+        md += "shared libraries (Swift runtime, Foundation) in every process; own memory is what each process holds alone.\n"
         return md
     }
 }
