@@ -38,13 +38,17 @@ let package = Package(
         .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
         .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit"]),
 
+        // What several test targets share: running blocking work on a thread of its own.
+        .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
-        .testTarget(name: "PushBrokerTests", dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit"]),
-        .testTarget(name: "SyncDeviceTests", dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .testTarget(name: "PushBrokerTests",
+                    dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabTestSupport"]),
+        .testTarget(name: "SyncDeviceTests",
+                    dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "LauncherTests", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabTestSupport
 import PushBroker
 import SyncProtocol
 import Testing

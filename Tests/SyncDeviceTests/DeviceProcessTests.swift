@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabTestSupport
 import SyncProtocol
 import Testing
 import ZeroMQ

@@ -2,7 +2,7 @@ import Foundation
 
 /// Runs blocking socket work (zmq_poll, waiting for a child process) on a dedicated thread instead of Swift's
 /// cooperative pool, while staying in the calling test's task, so `#expect` inside still reports to that test.
-func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
+public func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
     let executor = ThreadExecutor()
     defer { executor.shutdown() }
     return try await withTaskExecutorPreference(executor) {
@@ -14,16 +14,16 @@ func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
 }
 
 /// A task executor with one thread of its own.
-final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs are guarded by `condition`
+public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs are guarded by `condition`
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopped = false
 
-    init() {
+    public init() {
         Thread { [self] in run() }.start()
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -31,7 +31,7 @@ final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs are gua
         condition.unlock()
     }
 
-    func shutdown() {
+    public func shutdown() {
         condition.lock()
         stopped = true
         condition.signal()
