@@ -170,9 +170,13 @@ public final class ServerShell {
     // MARK: - Directives
 
     func perform(_ directives: [ServerDirective]) {
+        // The events of one request (up to a whole push of ops) go out in one write, flushed before every send.
+        events.hold()
+        defer { events.release() }
         for directive in directives {
             switch directive {
             case .reply(let peer, let message, let delayMs):
+                events.flush()
                 let frames = peer.envelope(Codec.encode(message))
                 if delayMs > 0 {
                     schedule(frames, due: SimClock.monotonicNanos() + UInt64(delayMs) * 1_000_000)
@@ -181,6 +185,7 @@ public final class ServerShell {
                 }
             case .controlReply(let peer, let message):
                 guard let control else { continue }
+                events.flush()
                 send(peer.envelope(Codec.encode(message)), on: control)
             case .apply(let request):
                 do {
@@ -199,6 +204,7 @@ public final class ServerShell {
                 }
             case .notify(let notice):
                 guard let notices else { continue }
+                events.flush()
                 let sent = (try? notices.send(Codec.encode(.notice(notice)), dontWait: true)) ?? false
                 perform(instance.onNotice(notice, sent: sent))
             case .addDevice(let record, let ticket):

@@ -38,6 +38,32 @@ struct EventLogTests {
         }
     }
 
+    @Test("held events wait in memory until a flush or the last release, then arrive whole and in order")
+    func heldEventsAreWrittenAtFlushAndRelease() throws {
+        let path = try temporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let log = try EventLog(path: path, process: "server", clock: SimClock(epochMicros: 0, scale: 1))
+        func lines() throws -> [String] {
+            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        }
+        log.hold()
+        log.emit("op.applied", [("seq", 1)])
+        log.hold()
+        log.emit("op.applied", [("seq", 2)])
+        #expect(try lines().isEmpty)
+        log.flush()
+        #expect(try lines().count == 2)
+        log.emit("notice.sent", [("head", 2)])
+        log.release()
+        #expect(try lines().count == 2, "still held by the outer hold")
+        log.release()
+        let all = try lines()
+        #expect(all.count == 3)
+        #expect(all[0].contains("\"seq\":1") && all[1].contains("\"seq\":2") && all[2].contains("notice.sent"))
+        log.emit("process.stopped")
+        #expect(try lines().count == 4, "not held: written at once")
+    }
+
     @Test("events from several threads at once arrive as whole lines, none lost")
     func concurrentWriters() throws {
         let path = try temporaryFile()
