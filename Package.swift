@@ -40,8 +40,8 @@ let package = Package(
 
         // What several test targets share: running blocking work on a thread of its own.
         .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),

@@ -22,24 +22,10 @@ import Testing
     func quickBench() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(EndToEndTests.binDirectory)/synclab")
-        process.arguments = ["bench", "--quick", "--out", out.path, "--bin", EndToEndTests.binDirectory]
-        let log = OutputFile()
-        process.standardOutput = log.handle
-        process.standardError = log.handle
-        try process.run()
         // Bounded: a bench that hangs is stopped and the test fails on the missing figures.
-        let deadline = Date().addingTimeInterval(150)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning {
-            process.interrupt()
-            usleep(2_000_000)
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-        let output = log.text
-        #expect(process.terminationStatus == 0, "\(output)")
+        let (status, output) = try OutputFile.runSynclab(
+            ["bench", "--quick", "--out", out.path, "--bin", EndToEndTests.binDirectory], limit: 150)
+        #expect(status == 0, "\(output)")
 
         let text = try String(contentsOfFile: out.appendingPathComponent("bench.json").path, encoding: .utf8)
         let json = try JSONValue.parse(text)

@@ -40,25 +40,11 @@ import Testing
     /// Runs `synclab run` on a shipped topology into a fresh folder, with a hard time limit.
     static func run(_ topology: String, extra: [String] = [], limit: Double = 120) throws -> Run {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-e2e-\(UUID().uuidString)").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(binDirectory)/synclab")
-        process.arguments = ["run", topologies.appendingPathComponent("\(topology).json5").path, "--out", out,
-                             "--bin", binDirectory] + extra
-        let log = OutputFile()
-        process.standardOutput = log.handle
-        process.standardError = log.handle
-        try process.run()
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning {
-            process.interrupt()
-            usleep(2_000_000)
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-        let output = log.text
+        let (status, output) = try OutputFile.runSynclab(
+            ["run", topologies.appendingPathComponent("\(topology).json5").path, "--out", out, "--bin", binDirectory] + extra,
+            limit: limit)
         let text = (try? String(contentsOfFile: "\(out)/report.json", encoding: .utf8)) ?? "{}"
-        return Run(status: process.terminationStatus, report: (try? JSONValue.parse(text)) ?? .null, folder: out,
+        return Run(status: status, report: (try? JSONValue.parse(text)) ?? .null, folder: out,
                    output: output)
     }
 
@@ -126,16 +112,8 @@ import Testing
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID().uuidString).json5")
         try "{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"nokia\" }] }] }".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(Self.binDirectory)/synclab")
-        process.arguments = ["run", file.path, "--out", file.path + ".run"]
-        let log = OutputFile()
-        process.standardError = log.handle
-        process.standardOutput = log.handle
-        try process.run()
-        process.waitUntilExit()
-        let output = log.text
-        #expect(process.terminationStatus == 2)
+        let (status, output) = try OutputFile.runSynclab(["run", file.path, "--out", file.path + ".run"], limit: 30)
+        #expect(status == 2)
         #expect(output.contains("\(file.path):1: accounts[0].devices[0].platform"), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: file.path + ".run"))
     }

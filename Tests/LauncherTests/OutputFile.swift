@@ -30,4 +30,25 @@ final class OutputFile {
         ps.waitUntilExit()
         return output.text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("/bin/ps") }
     }
+
+    /// Runs the `synclab` executable with `arguments`, its output in a file, stopped (SIGINT, then SIGKILL) if it is
+    /// still running after `limit` seconds.
+    static func runSynclab(_ arguments: [String], limit: Double) throws -> (status: Int32, output: String) {
+        let log = OutputFile()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(EndToEndTests.binDirectory)/synclab")
+        process.arguments = arguments
+        process.standardOutput = log.handle
+        process.standardError = log.handle
+        try process.run()
+        let deadline = Date().addingTimeInterval(limit)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning {
+            process.interrupt()
+            usleep(2_000_000)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
+        return (process.terminationStatus, log.text)
+    }
 }

@@ -15,19 +15,6 @@ struct TemporaryFolder: ~Copyable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// A value written by one thread and read by another.
-final class Box<Value: Sendable>: @unchecked Sendable {  // every access goes through `lock`
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}
-
 extension Socket {
     /// Receives with a bound wait, so a lost message fails the test instead of hanging it.
     func receive(within timeoutMs: Int32) throws -> [Frame]? {
