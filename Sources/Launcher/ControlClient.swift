@@ -56,6 +56,23 @@ final class ControlClient {
         }
     }
 
+    /// Sends `command` without waiting for its ack (trying for up to `timeoutMs` to reach a live connection); false
+    /// when it could not be sent. For `stop`: the process's exit is the answer that matters, and an ack can be lost
+    /// when the process closes its socket right after it (a DEALER with `immediate` drops what it has not read yet
+    /// when its peer disconnects).
+    @discardableResult
+    func post(_ command: String, timeoutMs: Int = 200) -> Bool {
+        let req = nextRequest
+        nextRequest += 1
+        let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
+        let frames = Codec.encode(.control(Control(req: req, command: command, args: [:])))
+        while SimClock.monotonicNanos() < deadline {
+            if (try? socket.send(frames, dontWait: true)) == true { return true }
+            usleep(2_000)
+        }
+        return false
+    }
+
     /// Waits until the process answers `ping`.
     func waitReady(timeout: Double, alive: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)

@@ -41,11 +41,12 @@ enum Floors {
         return median(samples) ?? 0
     }
 
-    /// Median µs of one small INSERT committed in its own transaction, WAL, `synchronous=FULL` (as the server runs).
-    static func sqliteCommitMicros(folder: String, count: Int) throws -> Double {
-        let path = "\(folder)/floor.sqlite"
+    /// Median µs of one small INSERT committed in its own transaction, WAL, with `synchronous` (the lab's processes
+    /// run `normal` unless a topology says `full`).
+    static func sqliteCommitMicros(folder: String, count: Int, synchronous: Synchronous) throws -> Double {
+        let path = "\(folder)/floor-\(synchronous.rawValue.lowercased()).sqlite"
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let db = try Database(path: path, synchronous: .full)
+        let db = try Database(path: path, synchronous: synchronous)
         try db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, key TEXT, body TEXT)")
         var samples: [Double] = []
         for i in 0..<(count + 100) {

@@ -116,7 +116,7 @@ public final class LabRun {
                       "--batch", String(d.batch), "--page-limit", String(d.pageLimit), "--max-pages", String(d.maxPages),
                       "--lease-sec", format(d.leaseSec), "--reply-timeout-ms", String(d.replyTimeoutMs),
                       "--max-attempts", String(d.maxAttempts), "--desired-interval-min", format(d.desiredIntervalMin),
-                      "--freshness-budget-min", format(d.freshnessBudgetMin)]
+                      "--freshness-budget-min", format(d.freshnessBudgetMin), "--synchronous", d.synchronous]
         // Each pool's spec, in the shape `synclab-device pool --spec` reads (docs/DEVICE.md, "Device pool").
         var pooled: [String: [JSONValue]] = [:]
         for account in topology.accounts {
@@ -170,10 +170,11 @@ public final class LabRun {
 
     /// Stops every process: `stop` over control, then SIGTERM, then SIGKILL; reaps them all.
     func stopAll() {
+        // Every process is asked at once; their exits, not their acks, say they stopped.
         for name in order.reversed() {
             guard let process = processes[name], process.running else { continue }
             if process.paused { process.signal(SIGCONT) }
-            _ = try? controls[name]?.call("stop", timeoutMs: 1_000)
+            controls[name]?.post("stop")
         }
         for name in order.reversed() {
             guard let process = processes[name] else { continue }

@@ -50,7 +50,7 @@ extension Topology {
             t.server.replyDelayMs = try s.int("replyDelayMs", in: 0...60_000) ?? 0
             t.server.notifyMode = try s.oneOf("notifyMode", ["push", "pub"], default: "push")!
             t.server.notifyHwm = try s.int("notifyHwm", in: 1...1_000_000) ?? 1000
-            t.server.synchronous = try s.oneOf("synchronous", ["full", "normal", "off"], default: "full")!
+            t.server.synchronous = try s.oneOf("synchronous", ["normal", "full"], default: "normal")!
         }
         if let b = try r.object("broker") {
             try b.onlyKeys([
@@ -77,7 +77,7 @@ extension Topology {
         }
         if let d = try r.object("device") {
             try d.onlyKeys(["batch", "pageLimit", "maxPages", "leaseSec", "replyTimeoutMs", "maxAttempts",
-                            "desiredIntervalMin", "freshnessBudgetMin"])
+                            "desiredIntervalMin", "freshnessBudgetMin", "synchronous"])
             t.device.batch = try d.int("batch", in: 1...Limits.maxOpsPerPush) ?? 50
             t.device.pageLimit = try d.int("pageLimit", in: 1...Limits.maxPageLimit) ?? 200
             t.device.maxPages = try d.int("maxPages", in: 1...1000) ?? 5
@@ -86,6 +86,7 @@ extension Topology {
             t.device.maxAttempts = try d.int("maxAttempts", in: 1...1000) ?? 10
             t.device.desiredIntervalMin = try d.number("desiredIntervalMin", in: 1...100_000) ?? 15
             t.device.freshnessBudgetMin = try d.number("freshnessBudgetMin", in: 1...100_000) ?? 60
+            t.device.synchronous = try d.oneOf("synchronous", ["normal", "full"], default: "normal")!
         }
         if let h = try r.object("heal") {
             try h.onlyKeys(["timeoutSec"])

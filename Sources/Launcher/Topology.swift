@@ -47,7 +47,7 @@ public struct ServerSettings: Sendable {
     /// "push" (PUSH → PULL, nothing lost) or "pub" (PUB → SUB with a small high-water mark: natural loss).
     public var notifyMode = "push"
     public var notifyHwm = 1000
-    public var synchronous = "full"
+    public var synchronous = "normal"
 }
 
 public struct BrokerSettings: Sendable {
@@ -74,6 +74,8 @@ public struct DeviceSettings: Sendable {
     public var maxAttempts = 10
     public var desiredIntervalMin = 15.0
     public var freshnessBudgetMin = 60.0
+    /// SQLite `PRAGMA synchronous` of every device's database.
+    public var synchronous = "normal"
 }
 
 public struct AccountSpec: Sendable {

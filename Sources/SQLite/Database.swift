@@ -14,6 +14,8 @@ public final class Database: @unchecked Sendable {
     public let path: String
     private var cache: [String: Statement] = [:]
     private var transactionDepth = 0
+    /// A transaction opened by `beginGroup()`: each `transaction` inside it is a savepoint of its own.
+    private var groupOpen = false
 
     public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000) throws {
         var handle: OpaquePointer?
@@ -123,9 +125,25 @@ public final class Database: @unchecked Sendable {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back and rethrows when it throws. Nested calls join the
-    /// outer transaction. The result may be ignored: a body that ends in `run` returns its change count.
+    /// outer transaction; inside a group (`beginGroup`) each is a savepoint, undone alone when it throws.
+    /// The result may be ignored: a body that ends in `run` returns its change count.
     @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 && groupOpen {
+            let name = "step\(transactionDepth)"
+            try run("SAVEPOINT \(name)")
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            do {
+                let result = try body()
+                try run("RELEASE \(name)")
+                return result
+            } catch {
+                _ = try? run("ROLLBACK TO \(name)")
+                _ = try? run("RELEASE \(name)")
+                throw error
+            }
+        }
         if transactionDepth > 0 {
             transactionDepth += 1
             defer { transactionDepth -= 1 }
@@ -143,6 +161,31 @@ public final class Database: @unchecked Sendable {
             if sqlite3_get_autocommit(handle) == 0 {
                 _ = try? run("ROLLBACK")
             }
+            throw error
+        }
+    }
+
+    /// Opens a transaction that stays open across calls until `commitGroup()`: several steps, each atomic on its own
+    /// (a savepoint), reach the disk in one commit. The caller commits before anything those steps describe is seen
+    /// outside the process, so a kill at any moment loses only steps nobody has seen the effect of.
+    public func beginGroup() throws {
+        guard transactionDepth == 0 else { return }
+        try run("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        groupOpen = true
+    }
+
+    public var inGroup: Bool { groupOpen }
+
+    /// Commits the group's steps; a failed commit rolls them all back and rethrows.
+    public func commitGroup() throws {
+        guard groupOpen else { return }
+        groupOpen = false
+        transactionDepth = 0
+        do {
+            try run("COMMIT")
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { _ = try? run("ROLLBACK") }
             throw error
         }
     }

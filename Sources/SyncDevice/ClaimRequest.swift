@@ -15,12 +15,17 @@ public struct ClaimRequest: Sendable, Equatable {
     public var leaseSec: Double
     /// Claim ops still in backoff too (a forced `sync`).
     public var ignoreBackoff: Bool
+    /// When set, the claim also records the start of pass `purpose` (with this trigger, at `now`) in its own
+    /// transaction: a pass that goes straight to its claim costs one commit, not two, before its first send.
+    public var beginsPass: Trigger?
 
-    public init(purpose: ClaimPurpose, limit: Int, now: Double, leaseSec: Double, ignoreBackoff: Bool) {
+    public init(purpose: ClaimPurpose, limit: Int, now: Double, leaseSec: Double, ignoreBackoff: Bool,
+                beginsPass: Trigger? = nil) {
         self.purpose = purpose
         self.limit = limit
         self.now = now
         self.leaseSec = leaseSec
         self.ignoreBackoff = ignoreBackoff
+        self.beginsPass = beginsPass
     }
 }

@@ -45,7 +45,8 @@ public enum DeviceCommandLine {
             Flag("beacon", help: "web: flush pending ops with a fire-and-forget push when the tab closes"),
             Flag("execution-clock", value: "C", default: "real",
                  help: "real or simulated: the clock pass execution (iOS 30 s window, Android limits) is measured on"),
-            Flag("synchronous", value: "MODE", default: "full", help: "SQLite synchronous: off, normal or full"),
+            Flag("synchronous", value: "MODE", default: "normal",
+                 help: "SQLite synchronous: normal (WAL: survives kill -9, not a power cut), full (fsync every commit) or off"),
         ],
         footer: """
             By hand (a server and a broker already running, see their --help):
@@ -130,7 +131,7 @@ public enum DeviceCommandLine {
             throw LabError.usage("--execution-clock must be real or simulated, got \"\(clockText)\"")
         }
         settings.executionClock = executionClock
-        let synchronousText = (options.string("synchronous") ?? "full").uppercased()
+        let synchronousText = (options.string("synchronous") ?? "normal").uppercased()
         guard let synchronous = Synchronous(rawValue: synchronousText) else {
             throw LabError.usage("--synchronous must be off, normal or full, got \"\(synchronousText.lowercased())\"")
         }

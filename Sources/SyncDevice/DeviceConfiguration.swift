@@ -21,7 +21,7 @@ public struct DeviceConfiguration: Sendable {
 
     public init(identity: DeviceIdentity, settings: DeviceSettings, databasePath: String, serverEndpoint: String,
                 brokerEndpoint: String? = nil, controlEndpoint: String? = nil, eventsPath: String? = nil,
-                name: String? = nil, clock: SimClock, seed: UInt64 = 1, synchronous: Synchronous = .full) {
+                name: String? = nil, clock: SimClock, seed: UInt64 = 1, synchronous: Synchronous = .normal) {
         self.identity = identity
         self.settings = settings
         self.databasePath = databasePath

@@ -19,8 +19,12 @@ extension DeviceInstance {
                            ignoreBackoff: ignoreBackoff)
         var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
         if let limit { fields.append(("limitSec", .double(limit))) }
-        var out: [DeviceDirective] = [.beginPass(id: id, trigger: trigger, at: now),
-                                      .log(LogLine("pass.start", fields))]
+        let start = DeviceDirective.log(LogLine("pass.start", fields))
+        if environment.online && sessionReady {
+            // Straight to the claim: the pass's row is written in the claim's transaction (one commit, not two).
+            return [start] + proceed(to: .claim, now: now, beginning: trigger)
+        }
+        var out: [DeviceDirective] = [.beginPass(id: id, trigger: trigger, at: now), start]
         if !environment.online {
             out += endPass(outcome: "offline", now: now)
         } else {
@@ -30,7 +34,8 @@ extension DeviceInstance {
     }
 
     /// Goes on with `step`, saying hello first when the server has not accepted one on this connection.
-    mutating func proceed(to step: RunningPass.Step, now: Double) -> [DeviceDirective] {
+    /// `beginning`: the pass has no row yet; the claim writes it (see `ClaimRequest.beginsPass`).
+    mutating func proceed(to step: RunningPass.Step, now: Double, beginning: Trigger? = nil) -> [DeviceDirective] {
         guard var pass else { return [] }
         defer { self.pass = pass }
         guard sessionReady else {
@@ -43,7 +48,8 @@ extension DeviceInstance {
         case .claim:
             pass.phase = .claiming
             return [.claim(ClaimRequest(purpose: .pass(pass.id), limit: settings.batch, now: now,
-                                        leaseSec: settings.leaseSec, ignoreBackoff: pass.ignoreBackoff))]
+                                        leaseSec: settings.leaseSec, ignoreBackoff: pass.ignoreBackoff,
+                                        beginsPass: beginning))]
         case .push:
             let req = takeReq()
             pass.phase = .pushing(req: req, deadline: now + settings.replyTimeoutSim)

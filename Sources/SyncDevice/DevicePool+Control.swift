@@ -134,6 +134,7 @@ extension DevicePool {
 
     func send(_ peer: [UInt8], _ message: Message) {
         guard let control else { return }
+        events.flush()
         _ = try? control.send([peer] + Codec.encode(message), dontWait: true)
     }
 }

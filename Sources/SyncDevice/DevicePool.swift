@@ -86,7 +86,9 @@ public final class DevicePool {
         shells = [:]
         answerAllGathers()
         events.emit("process.stopped", [("role", "pool"), ("pid", .int(Int(getpid())))])
+        try? control?.setLinger(ms: 500)
         control?.close()
+        context.terminate()
     }
 
     /// The control socket first (owner nil), then each live device's sockets.

@@ -23,6 +23,12 @@ public final class DeviceShell {
     var syncWaiters: [Int: SyncWaiter] = [:]
     var nextToken = 1
     var stopping = false
+    /// False in a pool, whose context outlives each device.
+    let ownsContext: Bool
+    /// How many `drive` calls are under way (they nest through control replies and pool callbacks).
+    var driveDepth = 0
+    /// Set while the instance is told of a failed commit, so a commit that fails again does not recurse.
+    var recoveringCommit = false
 
     /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
     /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
@@ -34,6 +40,7 @@ public final class DeviceShell {
         let restored = try ledger.prepare(identity: configuration.identity, clock: clock,
                                           settings: configuration.settings, now: clock.now())
         self.context = try shared ?? Context()
+        ownsContext = shared == nil
         server = try Socket(context, .dealer)
         try server.setMaxMessageSize(Self.maxMessageBytes)
         try server.setReconnectInterval(ms: 50)
@@ -129,7 +136,10 @@ public final class DeviceShell {
         events.emit("process.stopped", [("role", "device"), ("pid", .int(Int(getpid())))])
         server.close()
         broker?.close()
+        // The answer to `stop` (or anything else queued on control) goes out before the process exits.
+        try? control?.setLinger(ms: 500)
         control?.close()
+        if ownsContext { context.terminate() }
     }
 
     /// Real ms until the instance next has something to do, bounded so signals are noticed quickly.
@@ -148,7 +158,18 @@ public final class DeviceShell {
     }
 
     /// Runs one instance step and carries out its directives; a ledger failure is handed back to the instance.
+    ///
+    /// The step's ledger writes form one transaction (each write a savepoint of its own) and its events one write:
+    /// both are committed before anything they describe leaves the process (`send`, `reply`) and at the step's end,
+    /// so a kill at any moment loses only work whose effect nobody outside has seen, as before, at fewer commits.
     func drive(_ step: (inout DeviceInstance) -> [DeviceDirective]) {
+        events.hold()
+        driveDepth += 1
+        defer {
+            driveDepth -= 1
+            if driveDepth == 0 { _ = commitLedger() }
+            events.release()
+        }
         let directives = step(&instance)
         do {
             try perform(directives)
@@ -192,6 +213,7 @@ public final class DeviceShell {
                         reply(to: peer, .controlAck(ControlAck(req: req, ok: true, detail: "pass ended",
                                                                data: statusData())))
                     case .pool(let done):
+                        _ = commitLedger()
                         done(statusData())
                     }
                 }
@@ -204,13 +226,41 @@ public final class DeviceShell {
 
     func ledgerStep<T>(_ body: () throws -> T) throws -> T {
         do {
+            if driveDepth > 0 && !ledger.database.inGroup { try ledger.database.beginGroup() }
             return try body()
         } catch {
             throw LedgerFailure(message: "\(error)")
         }
     }
 
+    /// Commits the ledger writes of the step under way; false when the commit failed: they are rolled back, the
+    /// instance is told as for any ledger failure, and the caller must not send what depended on them.
+    func commitLedger() -> Bool {
+        guard ledger.database.inGroup else { return true }
+        do {
+            try ledger.database.commitGroup()
+            return true
+        } catch {
+            let message = "commit failed: \(error)"
+            events.emit("ledger.error", [("message", .string(message))])
+            guard !recoveringCommit else { return false }
+            recoveringCommit = true
+            defer { recoveringCommit = false }
+            let cursor = (try? ledger.cursor()) ?? instance.cursor
+            let recovery = instance.onLedgerFailure(message, cursor: cursor, now: now)
+            do { try perform(recovery) } catch { events.emit("ledger.error", [("message", .string("\(error)"))]) }
+            _ = try? ledger.database.commitGroup()
+            return false
+        }
+    }
+
     func send(_ message: Message, on socket: Socket, to peer: String) {
+        guard commitLedger() else {
+            events.emit("send.failed", [("to", .string(peer)), ("type", .string(message.type)),
+                                        ("reason", "the ledger could not commit what it depends on")])
+            return
+        }
+        events.flush()
         do {
             if try !socket.send(Codec.encode(message), dontWait: true) {
                 // Queue full or no peer: the request's reply timeout turns this into an unknown outcome.
@@ -243,14 +293,13 @@ public final class DeviceShell {
     /// The JSON keys of a message's raw body frame, sorted, read before strict decoding: the launcher checks that a
     /// hint carried nothing but references, so the event lists what was on the wire, not what the decoder kept.
     public static func bodyKeys(_ frames: [[UInt8]]) -> [String] {
-        guard frames.count >= 2, let value = try? JSONValue.parse(String(decoding: frames[1], as: UTF8.self)),
-              let pairs = value.objectValue
-        else { return [] }
-        return pairs.map(\.0).sorted()
+        guard frames.count >= 2, let keys = WireKeys.topLevel(frames[1]) else { return [] }
+        return keys.sorted()
     }
 
     func reply(to peer: [UInt8], _ message: Message) {
-        guard let replySocket else { return }
+        guard let replySocket, commitLedger() else { return }
+        events.flush()
         _ = try? replySocket.send([peer] + Codec.encode(message), dontWait: true)
     }
 }

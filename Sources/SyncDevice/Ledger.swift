@@ -191,11 +191,14 @@ public final class Ledger {
                          id, trigger.rawValue, now)
     }
 
-    /// Reclaims expired leases, then claims up to `limit` eligible ops in `local_seq` order under a lease, in one
+    /// Reclaims expired leases (recording the pass's start first when the request `beginsPass`), then claims up to `limit` eligible ops in `local_seq` order under a lease, in one
     /// transaction. An op waits while an earlier op of the same draft is unsettled and not in this batch, so a
     /// draft's edits reach the server in the order they were made.
     public func claim(_ request: ClaimRequest, maxBytes: Int = 768 * 1024) throws -> ClaimResult {
         try database.transaction {
+            if case .pass(let id) = request.purpose, let trigger = request.beginsPass {
+                try beginPass(id: id, trigger: trigger, at: request.now)
+            }
             let reclaimed = try database.run("""
                 UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
                     last_error = 'lease expired: the pass that held it was cut off or killed'

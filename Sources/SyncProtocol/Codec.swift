@@ -46,6 +46,8 @@ public enum Codec {
 
     /// The message type named by a header frame, checked for form and version.
     public static func decodeHeader(_ frame: [UInt8]) throws(ProtocolError) -> String {
+        // Every well-formed header is one of a few byte strings: look it up before taking it apart.
+        if let type = knownHeaders[frame] { return type }
         guard frame.count <= Limits.maxHeaderBytes else { throw .headerTooLong(bytes: frame.count) }
         guard let text = String(validating: frame, as: UTF8.self) else {
             throw .badHeader(String(decoding: frame, as: UTF8.self))
@@ -63,6 +65,10 @@ public enum Codec {
         guard Message.allTypes.contains(type) else { throw .unknownType(type) }
         return type
     }
+
+    /// `SL1 <type>` for every type, as bytes.
+    private static let knownHeaders: [[UInt8]: String] = Dictionary(
+        uniqueKeysWithValues: Message.allTypes.map { (Array("SL\(Limits.version) \($0)".utf8), $0) })
 
     /// Decodes `[header, body]` into a message.
     public static func decode(_ frames: [[UInt8]]) throws(ProtocolError) -> Message {

@@ -28,8 +28,8 @@ extension ServerConfiguration {
             Flag("transient", value: "P", default: "0", help: "probability a push is answered retryLater, unapplied"),
             Flag("reject", value: "P", default: "0", help: "probability each new op is rejected(\"injected\")"),
             Flag("reply-delay-ms", value: "N", default: "0", help: "delay every reply to a device by N ms"),
-            Flag("synchronous", value: "full|normal", default: "full",
-                 help: "SQLite synchronous: full (power-loss safe) or normal"),
+            Flag("synchronous", value: "full|normal", default: "normal",
+                 help: "SQLite synchronous: normal (WAL: survives kill -9, not a power cut) or full (fsync every commit)"),
         ],
         footer: """
             Start one by hand:
@@ -81,7 +81,7 @@ extension ServerConfiguration {
             faults = ServerFaults(dropReply: try options.probability("drop-reply"),
                                   transient: try options.probability("transient"),
                                   reject: try options.probability("reject"), replyDelayMs: delay)
-            let sync = options.string("synchronous") ?? "full"
+            let sync = options.string("synchronous") ?? "normal"
             switch sync {
             case "full": synchronous = .full
             case "normal": synchronous = .normal

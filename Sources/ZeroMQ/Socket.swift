@@ -178,6 +178,7 @@ public final class Socket: @unchecked Sendable {
     public func setReceiveTimeout(ms: Int32) throws { try setOption(ZMQ_RCVTIMEO, ms) }
     public func setSendTimeout(ms: Int32) throws { try setOption(ZMQ_SNDTIMEO, ms) }
     public func setReconnectInterval(ms: Int32) throws { try setOption(ZMQ_RECONNECT_IVL, ms) }
+    public func setLinger(ms: Int32) throws { try setOption(ZMQ_LINGER, ms) }
     /// ZMTP heartbeats: a PING every `intervalMs`, the peer considered gone after `timeoutMs` without traffic.
     public func setHeartbeat(intervalMs: Int32, timeoutMs: Int32) throws {
         try setOption(ZMQ_HEARTBEAT_IVL, intervalMs)

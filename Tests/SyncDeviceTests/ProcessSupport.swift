@@ -120,7 +120,6 @@ final class Controller {
     init(_ context: Context, endpoint: String) throws {
         socket = try Socket(context, .dealer)
         try socket.setReconnectInterval(ms: 20)
-        try socket.setImmediate(true)
         try socket.connect(endpoint)
     }
 

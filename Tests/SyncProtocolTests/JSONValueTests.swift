@@ -111,3 +111,21 @@ struct JSONValueTests {
         #expect((try? JSONValue.parse(deepest)) != nil)
     }
 }
+
+@Suite("WireKeys")
+struct WireKeysTests {
+    @Test("the top-level keys of a body, in wire order, nested ones and string contents aside")
+    func topLevelKeys() {
+        func keys(_ text: String) -> [String]? { WireKeys.topLevel(Array(text.utf8)) }
+        #expect(keys(#"{"hint":"h-1","account":"acme","head":42}"#) == ["hint", "account", "head"])
+        #expect(keys(#" { "a" : {"b": [1, {"c": 2}]}, "d": "e,\"f\":g", "h": [] } "#) == ["a", "d", "h"])
+        #expect(keys("{}") == [])
+        // An escaped key is read as JSON means it.
+        #expect(keys(#"{"ti\u0074le":"x","x\"y":1}"#) == ["title", "x\"y"])
+        // Not one valid JSON object: nil.
+        #expect(keys(#"{"a":1,}"#) == nil)
+        #expect(keys("[1,2]") == nil)
+        #expect(keys(#"{"a":1} x"#) == nil)
+        #expect(keys("") == nil)
+    }
+}
