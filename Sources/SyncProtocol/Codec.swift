@@ -47,7 +47,7 @@ public enum Codec {
     /// The message type named by a header frame, checked for form and version.
     public static func decodeHeader(_ frame: [UInt8]) throws(ProtocolError) -> String {
         guard frame.count <= Limits.maxHeaderBytes else { throw .headerTooLong(bytes: frame.count) }
-        guard let text = String(validating: frame, as: UTF8.self) else {
+        guard let text = frame.withUnsafeBufferPointer({ String(utf8Validating: $0) }) else {
             throw .badHeader(String(decoding: frame, as: UTF8.self))
         }
         let parts = text.split(separator: " ", omittingEmptySubsequences: false)
