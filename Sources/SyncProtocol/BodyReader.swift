@@ -384,6 +384,14 @@ struct BodyReader {
         guard peek == UInt8(ascii: "\"") else { throw Unsure() }
         offset += 1
         let start = offset
+        // Eight plain bytes at a time (no quote, backslash, control or non-ASCII byte): most strings are all plain.
+        if let base = text.baseAddress {
+            while offset + 8 <= text.count {
+                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                guard !JSONBytes.mayNeedAttention(word) else { break }
+                offset += 8
+            }
+        }
         var high: UInt8 = 0
         while offset < text.count {
             let byte = text[offset]

@@ -116,4 +116,23 @@ struct CodecFastPathTests {
         }
         #expect(rejected > 0)
     }
+
+    @Test("the eight-byte test never calls a word plain that holds a quote, backslash, control or non-ASCII byte")
+    func eightByteTest() {
+        var generator = SplitMix64(seed: 0x5741_52)
+        let plain = Array(" !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~".utf8)
+        for _ in 0..<2_000 {
+            var bytes = (0..<8).map { _ in plain[generator.below(plain.count)] }
+            #expect(!JSONBytes.mayNeedAttention(bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
+            // Every byte value in every position: the answer is true exactly when the byte needs attention.
+            let position = generator.below(8)
+            for value in 0...255 {
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let special = value < 0x20 || value >= 0x80 || value == 0x22 || value == 0x5C
+                #expect(JSONBytes.mayNeedAttention(word) == special, "\(bytes)")
+            }
+            bytes[position] = plain[0]
+        }
+    }
 }
