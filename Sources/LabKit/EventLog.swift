@@ -86,23 +86,26 @@ public final class EventLog: @unchecked Sendable {
         defer { lock.unlock() }
         // Built as bytes, not a String, straight onto the pending lines: the line costs a few appends per field,
         // which matters when every hint and every op writes one (the broker spent half its time building event
-        // lines as Strings).
-        let start = pending.count
-        pending.append(contentsOf: Self.wallPrefix)
-        JSONValue.writeInteger(Int(wall), to: &pending)
-        pending.append(contentsOf: Self.simPrefix)
-        Self.writeSim((clock.sim(atWall: wall) * 1000).rounded(), to: &pending)
-        pending.append(contentsOf: Self.procPrefix)
-        pending.append(contentsOf: processJSON)
-        pending.append(contentsOf: Self.typePrefix)
-        JSONValue.writeString(type, to: &pending)
+        // lines as Strings). The bytes are moved out of the property and back, so each append is a local one.
+        var line = pending
+        pending = []
+        let start = line.count
+        line.append(contentsOf: Self.wallPrefix)
+        JSONValue.writeInteger(Int(wall), to: &line)
+        line.append(contentsOf: Self.simPrefix)
+        Self.writeSim((clock.sim(atWall: wall) * 1000).rounded(), to: &line)
+        line.append(contentsOf: Self.procPrefix)
+        line.append(contentsOf: processJSON)
+        line.append(contentsOf: Self.typePrefix)
+        JSONValue.writeString(type, to: &line)
         for (key, value) in fields {
-            pending.append(UInt8(ascii: ","))
-            JSONValue.writeString(key, to: &pending)
-            pending.append(UInt8(ascii: ":"))
-            value.write(to: &pending)
+            line.append(UInt8(ascii: ","))
+            JSONValue.writeString(key, to: &line)
+            line.append(UInt8(ascii: ":"))
+            value.write(to: &line)
         }
-        pending.append(contentsOf: Self.lineEnd)
+        line.append(contentsOf: Self.lineEnd)
+        pending = line
         if echo { Output.stderr(String(decoding: pending[start...], as: UTF8.self)) }
         if holdDepth == 0 { writePending() }
     }
