@@ -82,14 +82,18 @@ public final class EventLog: @unchecked Sendable {
     /// Records an event of `type` with `fields` (in order, after the four standard ones).
     public func emit(_ type: String, _ fields: [(String, JSONValue)] = []) {
         let wall = SimClock.wallMicros()
-        // Built as bytes, not a String: the line costs a few appends per field, which matters when every hint and
-        // every op writes one (the broker spent half its time building event lines as Strings).
-        var line: [UInt8] = []
-        line.reserveCapacity(160 + fields.count * 24)
+        lock.lock()
+        defer { lock.unlock() }
+        // Built as bytes, not a String, straight onto the pending lines: the line costs a few appends per field,
+        // which matters when every hint and every op writes one (the broker spent half its time building event
+        // lines as Strings). The bytes are moved out of the property and back, so each append is a local one.
+        var line = pending
+        pending = []
+        let start = line.count
         line.append(contentsOf: Self.wallPrefix)
         JSONValue.writeInteger(Int(wall), to: &line)
         line.append(contentsOf: Self.simPrefix)
-        JSONValue.double((clock.sim(atWall: wall) * 1000).rounded() / 1000).write(to: &line)
+        Self.writeSim((clock.sim(atWall: wall) * 1000).rounded(), to: &line)
         line.append(contentsOf: Self.procPrefix)
         line.append(contentsOf: processJSON)
         line.append(contentsOf: Self.typePrefix)
@@ -101,13 +105,40 @@ public final class EventLog: @unchecked Sendable {
             value.write(to: &line)
         }
         line.append(contentsOf: Self.lineEnd)
-        lock.lock()
-        defer { lock.unlock() }
-        if echo { Output.stderr(String(decoding: line, as: UTF8.self)) }
-        if holdDepth > 0 {
-            pending.append(contentsOf: line)
-        } else if fd >= 0 {
-            writeAll(fd, line)
+        pending = line
+        if echo { Output.stderr(String(decoding: pending[start...], as: UTF8.self)) }
+        if holdDepth == 0 { writePending() }
+    }
+
+    /// Writes `millis / 1000` (`millis` a whole number) as `JSONValue.double(millis / 1000)` writes it, without
+    /// formatting a Double: at most three decimals, trailing zeros dropped. Far-off values take the general path.
+    static func writeSim(_ millis: Double, to line: inout [UInt8]) {
+        guard millis.isFinite, abs(millis) < 1e12 else {
+            JSONValue.double(millis / 1000).write(to: &line)
+            return
+        }
+        let whole = Int(millis)
+        let magnitude = whole.magnitude
+        var fraction = Int(magnitude % 1000)
+        if whole < 0 && fraction != 0 {
+            // -0.5 has no negative whole part to carry the sign.
+            line.append(UInt8(ascii: "-"))
+            JSONValue.writeInteger(Int(magnitude / 1000), to: &line)
+        } else {
+            JSONValue.writeInteger(whole / 1000, to: &line)
+        }
+        guard fraction != 0 else { return }
+        line.append(UInt8(ascii: "."))
+        var digits = 3
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        var divisor = 1
+        for _ in 1..<digits { divisor *= 10 }
+        while divisor > 0 {
+            line.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
         }
     }
 }

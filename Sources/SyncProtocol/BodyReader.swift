@@ -384,14 +384,26 @@ struct BodyReader {
         guard peek == UInt8(ascii: "\"") else { throw Unsure() }
         offset += 1
         let start = offset
+        // Eight plain bytes at a time (no quote, backslash, control or non-ASCII byte): most strings are all plain.
+        if let base = text.baseAddress {
+            while offset + 8 <= text.count {
+                let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+                guard !JSONBytes.mayNeedAttention(word) else { break }
+                offset += 8
+            }
+        }
+        var high: UInt8 = 0
         while offset < text.count {
             let byte = text[offset]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: text[start..<offset])
                 offset += 1
-                guard let value = String(validating: slice, as: UTF8.self) else { throw Unsure() }
+                // ASCII is always well-formed; only text with a byte at or above 0x80 is checked.
+                if high < 0x80 { return String(decoding: slice, as: UTF8.self) }
+                guard let value = String(utf8Validating: slice) else { throw Unsure() }
                 return value
             }
+            high |= byte
             if byte == UInt8(ascii: "\\") {
                 guard allowEscapes else { throw Unsure() }
                 return try escapedString(from: start)
@@ -443,7 +455,8 @@ struct BodyReader {
             guard pendingHigh == nil else { throw Unsure() }
             if byte == UInt8(ascii: "\"") {
                 offset += 1
-                guard let value = String(validating: bytes, as: UTF8.self) else { throw Unsure() }
+                let value = bytes.withUnsafeBufferPointer { String(utf8Validating: $0) }
+                guard let value else { throw Unsure() }
                 return value
             }
             guard byte >= 0x20 else { throw Unsure() }

@@ -101,7 +101,16 @@ struct BodyWriter {
         var value = value
         value.withUTF8 { utf8 in
             var runStart = 0
-            for index in 0..<utf8.count {
+            var plain = 0
+            // Eight bytes at a time while none can need an escape: most strings need none.
+            if let base = utf8.baseAddress {
+                while plain + 8 <= utf8.count {
+                    let word = UnsafeRawPointer(base + plain).loadUnaligned(as: UInt64.self)
+                    guard !JSONBytes.mayNeedAttention(word) else { break }
+                    plain += 8
+                }
+            }
+            for index in plain..<utf8.count {
                 let byte = utf8[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))

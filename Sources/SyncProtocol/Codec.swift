@@ -49,7 +49,7 @@ public enum Codec {
         // Every well-formed header is one of a few byte strings: look it up before taking it apart.
         if let type = knownHeaders[frame] { return type }
         guard frame.count <= Limits.maxHeaderBytes else { throw .headerTooLong(bytes: frame.count) }
-        guard let text = String(validating: frame, as: UTF8.self) else {
+        guard let text = frame.withUnsafeBufferPointer({ String(utf8Validating: $0) }) else {
             throw .badHeader(String(decoding: frame, as: UTF8.self))
         }
         let parts = text.split(separator: " ", omittingEmptySubsequences: false)

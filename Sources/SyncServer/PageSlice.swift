@@ -17,16 +17,24 @@ public struct PageSlice: Sendable, Equatable {
     /// before it would pass it even when the limit asks for more (large drafts make short pages).
     static let changeBudget = Limits.maxBodyBytes - 1024
 
+    /// Keys, punctuation, numbers and booleans of one change never take more than this.
+    static let fixedSize = 160
+
     /// An upper bound on the bytes `change` takes in a page body, from the lengths of its strings as JSON escapes
     /// them, without encoding it.
     static func encodedSize(of change: Change) -> Int {
-        // Keys, punctuation, numbers and booleans of one change never take more than this.
-        let fixed = 160
-        var size = fixed
+        var size = fixedSize
         for text in [change.draft, change.origin, change.key, change.title ?? "", change.body ?? ""] {
             size += escapedLength(text)
         }
         return size
+    }
+
+    /// A cheaper, looser bound than `encodedSize(of:)`: every byte of a string escaped as `\u00xx`.
+    static func sizeBound(of change: Change) -> Int {
+        let text = change.draft.utf8.count + change.origin.utf8.count + change.key.utf8.count
+            + (change.title?.utf8.count ?? 0) + (change.body?.utf8.count ?? 0)
+        return fixedSize + 6 * text
     }
 
     static func escapedLength(_ text: String) -> Int {

@@ -47,8 +47,8 @@ extension ServerStore {
         var written: [String] = []  // drafts to write, in first-write order
         var writtenSet: Set<String> = []
         // Row values laid end to end, ready to bind: one array per table rather than one per row.
-        var changeRows: [SQLBindable] = []
-        var keyRows: [SQLBindable] = []
+        var changeRows: [SQLValue] = []
+        var keyRows: [SQLValue] = []
         changeRows.reserveCapacity(ops.count * 10)
         keyRows.reserveCapacity(ops.count * 8)
         var outcomes: [AppliedOp] = []
@@ -56,8 +56,14 @@ extension ServerStore {
 
         func remember(_ key: String, _ record: KeyRecord) {
             keys[key] = record
-            keyRows += [key, device, account, record.outcome.rawValue, record.seq, record.version, record.conflict,
-                        record.reason] as [SQLBindable]
+            keyRows.append(.text(key))
+            keyRows.append(.text(device))
+            keyRows.append(.text(account))
+            keyRows.append(.text(record.outcome.rawValue))
+            keyRows.append(record.seq.sqlValue)
+            keyRows.append(record.version.sqlValue)
+            keyRows.append(record.conflict.sqlValue)
+            keyRows.append(record.reason.sqlValue)
         }
 
         for (index, op) in ops.enumerated() {
@@ -84,8 +90,16 @@ extension ServerStore {
                 )
                 if writtenSet.insert(op.draft).inserted { written.append(op.draft) }
                 drafts[op.draft] = state
-                changeRows += [account, change.seq, change.draft, change.action.rawValue, change.version,
-                               change.title, change.body, change.origin, change.key, change.conflict] as [SQLBindable]
+                changeRows.append(.text(account))
+                changeRows.append(change.seq.sqlValue)
+                changeRows.append(.text(change.draft))
+                changeRows.append(.text(change.action.rawValue))
+                changeRows.append(change.version.sqlValue)
+                changeRows.append(change.title.sqlValue)
+                changeRows.append(change.body.sqlValue)
+                changeRows.append(.text(change.origin))
+                changeRows.append(.text(change.key))
+                changeRows.append(change.conflict.sqlValue)
                 remember(op.key, KeyRecord(device: device, outcome: .applied, seq: head, version: state.version,
                                            conflict: conflict))
                 let result = OpResult(key: op.key, outcome: .applied, seq: head, version: state.version,
@@ -97,12 +111,17 @@ extension ServerStore {
         try insert(.changes, values: changeRows)
         try insert(.appliedOps, values: keyRows)
         // Only each draft's last state in the batch is written: the changes hold every step.
-        var draftRows: [SQLBindable] = []
+        var draftRows: [SQLValue] = []
         draftRows.reserveCapacity(written.count * 7)
         for id in written {
             guard let state = drafts[id] else { continue }
-            draftRows += [account, id, state.title, state.body, state.version, state.lastWriter, state.deleted]
-                as [SQLBindable]
+            draftRows.append(.text(account))
+            draftRows.append(.text(id))
+            draftRows.append(.text(state.title))
+            draftRows.append(.text(state.body))
+            draftRows.append(state.version.sqlValue)
+            draftRows.append(.text(state.lastWriter))
+            draftRows.append(state.deleted.sqlValue)
         }
         try insert(.drafts, values: draftRows)
         if head != startHead {
@@ -127,10 +146,10 @@ extension ServerStore {
 
     private func knownKeys(_ keys: [String]) throws -> [String: KeyRecord] {
         var records: [String: KeyRecord] = [:]
+        records.reserveCapacity(keys.count)
         for chunk in Self.chunks(keys) {
-            let sql = "SELECT key, device, outcome, seq, version, conflict, reason FROM applied_ops WHERE key IN "
-                + Self.placeholders(rows: 1, columns: chunk.count)
-            try database.forEach(sql, chunk) { row in
+            let sql = BatchSelect.knownKeys.sql(count: chunk.count)
+            try database.forEach(sql, values: chunk.map { .text($0) }) { row in
                 records[row.string(0)] = KeyRecord(
                     device: row.string(1), outcome: Outcome(rawValue: row.string(2)) ?? .rejected,
                     seq: row.optionalInt(3), version: row.optionalInt(4),
@@ -144,9 +163,8 @@ extension ServerStore {
     private func currentDrafts(account: String, ids: [String]) throws -> [String: DraftState] {
         var drafts: [String: DraftState] = [:]
         for chunk in Self.chunks(ids) {
-            let sql = "SELECT id, title, body, version, last_writer, deleted FROM drafts WHERE account = ? AND id IN "
-                + Self.placeholders(rows: 1, columns: chunk.count)
-            try database.forEach(sql, [account] + chunk) { row in
+            let sql = BatchSelect.drafts.sql(count: chunk.count)
+            try database.forEach(sql, values: [.text(account)] + chunk.map { .text($0) }) { row in
                 drafts[row.string(0)] = DraftState(title: row.string(1), body: row.string(2), version: row.int(3),
                                                    lastWriter: row.string(4), deleted: row.bool(5))
             }
@@ -156,12 +174,11 @@ extension ServerStore {
 
     /// Inserts rows (their values laid end to end) with multi-row statements, chunked so few statements serve
     /// every batch size.
-    private func insert(_ table: BatchInsert, values: [SQLBindable]) throws {
+    private func insert(_ table: BatchInsert, values: [SQLValue]) throws {
         let columns = table.columns
         var start = 0
         for size in Self.chunkSizes(values.count / columns) {
-            // `forEach` is the array-taking form of a statement run; an INSERT yields no rows to visit.
-            try database.forEach(table.sql(rows: size), Array(values[start..<start + size * columns])) { _ in }
+            try database.run(table.sql(rows: size), values: Array(values[start..<start + size * columns]))
             start += size * columns
         }
     }

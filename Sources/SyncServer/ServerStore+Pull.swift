@@ -10,7 +10,12 @@ extension ServerStore {
             let head = try database.scalarInt("SELECT head FROM accounts WHERE id = ?", account) ?? 0
             guard cursor <= head else { throw ServerError.cursorAhead(account: account, cursor: cursor, head: head) }
             var changes: [Change] = []
+            changes.reserveCapacity(min(max(limit, 0), 1_024))
+            // Sizes are counted exactly only once their cheap upper bounds could pass the budget: until then every
+            // change fits however it is counted, so the page is the same as counting each one exactly.
             var budget = PageSlice.changeBudget
+            var bounded = 0
+            var exact = false
             let sql = """
                 SELECT seq, draft, action, version, title, body, origin, op_key, conflict
                 FROM changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?
@@ -23,6 +28,15 @@ extension ServerStore {
                     version: row.int(3), title: row.optionalString(4), body: row.optionalString(5),
                     origin: row.string(6), key: row.string(7), conflict: row.bool(8)
                 )
+                if !exact {
+                    bounded += PageSlice.sizeBound(of: change)
+                    if bounded <= PageSlice.changeBudget {
+                        changes.append(change)
+                        return
+                    }
+                    exact = true
+                    for counted in changes { budget -= PageSlice.encodedSize(of: counted) }
+                }
                 let size = PageSlice.encodedSize(of: change)
                 if !changes.isEmpty && size > budget {
                     full = true

@@ -1,6 +1,8 @@
 import Foundation
-import LabKit
+import SyncProtocol
 import Testing
+
+@testable import LabKit
 
 @Suite("EventLog")
 struct EventLogTests {
@@ -105,6 +107,25 @@ struct EventLogTests {
             Issue.record("opened \(path)")
         } catch {
             #expect("\(error)".contains(path))
+        }
+    }
+
+    @Test("sim is written as JSONValue writes the rounded Double: signs, whole seconds, dropped zeros, far-off values")
+    func simMatchesJSONValue() {
+        var samples: [Double] = [0, -0.0, 1, -1, 5, 10, 120, 999, 1000, 1001, 1010, 1100, -500, -1500, -2000, 1e11,
+                                 -1e11, 1e12, 1e13, 123_456_789_012, 999_999_999_999, -999_999_999_999, .nan]
+        var state: UInt64 = 0x5eed
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let magnitude = Double(state >> 24) / Double(1 << 40) * pow(10, Double(state % 13))
+            samples.append(((state & 1 == 0 ? magnitude : -magnitude) * 1000).rounded() / 1000 * 1000)
+        }
+        for millis in samples.map({ $0.rounded() }) {
+            var fast: [UInt8] = []
+            EventLog.writeSim(millis, to: &fast)
+            var general: [UInt8] = []
+            JSONValue.double(millis / 1000).write(to: &general)
+            #expect(fast == general, "\(millis)")
         }
     }
 }

@@ -55,6 +55,33 @@ struct StatementTests {
         #expect(try db.scalarInt("SELECT length(s) FROM v WHERE id = ?", 1) == unicode.count)
     }
 
+    @Test("values bound from one buffer (run and forEach with values:) store and match what the typed forms do")
+    func valuesRoundTrip() throws {
+        let folder = try TemporaryFolder()
+        let db = try Database(path: folder.file("values.sqlite"))
+        try db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, s, b, t, d)")
+        let unicode = "Grüße, 世界 🌍 — \"quoted\" \\ back\nslash"
+        let rows: [[SQLValue]] = [
+            [.integer(1), .text(unicode), .blob([0, 1, 0, 255]), .text(""), .real(2.5)],
+            [.integer(2), .text("nul\0inside"), .blob([]), .null, .text(String(repeating: "x", count: 300))],
+            [.integer(3), .text("short"), .null, .text("é"), .integer(-9)],
+        ]
+        // Two rows in one statement, then one: text of several values shares the statement's one buffer.
+        let changed = try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?)", values: rows[0] + rows[1])
+        #expect(changed == 2)
+        try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?)", values: rows[2])
+        var read: [[SQLValue]] = []
+        try db.forEach("SELECT id, s, b, t, d FROM v WHERE id IN (?, ?, ?) ORDER BY id",
+                       values: [.integer(3), .integer(1), .integer(2)]) { row in
+            read.append((0..<row.columnCount).map { row.value($0) })
+        }
+        #expect(read == rows)
+        // The statement is reusable afterwards, and a wrong count is still refused before anything runs.
+        #expect(try db.scalarInt("SELECT length(CAST(s AS BLOB)) FROM v WHERE id = 2") == 10)
+        #expect(throws: SQLiteError.self) { try db.run("INSERT INTO v VALUES (?, ?, ?, ?, ?)", values: [.integer(4)]) }
+        #expect(try db.scalarInt("SELECT count(*) FROM v") == 3)
+    }
+
     @Test("an SQL error carries the result code, SQLite's message and the SQL")
     func errorsCarryCodeMessageAndSQL() throws {
         let folder = try TemporaryFolder()

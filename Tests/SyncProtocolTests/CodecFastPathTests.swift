@@ -95,4 +95,44 @@ struct CodecFastPathTests {
         // Some mutations (a changed digit or letter) leave valid bodies: the comparison above did run.
         #expect(accepted > 0)
     }
+
+    @Test("UTF-8 is judged as String(validating:) judges it: truncated, overlong, surrogate and stray bytes included")
+    func utf8ValidationMatchesStandardLibrary() {
+        var generator = SplitMix64(seed: 0x75_7466_38)
+        // Pieces that make well-formed and ill-formed text when strung together in any order.
+        let pieces: [[UInt8]] = [
+            Array("ab".utf8), Array("é".utf8), Array("世".utf8), Array("🌍".utf8), Array("\u{FFFD}".utf8), [0],
+            [0x80], [0xC3], [0xE4, 0xB8], [0xF0, 0x9F, 0x8C], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xFF], [0xFE],
+        ]
+        var rejected = 0
+        for _ in 0..<5_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<generator.below(6) { bytes += pieces[generator.below(pieces.count)] }
+            let expected = String(validating: bytes, as: UTF8.self)
+            let actual = bytes.withUnsafeBufferPointer { String(utf8Validating: $0) }
+            #expect(actual == expected, "\(bytes)")
+            if expected == nil { rejected += 1 }
+        }
+        #expect(rejected > 0)
+    }
+
+    @Test("the eight-byte test never calls a word plain that holds a quote, backslash, control or non-ASCII byte")
+    func eightByteTest() {
+        var generator = SplitMix64(seed: 0x5741_52)
+        let plain = Array(" !#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~".utf8)
+        for _ in 0..<2_000 {
+            var bytes = (0..<8).map { _ in plain[generator.below(plain.count)] }
+            #expect(!JSONBytes.mayNeedAttention(bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }))
+            // Every byte value in every position: the answer is true exactly when the byte needs attention.
+            let position = generator.below(8)
+            for value in 0...255 {
+                bytes[position] = UInt8(value)
+                let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                let special = value < 0x20 || value >= 0x80 || value == 0x22 || value == 0x5C
+                #expect(JSONBytes.mayNeedAttention(word) == special, "\(bytes)")
+            }
+            bytes[position] = plain[0]
+        }
+    }
 }

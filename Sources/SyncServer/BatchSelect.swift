@@ -1,0 +1,32 @@
+/// The `IN (…)` reads of a batch, their SQL built once per chunk size.
+enum BatchSelect: CaseIterable {
+    case knownKeys, drafts
+
+    private var prefix: String {
+        switch self {
+        case .knownKeys:
+            return "SELECT key, device, outcome, seq, version, conflict, reason FROM applied_ops WHERE key IN "
+        case .drafts:
+            return "SELECT id, title, body, version, last_writer, deleted FROM drafts WHERE account = ? AND id IN "
+        }
+    }
+
+    /// SQL for each chunk size `ServerStore.chunkSizes` can produce (1, 2, 4 … 64 values).
+    private static let statements: [BatchSelect: [Int: String]] = {
+        var all: [BatchSelect: [Int: String]] = [:]
+        for select in BatchSelect.allCases {
+            var bySize: [Int: String] = [:]
+            var size = 1
+            while size <= 64 {
+                bySize[size] = select.prefix + ServerStore.placeholders(rows: 1, columns: size)
+                size *= 2
+            }
+            all[select] = bySize
+        }
+        return all
+    }()
+
+    func sql(count: Int) -> String {
+        Self.statements[self]?[count] ?? prefix + ServerStore.placeholders(rows: 1, columns: count)
+    }
+}
