@@ -46,7 +46,7 @@ public enum DeviceCommandLine {
             Flag("execution-clock", value: "C", default: "real",
                  help: "real or simulated: the clock pass execution (iOS 30 s window, Android limits) is measured on"),
             Flag("synchronous", value: "MODE", default: "normal",
-                 help: "SQLite synchronous: normal (WAL: survives kill -9, not a power cut), full (fsync every commit) or off"),
+                 help: "SQLite synchronous: normal (survives kill -9), full (fsync per commit) or off"),
         ],
         footer: """
             By hand (a server and a broker already running, see their --help):

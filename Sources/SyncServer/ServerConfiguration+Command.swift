@@ -29,7 +29,7 @@ extension ServerConfiguration {
             Flag("reject", value: "P", default: "0", help: "probability each new op is rejected(\"injected\")"),
             Flag("reply-delay-ms", value: "N", default: "0", help: "delay every reply to a device by N ms"),
             Flag("synchronous", value: "full|normal", default: "normal",
-                 help: "SQLite synchronous: normal (WAL: survives kill -9, not a power cut) or full (fsync every commit)"),
+                 help: "SQLite synchronous: normal (survives kill -9) or full (fsync per commit)"),
         ],
         footer: """
             Start one by hand:

@@ -6,9 +6,11 @@ public func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
     let executor = ThreadExecutor()
     defer { executor.shutdown() }
     return try await withTaskExecutorPreference(executor) {
-        // The switch to the preferred executor happens at a suspension: suspend once so the body starts on the
-        // executor's thread.
-        await Task.yield()
+        // The switch to the preferred executor happens at a suspension, and not always at the first one: suspend
+        // until the body runs on the executor's thread.
+        for _ in 0..<1_000 where !executor.isCurrent {
+            await Task.yield()
+        }
         return try body()
     }
 }
@@ -18,6 +20,14 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopped = false
+    private var thread: pthread_t?
+
+    /// True on the executor's own thread.
+    public var isCurrent: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
 
     public init() {
         Thread { [self] in run() }.start()
@@ -41,6 +51,9 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
     private func run() {
         // Named from inside: on Linux a name set before start() does not reach the new thread.
         Thread.current.name = "test-io"
+        condition.lock()
+        thread = pthread_self()
+        condition.unlock()
         while true {
             condition.lock()
             while jobs.isEmpty && !stopped { condition.wait() }

@@ -15,20 +15,20 @@ struct ServerConfigurationTests {
         let plain = try configuration(["--db", "s.sqlite", "--listen", "tcp://127.0.0.1:5550"])
         #expect(plain.notify == nil && plain.notifyMode == .push && plain.notifyHighWaterMark == 1000)
         #expect(plain.name == "server" && plain.seed == 1 && plain.timeScale == 1 && plain.faults == .off)
-        #expect(plain.synchronous == .full && plain.epochMicros == nil && plain.control == nil)
+        #expect(plain.synchronous == .normal && plain.epochMicros == nil && plain.control == nil)
 
         let full = try configuration([
             "--db=s.sqlite", "--listen", "ipc:///tmp/x", "--notify", "tcp://127.0.0.1:5560", "--notify-mode", "pub",
             "--notify-hwm", "5", "--accounts", "a.json", "--control", "ipc:///tmp/c", "--events", "e.jsonl",
             "--name", "srv", "--epoch", "1700000000000000", "--time-scale", "3600", "--seed", "42",
             "--drop-reply", "0.1", "--transient", "0.2", "--reject", "0.3", "--reply-delay-ms", "50",
-            "--synchronous", "normal",
+            "--synchronous", "full",
         ])
         #expect(full.databasePath == "s.sqlite" && full.listen == "ipc:///tmp/x")
         #expect(full.notify == "tcp://127.0.0.1:5560" && full.notifyMode == .pub && full.notifyHighWaterMark == 5)
         #expect(full.accountsPath == "a.json" && full.control == "ipc:///tmp/c" && full.eventsPath == "e.jsonl")
         #expect(full.name == "srv" && full.epochMicros == 1_700_000_000_000_000 && full.timeScale == 3600)
-        #expect(full.seed == 42 && full.synchronous == .normal)
+        #expect(full.seed == 42 && full.synchronous == .full)
         #expect(full.faults == ServerFaults(dropReply: 0.1, transient: 0.2, reject: 0.3, replyDelayMs: 50))
     }
 
