@@ -91,7 +91,7 @@ public final class EventLog: @unchecked Sendable {
         line.append(contentsOf: Self.wallPrefix)
         JSONValue.writeInteger(Int(wall), to: &line)
         line.append(contentsOf: Self.simPrefix)
-        Self.writeThousandths((clock.sim(atWall: wall) * 1000).rounded(), to: &line)
+        JSONValue.double((clock.sim(atWall: wall) * 1000).rounded() / 1000).write(to: &line)
         line.append(contentsOf: Self.procPrefix)
         line.append(contentsOf: processJSON)
         line.append(contentsOf: Self.typePrefix)
@@ -110,29 +110,6 @@ public final class EventLog: @unchecked Sendable {
             pending.append(contentsOf: line)
         } else if fd >= 0 {
             writeAll(fd, line)
-        }
-    }
-}
-
-extension EventLog {
-    /// `thousandths / 1000` as `JSONValue.double(thousandths / 1000)` writes it ("12", "12.5", "-0.035"), without
-    /// formatting a Double: the `sim` of every line.
-    static func writeThousandths(_ thousandths: Double, to line: inout [UInt8]) {
-        guard abs(thousandths) < 1e15 else {
-            JSONValue.double(thousandths / 1000).write(to: &line)
-            return
-        }
-        let value = Int(thousandths)
-        if value < 0 && value > -1000 { line.append(UInt8(ascii: "-")) }
-        JSONValue.writeInteger(value / 1000, to: &line)
-        var fraction = abs(value % 1000)
-        guard fraction != 0 else { return }
-        line.append(UInt8(ascii: "."))
-        var divisor = 100
-        while fraction != 0 {
-            line.append(UInt8(ascii: "0") + UInt8(fraction / divisor))
-            fraction %= divisor
-            divisor /= 10
         }
     }
 }

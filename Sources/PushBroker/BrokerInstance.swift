@@ -207,38 +207,39 @@ public struct BrokerInstance: Sendable {
     /// The shell tried to send a hint the instance asked for; `failure` is nil when libzmq took it.
     public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?,
                                 now: Double) -> [BrokerDirective] {
-        guard let slot = slots[device] else { return [] }
+        var out: [BrokerDirective] = []
+        onSent(device: device, hint: hint, copy: copy, failure: failure, now: now, into: &out)
+        return out
+    }
+
+    /// `onSent` appending to `out`: the shell reuses one array for the outcome of every send.
+    public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?, now: Double,
+                                into out: inout [BrokerDirective]) {
+        guard let slot = slots[device] else { return }
         switch copy {
         case .original:
-            guard let index = devices[slot].sending.firstIndex(where: { $0.id == hint.hint }) else { return [] }
+            guard let index = devices[slot].sending.firstIndex(where: { $0.id == hint.hint }) else { return }
             let pending = devices[slot].sending.remove(at: index)
             if let failure {
-                var out: [BrokerDirective] = []
                 drop(pending, slot: slot, reason: failure.rawValue, into: &out)
-                return out
+                return
             }
             devices[slot].counters.delivered += 1
-            return [
-                .log(type: "hint.delivered", fields: [
-                    ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-                    ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
-                ])
-            ]
+            out.append(.log(type: "hint.delivered", fields: [
+                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+                ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
+            ]))
         case .duplicate:
             if let failure {
-                return [
-                    .log(type: "hint.duplicateFailed", fields: [
-                        ("hint", .string(hint.hint)), ("device", .string(device)),
-                        ("reason", .string(failure.rawValue)),
-                    ])
-                ]
+                out.append(.log(type: "hint.duplicateFailed", fields: [
+                    ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
+                ]))
+                return
             }
             devices[slot].counters.duplicated += 1
-            return [
-                .log(type: "hint.duplicated", fields: [
-                    ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-                ])
-            ]
+            out.append(.log(type: "hint.duplicated", fields: [
+                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+            ]))
         }
     }
 

@@ -20,6 +20,8 @@ public final class BrokerShell {
     private var stopping = false
     /// Events were emitted that the next send may make visible: flush them before it.
     private var flushBeforeSend = false
+    /// The outcome of one send, reused for every send.
+    private var sendOutcome: [BrokerDirective] = []
     /// The header frame of every hint.
     private let hintHeader = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0]
 
@@ -143,8 +145,10 @@ public final class BrokerShell {
             case let .deliver(device, peer, hint, copy):
                 flushIfNeeded()
                 let failure = send([peer, hintHeader, Codec.body(of: .hint(hint))], on: devices)
-                carryOut(instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now()),
-                         outcome: true)
+                sendOutcome.removeAll(keepingCapacity: true)
+                instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now(),
+                                into: &sendOutcome)
+                carryOut(sendOutcome, outcome: true)
             case let .reply(socket, peer, message):
                 let target: Socket? = socket == .devices ? devices : control
                 if let target {

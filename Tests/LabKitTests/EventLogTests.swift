@@ -1,6 +1,5 @@
 import Foundation
-@testable import LabKit
-import SyncProtocol
+import LabKit
 import Testing
 
 @Suite("EventLog")
@@ -9,23 +8,6 @@ struct EventLogTests {
         let folder = NSTemporaryDirectory() + "eventlog-tests-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder + "/events.jsonl"
-    }
-
-    @Test("sim is written as JSONValue writes the rounded Double")
-    func simThousandths() {
-        var values: [Double] = [0, -0.0, 1, -1, 999, -999, 1_000, 1_001, -1_001, 123_456_789, 1e15 - 1, 1e15, -2e15]
-        var generator = SeededGenerator(seed: 5)
-        for _ in 0..<5_000 {
-            values.append(Double(Int(generator.next() % 20_000_000_000)) - 10_000_000_000)
-            values.append(Double(Int(generator.next() % 20_000)) - 10_000)
-        }
-        for thousandths in values {
-            var fast: [UInt8] = []
-            EventLog.writeThousandths(thousandths, to: &fast)
-            var reference: [UInt8] = []
-            JSONValue.double(thousandths / 1000).write(to: &reference)
-            #expect(fast == reference, "\(thousandths)")
-        }
     }
 
     @Test("one parsable JSON line per event, wall/sim/proc/type first, fields after in order")
