@@ -149,7 +149,8 @@ struct Bench {
         let folder = "\(out)/broker"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let peers = 20
-        let notices = quick ? 500 : 5_000
+        // Enough notices that both sides run for seconds, not a fraction of one (the same count of messages each).
+        let notices = quick ? 500 : 100_000
         let devices = (0..<peers).map { #"{"id":"p\#($0)","platform":"android","token":"t-\#($0)"}"# }
         try #"{"accounts":[{"id":"bench","devices":[\#(devices.joined(separator: ","))]}]}"#
             .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)

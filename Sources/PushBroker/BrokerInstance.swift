@@ -15,23 +15,27 @@ public struct BrokerInstance: Sendable {
     public private(set) var chaosByDevice: [String: ChaosSettings] = [:]
 
     private var generator: SeededGenerator
-    private var devices: [String: DeviceRecord] = [:]
-    /// Registered devices of each account, sorted, so hints fan out in the same order on every run.
-    private var registeredByAccount: [String: [String]] = [:]
+    /// Registered devices in the order they registered; a device keeps its slot for the instance's life. The hint
+    /// path works with slots: a device id is hashed once per event, not at every step of a hint.
+    private var devices: [DeviceRecord] = []
+    private var slots: [String: Int] = [:]
+    /// Slots of every registered device, sorted by device id, so ticks visit devices in the same order on every run.
+    private var sortedSlots: [Int] = []
+    /// Slots of the registered devices of each account, sorted by device id, so hints fan out in the same order on
+    /// every run.
+    private var registeredByAccount: [String: [Int]] = [:]
     /// The highest head each account's notices named: what a resync hint carries.
     private var latestHead: [String: Int] = [:]
     private var hintNumber = 0
     private var arrivals = 0
     /// Hints chaos delayed, sorted by (due, arrival).
     private var delayed: [Delayed] = []
-    /// Originals handed to the shell, by hint id, until `onSent` reports the outcome.
-    private var sending: [String: PendingHint] = [:]
     private var dropReasons: [String: Int] = [:]
 
     struct Delayed: Sendable {
         var due: Double
         var arrival: Int
-        var device: String
+        var slot: Int
         var pending: PendingHint
         var reorder: Bool
     }
@@ -123,22 +127,28 @@ public struct BrokerInstance: Sendable {
             return refusal(.invalid, "register: device \"\(device)\" is \(entry.platform.rawValue) in the accounts "
                 + "file, not \(register.platform.rawValue)", socket: .devices, peer: peer, device: device)
         }
-        let replaced = devices[device] != nil
-        if replaced {
-            devices[device]!.peer = peer
+        let replaced = slots[device] != nil
+        let slot: Int
+        if let known = slots[device] {
+            slot = known
+            devices[slot].peer = peer
         } else {
             let kind = profiles.kind(for: entry.platform)
-            devices[device] = DeviceRecord(id: device, account: entry.account, platform: entry.platform, peer: peer,
-                                           profile: DeliveryProfile(kind, settings: profiles))
+            slot = devices.count
+            devices.append(DeviceRecord(id: device, account: entry.account, platform: entry.platform, peer: peer,
+                                        profile: DeliveryProfile(kind, settings: profiles)))
+            slots[device] = slot
+            let byID = { (other: Int) in self.devices[other].id > device }
+            sortedSlots.insert(slot, at: sortedSlots.firstIndex(where: byID) ?? sortedSlots.endIndex)
             var list = registeredByAccount[entry.account] ?? []
-            list.insert(device, at: list.firstIndex(where: { $0 > device }) ?? list.endIndex)
+            list.insert(slot, at: list.firstIndex(where: byID) ?? list.endIndex)
             registeredByAccount[entry.account] = list
         }
         return [
             .log(type: "device.registered", fields: [
                 ("device", .string(device)), ("account", .string(entry.account)),
                 ("platform", .string(entry.platform.rawValue)),
-                ("profile", .string(devices[device]!.profile.kind.rawValue)), ("replaced", .bool(replaced)),
+                ("profile", .string(devices[slot].profile.kind.rawValue)), ("replaced", .bool(replaced)),
                 ("peer", .string(PeerName.describe(peer))),
             ]),
             .reply(socket: .devices, peer: peer, message: .registered(Registered(device: device))),
@@ -147,7 +157,7 @@ public struct BrokerInstance: Sendable {
 
     /// A registered device reports what its OS sees. Only the connection that registered the device may.
     public mutating func onDeviceState(_ state: DeviceState, peer: [UInt8], now: Double) -> [BrokerDirective] {
-        guard let record = devices[state.device], record.peer == peer else {
+        guard let slot = slots[state.device], devices[slot].peer == peer else {
             return refusal(.notAuthenticated, "deviceState: device \"\(state.device)\" has not registered from this "
                 + "connection; send register first", socket: .devices, peer: peer, device: state.device)
         }
@@ -159,8 +169,8 @@ public struct BrokerInstance: Sendable {
                 ("refreshOff", .bool(state.refreshOff)),
             ])
         ]
-        devices[state.device]!.conditions = conditions
-        withProfile(of: state.device, now: now, into: &out) { profile in
+        devices[slot].conditions = conditions
+        withProfile(of: slot, now: now, into: &out) { profile in
             profile.conditionsChanged(to: conditions, now: now)
         }
         return out
@@ -172,18 +182,24 @@ public struct BrokerInstance: Sendable {
             return refusal(.invalid, "notice: unknown account \"\(notice.account)\"", socket: nil, peer: nil)
         }
         latestHead[notice.account] = max(latestHead[notice.account] ?? 0, notice.head)
-        let targets = (registeredByAccount[notice.account] ?? []).filter { $0 != notice.origin }
+        let targets = (registeredByAccount[notice.account] ?? []).filter { devices[$0].id != notice.origin }
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
-        var out: [BrokerDirective] = [
-            .log(type: "notice.received", fields: [
-                ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
-                ("seqs", seqs), ("hints", .int(targets.count)),
-            ])
-        ]
-        for device in targets {
-            let pending = accept(device: device, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
-                                 now: now, into: &out)
-            enterChaos(pending, device: device, now: now, into: &out)
+        var out: [BrokerDirective] = []
+        out.reserveCapacity(1 + 2 * targets.count)
+        out.append(.log(type: "notice.received", fields: [
+            ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
+            ("seqs", seqs), ("hints", .int(targets.count)),
+        ]))
+        // Every hint of the notice is accepted before the first goes on: the shell writes their events with one
+        // write(2) before the sends, instead of one write per hint.
+        var accepted: [PendingHint] = []
+        accepted.reserveCapacity(targets.count)
+        for slot in targets {
+            accepted.append(accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
+                                   now: now, into: &out))
+        }
+        for (slot, pending) in zip(targets, accepted) {
+            enterChaos(pending, slot: slot, now: now, into: &out)
         }
         return out
     }
@@ -191,38 +207,39 @@ public struct BrokerInstance: Sendable {
     /// The shell tried to send a hint the instance asked for; `failure` is nil when libzmq took it.
     public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?,
                                 now: Double) -> [BrokerDirective] {
-        guard devices[device] != nil else { return [] }
+        var out: [BrokerDirective] = []
+        onSent(device: device, hint: hint, copy: copy, failure: failure, now: now, into: &out)
+        return out
+    }
+
+    /// `onSent` appending to `out`: the shell reuses one array for the outcome of every send.
+    public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?, now: Double,
+                                into out: inout [BrokerDirective]) {
+        guard let slot = slots[device] else { return }
         switch copy {
         case .original:
-            guard let pending = sending.removeValue(forKey: hint.hint) else { return [] }
-            devices[device]!.sendingCount -= 1
+            guard let index = devices[slot].sending.firstIndex(where: { $0.id == hint.hint }) else { return }
+            let pending = devices[slot].sending.remove(at: index)
             if let failure {
-                var out: [BrokerDirective] = []
-                drop(pending, device: device, reason: failure.rawValue, into: &out)
-                return out
+                drop(pending, slot: slot, reason: failure.rawValue, into: &out)
+                return
             }
-            devices[device]!.counters.delivered += 1
-            return [
-                .log(type: "hint.delivered", fields: [
-                    ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-                    ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
-                ])
-            ]
+            devices[slot].counters.delivered += 1
+            out.append(.log(type: "hint.delivered", fields: [
+                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+                ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
+            ]))
         case .duplicate:
             if let failure {
-                return [
-                    .log(type: "hint.duplicateFailed", fields: [
-                        ("hint", .string(hint.hint)), ("device", .string(device)),
-                        ("reason", .string(failure.rawValue)),
-                    ])
-                ]
+                out.append(.log(type: "hint.duplicateFailed", fields: [
+                    ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
+                ]))
+                return
             }
-            devices[device]!.counters.duplicated += 1
-            return [
-                .log(type: "hint.duplicated", fields: [
-                    ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-                ])
-            ]
+            devices[slot].counters.duplicated += 1
+            out.append(.log(type: "hint.duplicated", fields: [
+                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+            ]))
         }
     }
 
@@ -233,19 +250,19 @@ public struct BrokerInstance: Sendable {
         let due = delayed.prefix(while: { $0.due <= now })
         delayed.removeFirst(due.count)
         for item in due {
-            devices[item.device]!.delayedCount -= 1
-            arrive(item.pending, device: item.device, reorder: item.reorder, now: now, into: &out)
+            devices[item.slot].delayedCount -= 1
+            arrive(item.pending, slot: item.slot, reorder: item.reorder, now: now, into: &out)
         }
-        for device in devices.keys.sorted() {
-            let parked = devices[device]!.parked
+        for slot in sortedSlots {
+            let parked = devices[slot].parked
             if parked.contains(where: { $0.releaseAt <= now }) {
-                devices[device]!.parked = parked.filter { $0.releaseAt > now }
+                devices[slot].parked = parked.filter { $0.releaseAt > now }
                 for item in parked where item.releaseAt <= now {
-                    offer(item.pending, device: device, now: now, into: &out)
+                    offer(item.pending, slot: slot, now: now, into: &out)
                 }
             }
-            let conditions = devices[device]!.conditions
-            withProfile(of: device, now: now, into: &out) { profile in profile.tick(conditions, now: now) }
+            let conditions = devices[slot].conditions
+            withProfile(of: slot, now: now, into: &out) { profile in profile.tick(conditions, now: now) }
         }
         if let next = nextDeadline {
             out.append(.scheduleTick(at: next))
@@ -284,19 +301,19 @@ public struct BrokerInstance: Sendable {
 
     /// The counters over every device; `balances` holds between any two events.
     public var counters: HintCounters {
-        devices.values.reduce(HintCounters()) { $0 + $1.settledCounters }
+        devices.reduce(HintCounters()) { $0 + $1.settledCounters }
     }
 
     /// One device's counters, if it registered.
     public func counters(for device: String) -> HintCounters? {
-        devices[device]?.settledCounters
+        slots[device].map { devices[$0].settledCounters }
     }
 
     /// The `stats` control reply: `hints` (the report's counters), `dropReasons`, `devices` and `chaos`.
     public var stats: JSONValue {
-        let perDevice = devices.keys.sorted().map { id -> (String, JSONValue) in
-            let record = devices[id]!
-            return (id, .object([
+        let perDevice = sortedSlots.map { slot -> (String, JSONValue) in
+            let record = devices[slot]
+            return (record.id, .object([
                 ("account", .string(record.account)), ("platform", .string(record.platform.rawValue)),
                 ("profile", .string(record.profile.kind.rawValue)),
             ] + record.settledCounters.fields))
@@ -312,14 +329,14 @@ public struct BrokerInstance: Sendable {
 
     // MARK: - The path of a hint
 
-    private mutating func accept(device: String, head: Int, origin: String, seqs: JSONValue, resync: Bool,
+    private mutating func accept(slot: Int, head: Int, origin: String, seqs: JSONValue, resync: Bool,
                                  now: Double, into out: inout [BrokerDirective]) -> PendingHint {
         hintNumber += 1
-        let account = devices[device]!.account
+        let account = devices[slot].account
         let hint = Hint(hint: "h-\(hintNumber)", account: account, head: head)
-        devices[device]!.counters.accepted += 1
+        devices[slot].counters.accepted += 1
         var fields: [(String, JSONValue)] = [
-            ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(account)),
+            ("hint", .string(hint.hint)), ("device", .string(devices[slot].id)), ("account", .string(account)),
             ("head", .int(head)), ("origin", .string(origin)), ("seqs", seqs),
         ]
         if resync { fields.append(("reason", "resync")) }
@@ -327,139 +344,138 @@ public struct BrokerInstance: Sendable {
         return PendingHint(hint: hint, acceptedAt: now)
     }
 
-    private func chaosSettings(for device: String) -> ChaosSettings {
-        chaosByDevice[device] ?? chaos
+    private func chaosSettings(for slot: Int) -> ChaosSettings {
+        chaosByDevice.isEmpty ? chaos : chaosByDevice[devices[slot].id] ?? chaos
     }
 
     /// Chaos sits between the server and the profile: a hint may be lost, delayed or held back for reordering before
     /// the push service's rules see it. Draws happen in a fixed order (loss, delay, reorder) per hint.
-    private mutating func enterChaos(_ pending: PendingHint, device: String, now: Double,
+    private mutating func enterChaos(_ pending: PendingHint, slot: Int, now: Double,
                                      into out: inout [BrokerDirective]) {
-        let settings = chaosSettings(for: device)
+        let settings = chaosSettings(for: slot)
         if generator.chance(settings.loss) {
-            drop(pending, device: device, reason: "chaos-loss", into: &out)
+            drop(pending, slot: slot, reason: "chaos-loss", into: &out)
             return
         }
         let delay = settings.drawDelay(&generator)
         let reorder = generator.chance(settings.reorder)
         guard delay > 0 else {
-            arrive(pending, device: device, reorder: reorder, now: now, into: &out)
+            arrive(pending, slot: slot, reorder: reorder, now: now, into: &out)
             return
         }
         arrivals += 1
-        let item = Delayed(due: now + delay, arrival: arrivals, device: device, pending: pending, reorder: reorder)
+        let item = Delayed(due: now + delay, arrival: arrivals, slot: slot, pending: pending, reorder: reorder)
         delayed.insert(item, at: delayed.firstIndex(where: { $0.due > item.due }) ?? delayed.endIndex)
-        devices[device]!.delayedCount += 1
-        held(pending, device: device, reason: "chaos-delay", extra: [("untilSec", .double(roundedSeconds(item.due)))],
+        devices[slot].delayedCount += 1
+        held(pending, slot: slot, reason: "chaos-delay", extra: [("untilSec", .double(roundedSeconds(item.due)))],
              into: &out)
         out.append(.scheduleTick(at: item.due))
     }
 
     /// A hint reaches the profile, unless chaos holds it back until the device's next hint has overtaken it.
-    private mutating func arrive(_ pending: PendingHint, device: String, reorder: Bool, now: Double,
+    private mutating func arrive(_ pending: PendingHint, slot: Int, reorder: Bool, now: Double,
                                  into out: inout [BrokerDirective]) {
         if reorder {
             let releaseAt = now + reorderWindowSec
-            devices[device]!.parked.append((pending, releaseAt))
-            held(pending, device: device, reason: "chaos-reorder", into: &out)
+            devices[slot].parked.append((pending, releaseAt))
+            held(pending, slot: slot, reason: "chaos-reorder", into: &out)
             out.append(.scheduleTick(at: releaseAt))
             return
         }
-        offer(pending, device: device, now: now, into: &out)
-        let parked = devices[device]!.parked
+        offer(pending, slot: slot, now: now, into: &out)
+        let parked = devices[slot].parked
         guard !parked.isEmpty else { return }
-        devices[device]!.parked = []
+        devices[slot].parked = []
         for item in parked {
-            offer(item.pending, device: device, now: now, into: &out)
+            offer(item.pending, slot: slot, now: now, into: &out)
         }
     }
 
-    private mutating func offer(_ pending: PendingHint, device: String, now: Double,
+    private mutating func offer(_ pending: PendingHint, slot: Int, now: Double,
                                 into out: inout [BrokerDirective]) {
-        let conditions = devices[device]!.conditions
-        withProfile(of: device, now: now, into: &out) { profile in profile.offer(pending, conditions, now: now) }
+        let conditions = devices[slot].conditions
+        withProfile(of: slot, now: now, into: &out) { profile in profile.offer(pending, conditions, now: now) }
     }
 
     /// Runs one profile step and carries out its decisions; asks for a tick when the profile's deadline moved.
-    private mutating func withProfile(of device: String, now: Double, into out: inout [BrokerDirective],
+    private mutating func withProfile(of slot: Int, now: Double, into out: inout [BrokerDirective],
                                       _ step: (inout DeliveryProfile) -> [ProfileDecision]) {
-        let before = devices[device]!.profile.nextDeadline
-        let decisions = step(&devices[device]!.profile)
+        let before = devices[slot].profile.nextDeadline
+        let decisions = step(&devices[slot].profile)
         for decision in decisions {
-            apply(decision, device: device, now: now, into: &out)
+            apply(decision, slot: slot, now: now, into: &out)
         }
-        if let after = devices[device]!.profile.nextDeadline, after != before {
+        if let after = devices[slot].profile.nextDeadline, after != before {
             out.append(.scheduleTick(at: after))
         }
     }
 
-    private mutating func apply(_ decision: ProfileDecision, device: String, now: Double,
+    private mutating func apply(_ decision: ProfileDecision, slot: Int, now: Double,
                                 into out: inout [BrokerDirective]) {
         switch decision {
         case .deliver(let pending):
-            send(pending, device: device, into: &out)
+            send(pending, slot: slot, into: &out)
         case .hold(let pending, let reason):
-            held(pending, device: device, reason: reason, into: &out)
+            held(pending, slot: slot, reason: reason, into: &out)
         case .coalesce(let pending, let by):
-            devices[device]!.counters.coalesced += 1
+            devices[slot].counters.coalesced += 1
             out.append(.log(type: "hint.coalesced", fields: [
-                ("hint", .string(pending.id)), ("device", .string(device)), ("by", .string(by)),
+                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("by", .string(by)),
             ]))
         case .throttle(let pending):
-            devices[device]!.counters.throttled += 1
+            devices[slot].counters.throttled += 1
             out.append(.log(type: "hint.throttled", fields: [
-                ("hint", .string(pending.id)), ("device", .string(device)), ("reason", "background-budget"),
+                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "background-budget"),
             ]))
         case .discard(let pending, let reason):
-            devices[device]!.counters.discarded += 1
+            devices[slot].counters.discarded += 1
             out.append(.log(type: "hint.discarded", fields: [
-                ("hint", .string(pending.id)), ("device", .string(device)), ("reason", .string(reason)),
+                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
             ]))
         case .drop(let pending, let reason):
-            drop(pending, device: device, reason: reason, into: &out)
+            drop(pending, slot: slot, reason: reason, into: &out)
         case .expire(let pending):
-            devices[device]!.counters.expired += 1
+            devices[slot].counters.expired += 1
             out.append(.log(type: "hint.expired", fields: [
-                ("hint", .string(pending.id)), ("device", .string(device)), ("reason", "ttl"),
+                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "ttl"),
                 ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
             ]))
         case .resync:
-            let account = devices[device]!.account
-            let pending = accept(device: device, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
+            let account = devices[slot].account
+            let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
                                  resync: true, now: now, into: &out)
-            send(pending, device: device, into: &out)
+            send(pending, slot: slot, into: &out)
         }
     }
 
     /// Hands a hint to the shell; chaos may send it twice.
-    private mutating func send(_ pending: PendingHint, device: String, into out: inout [BrokerDirective]) {
-        let peer = devices[device]!.peer
-        sending[pending.id] = pending
-        devices[device]!.sendingCount += 1
-        out.append(.deliver(device: device, peer: peer, hint: pending.hint, copy: .original))
-        if generator.chance(chaosSettings(for: device).duplicate) {
-            out.append(.deliver(device: device, peer: peer, hint: pending.hint, copy: .duplicate))
+    private mutating func send(_ pending: PendingHint, slot: Int, into out: inout [BrokerDirective]) {
+        let peer = devices[slot].peer
+        devices[slot].sending.append(pending)
+        out.append(.deliver(device: devices[slot].id, peer: peer, hint: pending.hint, copy: .original))
+        if generator.chance(chaosSettings(for: slot).duplicate) {
+            out.append(.deliver(device: devices[slot].id, peer: peer, hint: pending.hint, copy: .duplicate))
         }
     }
 
-    private mutating func drop(_ pending: PendingHint, device: String, reason: String,
+    private mutating func drop(_ pending: PendingHint, slot: Int, reason: String,
                                into out: inout [BrokerDirective]) {
-        devices[device]!.counters.dropped += 1
+        devices[slot].counters.dropped += 1
         dropReasons[reason, default: 0] += 1
         out.append(.log(type: "hint.dropped", fields: [
-            ("hint", .string(pending.id)), ("device", .string(device)), ("reason", .string(reason)),
+            ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ]))
     }
 
-    private func held(_ pending: PendingHint, device: String, reason: String, extra: [(String, JSONValue)] = [],
+    private func held(_ pending: PendingHint, slot: Int, reason: String, extra: [(String, JSONValue)] = [],
                       into out: inout [BrokerDirective]) {
         out.append(.log(type: "hint.held", fields: [
-            ("hint", .string(pending.id)), ("device", .string(device)), ("reason", .string(reason)),
+            ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ] + extra))
     }
 
     private var nextDeadline: Double? {
-        let deadlines = [delayed.first?.due] + devices.values.map(\.nextDeadline)
+        let deadlines = [delayed.first?.due] + devices.map(\.nextDeadline)
         return deadlines.compactMap { $0 }.min()
     }
 

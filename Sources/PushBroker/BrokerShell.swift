@@ -18,6 +18,12 @@ public final class BrokerShell {
     /// The earliest simulated second the instance asked to be ticked at.
     private var wakeAt: Double?
     private var stopping = false
+    /// Events were emitted that the next send may make visible: flush them before it.
+    private var flushBeforeSend = false
+    /// The outcome of one send, reused for every send.
+    private var sendOutcome: [BrokerDirective] = []
+    /// The header frame of every hint.
+    private let hintHeader = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0]
 
     /// Messages read from one socket before looking at the others, so a flood of notices cannot starve control.
     static let batch = 256
@@ -108,7 +114,14 @@ public final class BrokerShell {
         return Int(min(max(ms, 0), Double(Self.maxPollMs)))
     }
 
+    /// Reads up to `batch` messages. Their events are held and written with one `write(2)` before each send that
+    /// they may precede (a notice's accepted hints go out together), and the rest when the batch ends.
     private func drain(_ socket: Socket) throws {
+        events.hold()
+        defer {
+            events.release()
+            flushBeforeSend = false
+        }
         for _ in 0..<Self.batch {
             guard let frames = try socket.receive(dontWait: true) else { return }
             let now = clock.now()
@@ -124,15 +137,22 @@ public final class BrokerShell {
     }
 
     /// Interprets directives in order; a send's outcome goes back to the instance before the next directive.
-    private func carryOut(_ directives: [BrokerDirective]) {
+    /// `outcome`: these report a send that already happened, so their events need not reach the file before the next
+    /// send (it is not their effect); the end of the batch or the next flush writes them.
+    private func carryOut(_ directives: [BrokerDirective], outcome: Bool = false) {
         for directive in directives {
             switch directive {
             case let .deliver(device, peer, hint, copy):
-                let failure = send([peer] + Codec.encode(.hint(hint)), on: devices)
-                carryOut(instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now()))
+                flushIfNeeded()
+                let failure = send([peer, hintHeader, Codec.body(of: .hint(hint))], on: devices)
+                sendOutcome.removeAll(keepingCapacity: true)
+                instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now(),
+                                into: &sendOutcome)
+                carryOut(sendOutcome, outcome: true)
             case let .reply(socket, peer, message):
                 let target: Socket? = socket == .devices ? devices : control
                 if let target {
+                    flushIfNeeded()
                     // A peer that left before its answer is nobody's loss: its request changed nothing or is logged.
                     _ = send([peer] + Codec.encode(message), on: target)
                 }
@@ -140,10 +160,17 @@ public final class BrokerShell {
                 wakeAt = min(wakeAt ?? at, at)
             case let .log(type, fields):
                 events.emit(type, fields)
+                if !outcome { flushBeforeSend = true }
             case .stop:
                 stopping = true
             }
         }
+    }
+
+    private func flushIfNeeded() {
+        guard flushBeforeSend else { return }
+        events.flush()
+        flushBeforeSend = false
     }
 
     /// Sends without blocking; nil when libzmq took the message.

@@ -16,8 +16,9 @@ struct DeviceRecord: Sendable {
     var delayedCount = 0
     /// Hints chaos holds back until the device's next hint overtakes them, with the second they go anyway.
     var parked: [(pending: PendingHint, releaseAt: Double)] = []
-    /// Hints handed to the shell whose send outcome has not come back.
-    var sendingCount = 0
+    /// Hints handed to the shell whose send outcome has not come back (the outcome comes back before the next event,
+    /// so this holds one or two).
+    var sending: [PendingHint] = []
 
     init(id: String, account: String, platform: Platform, peer: [UInt8], profile: DeliveryProfile) {
         self.id = id
@@ -27,7 +28,7 @@ struct DeviceRecord: Sendable {
         self.profile = profile
     }
 
-    var heldCount: Int { profile.heldCount + delayedCount + parked.count + sendingCount }
+    var heldCount: Int { profile.heldCount + delayedCount + parked.count + sending.count }
 
     /// The counters with `held` filled in.
     var settledCounters: HintCounters {

@@ -9,7 +9,8 @@ public enum Codec {
         return [header, body(of: message)]
     }
 
-    static func body(of message: Message) -> [UInt8] {
+    /// The body frame of `message` alone: a sender of many messages of one type reuses their header frame.
+    public static func body(of message: Message) -> [UInt8] {
         // The hot bodies are written by hand, byte for byte what JSONEncoder writes (CodecFastPathTests compare).
         if let bytes = BodyWriter.body(of: message) { return bytes }
         return foundationBody(of: message)

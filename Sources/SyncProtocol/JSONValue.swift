@@ -155,6 +155,8 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
             if v.isFinite {
                 if v == v.rounded() && abs(v) < 1e15 {
                     JSONValue.writeInteger(Int(v), to: &out)
+                } else if let thousandths = JSONValue.exactThousandths(v) {
+                    JSONValue.writeThousandths(thousandths, to: &out)
                 } else {
                     out.append(contentsOf: String(v).utf8)
                 }
@@ -178,6 +180,29 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
                 pair.1.write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `v * 1000` when `v` is the Double nearest to a whole number of thousandths (the rounded seconds of events),
+    /// whose shortest spelling is then that number's decimal one.
+    static func exactThousandths(_ v: Double) -> Int? {
+        let scaled = (v * 1000).rounded()
+        guard abs(scaled) < 1e12, scaled / 1000 == v else { return nil }
+        return Int(scaled)
+    }
+
+    /// `thousandths / 1000` in decimal, trailing zeros left out, as `String(Double)` spells it: "12.5", "-0.035".
+    static func writeThousandths(_ thousandths: Int, to out: inout [UInt8]) {
+        if thousandths < 0 && thousandths > -1000 { out.append(UInt8(ascii: "-")) }
+        writeInteger(thousandths / 1000, to: &out)
+        var fraction = abs(thousandths % 1000)
+        guard fraction != 0 else { return }
+        out.append(UInt8(ascii: "."))
+        var divisor = 100
+        while fraction != 0 {
+            out.append(UInt8(ascii: "0") + UInt8(fraction / divisor))
+            fraction %= divisor
+            divisor /= 10
         }
     }
 

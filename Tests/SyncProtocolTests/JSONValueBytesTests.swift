@@ -22,4 +22,23 @@ struct JSONValueBytesTests {
             #expect(String(decoding: bytes, as: UTF8.self) == text)
         }
     }
+
+    @Test("seconds rounded to thousandths are spelled as String(Double) spells them")
+    func thousandthsMatchText() {
+        var seconds: [Double] = [0.001, -0.001, 0.1, 0.01, 0.999, 1.5, -1.5, 12.345, 1e9 + 0.001, -0.035, 0.1 + 0.2]
+        var state: UInt64 = 7
+        for _ in 0..<20_000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let thousandths = Double(Int(state >> 20) % 20_000_000_000 - 10_000_000_000)
+            seconds.append(thousandths / 1000)
+            seconds.append((thousandths / 1000_000).rounded(.towardZero) / 1000)
+        }
+        for value in seconds {
+            var text = ""
+            JSONValue.double(value).write(to: &text)
+            var bytes: [UInt8] = []
+            JSONValue.double(value).write(to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == text, "\(value)")
+        }
+    }
 }
