@@ -83,7 +83,9 @@ struct Bench {
         let server = ChildProcess(name: "server", executable: "\(bin)/synclab-server",
                                   arguments: ["--db", "\(folder)/server.sqlite", "--listen", listen,
                                               "--accounts", "\(folder)/accounts.json",
-                                              "--control", "ipc://\(folder)/control.sock"],
+                                              "--control", "ipc://\(folder)/control.sock",
+                                              // As in every lab run: each event is written to its file.
+                                              "--events", "\(folder)/events.jsonl"],
                                   logPath: "\(folder)/server.log")
         try server.start()
         defer { server.signal(SIGTERM); if !server.wait(timeout: 5) { server.killNow() } }
@@ -150,7 +152,9 @@ struct Bench {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let peers = 20
         // Enough notices that both sides run for seconds, not a fraction of one (the same count of messages each).
-        let notices = quick ? 500 : 100_000
+        let notices = quick ? 500 : 25_000
+        // Half a million hints make a file of ~200 MB of events: written as in a run, then not kept.
+        defer { try? FileManager.default.removeItem(atPath: "\(folder)/events.jsonl") }
         let devices = (0..<peers).map { #"{"id":"p\#($0)","platform":"android","token":"t-\#($0)"}"# }
         try #"{"accounts":[{"id":"bench","devices":[\#(devices.joined(separator: ","))]}]}"#
             .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
@@ -159,7 +163,9 @@ struct Bench {
         let broker = ChildProcess(name: "broker", executable: "\(bin)/synclab-broker",
                                   arguments: ["--listen", listen, "--notices", noticesEndpoint,
                                               "--accounts", "\(folder)/accounts.json",
-                                              "--control", "ipc://\(folder)/control.sock"],
+                                              "--control", "ipc://\(folder)/control.sock",
+                                              // As in every lab run: each event is written to its file.
+                                              "--events", "\(folder)/events.jsonl"],
                                   logPath: "\(folder)/broker.log")
         try broker.start()
         defer { broker.signal(SIGTERM); if !broker.wait(timeout: 5) { broker.killNow() } }
