@@ -4,6 +4,9 @@ import SyncProtocol
 /// The verdict and figures of a run, written as `report.json` (the contract of DESIGN.md), `report.md`,
 /// `report.html` and a terminal summary.
 public struct Report {
+    /// Devices listed one by one in report.md's passes table; more are summarized in one row.
+    static let devicesListed = 40
+
     let data: RunData
     let invariants: [InvariantResult]
     let figures: RunFigures
@@ -125,7 +128,17 @@ public struct Report {
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
         md += "\n## Passes by trigger\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
         md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 1) + "\n"
-        for device in data.devices {
+        // A row per device up to a screenful; beyond, the first and last few and the rest summed (report.json has
+        // every device).
+        let listed = data.devices.count <= Self.devicesListed ? data.devices[...]
+            : data.devices.prefix(Self.devicesListed / 2) + data.devices.suffix(Self.devicesListed / 2)
+        for (index, device) in listed.enumerated() {
+            if index == Self.devicesListed / 2 && data.devices.count > Self.devicesListed {
+                let middle = data.devices.dropFirst(Self.devicesListed / 2).dropLast(Self.devicesListed / 2)
+                let sums = triggers.map { trigger in middle.reduce(0) { $0 + (f.passesByDevice[$1.id]?[trigger] ?? 0) } }
+                md += "| … \(middle.count) more devices | | " + sums.map(String.init).joined(separator: " | ")
+                    + " | \(sums.reduce(0, +)) |\n"
+            }
             let row = f.passesByDevice[device.id] ?? [:]
             md += "| \(device.id) | \(device.platform.rawValue) | " + triggers.map { "\(row[$0] ?? 0)" }.joined(separator: " | ")
                 + " | \(row.values.reduce(0, +)) |\n"
