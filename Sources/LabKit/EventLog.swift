@@ -11,22 +11,18 @@ public final class EventLog: @unchecked Sendable {
     private let fd: Int32
     private let lock = NSLock()
     private let echo: Bool
-    /// `process` as a JSON string, written once: it is the same on every line.
-    private let processJSON: [UInt8]
-    private static let wallPrefix = Array("{\"wall\":".utf8)
-    private static let simPrefix = Array(",\"sim\":".utf8)
-    private static let procPrefix = Array(",\"proc\":".utf8)
-    private static let typePrefix = Array(",\"type\":".utf8)
-    private static let lineEnd = Array("}\n".utf8)
+    /// `,"proc":"<process>","type":"`, the same on every line, written once.
+    private let procJSON: [UInt8]
 
     /// Opens (creating, appending) `path`; nil path means events go nowhere but `echo` to stderr.
     public init(path: String?, process: String, clock: SimClock, echo: Bool = false) throws {
         self.process = process
         self.clock = clock
         self.echo = echo
-        var processJSON: [UInt8] = []
-        JSONValue.writeString(process, to: &processJSON)
-        self.processJSON = processJSON
+        var procJSON = Array(",\"proc\":".utf8)
+        JSONValue.writeString(process, to: &procJSON)
+        procJSON.append(contentsOf: ",\"type\":".utf8)
+        self.procJSON = procJSON
         if let path {
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
@@ -39,11 +35,11 @@ public final class EventLog: @unchecked Sendable {
     }
 
     /// Lines emitted while held, not yet written.
-    private var pending: [UInt8] = []
+    private var pending = EventFields()
     private var holdDepth = 0
 
     deinit {
-        if !pending.isEmpty && fd >= 0 { writeAll(fd, pending) }
+        writePending()
         if fd >= 0 { close(fd) }
     }
 
@@ -74,74 +70,70 @@ public final class EventLog: @unchecked Sendable {
     }
 
     private func writePending() {
-        guard !pending.isEmpty else { return }
-        if fd >= 0 { writeAll(fd, pending) }
-        pending.removeAll(keepingCapacity: true)
+        guard pending.count > 0 else { return }
+        if fd >= 0 { writeAll(fd, pending.bytes(from: 0)) }
+        pending.removeAll()
     }
 
     /// Records an event of `type` with `fields` (in order, after the four standard ones).
     public func emit(_ type: String, _ fields: [(String, JSONValue)] = []) {
+        emitLine { line in
+            line.appendString(type)
+            for (key, value) in fields {
+                line.appendKey(key)
+                line.appendValue(value)
+            }
+        }
+    }
+
+    /// Records an event of `type` whose fields `fields` adds, in order, after the four standard ones: the line is
+    /// written straight into the pending bytes, with no field list built. For the events of every hint, op and page.
+    /// `fields` runs under the log's lock: it must not emit.
+    public func emit(_ type: StaticString, _ fields: (inout EventFields) -> Void) {
+        emitLine { line in
+            assert(EventFields.isPlainName(type), "event type \(type) must be a plain ASCII name")
+            line.append(UInt8(ascii: "\""))
+            line.appendStatic(type)
+            line.append(UInt8(ascii: "\""))
+            fields(&line)
+        }
+    }
+
+    /// Writes `{"wall":…,"sim":…,"proc":…,"type":`, then what `body` adds (the type and the fields), then `}` and a
+    /// newline, onto the pending lines; writes them out unless held.
+    private func emitLine(_ body: (inout EventFields) -> Void) {
         // A process started without an event file (a bench, a hand run) does not pay for lines nobody reads.
         guard fd >= 0 || echo else { return }
         let wall = SimClock.wallMicros()
         lock.lock()
         defer { lock.unlock() }
-        // Built as bytes, not a String, straight onto the pending lines: the line costs a few appends per field,
-        // which matters when every hint and every op writes one (the broker spent half its time building event
-        // lines as Strings). The bytes are moved out of the property and back, so each append is a local one.
-        var line = pending
-        pending = []
-        let start = line.count
-        line.append(contentsOf: Self.wallPrefix)
-        JSONValue.writeInteger(Int(wall), to: &line)
-        line.append(contentsOf: Self.simPrefix)
-        Self.writeSim((clock.sim(atWall: wall) * 1000).rounded(), to: &line)
-        line.append(contentsOf: Self.procPrefix)
-        line.append(contentsOf: processJSON)
-        line.append(contentsOf: Self.typePrefix)
-        JSONValue.writeString(type, to: &line)
-        for (key, value) in fields {
-            line.append(UInt8(ascii: ","))
-            JSONValue.writeString(key, to: &line)
-            line.append(UInt8(ascii: ":"))
-            value.write(to: &line)
-        }
-        line.append(contentsOf: Self.lineEnd)
-        pending = line
-        if echo { Output.stderr(String(decoding: pending[start...], as: UTF8.self)) }
+        let start = pending.count
+        pending.appendStatic("{\"wall\":")
+        pending.appendInteger(Int(wall))
+        pending.appendStatic(",\"sim\":")
+        Self.writeSim((clock.sim(atWall: wall) * 1000).rounded(), to: &pending)
+        pending.append(procJSON)
+        body(&pending)
+        pending.appendStatic("}\n")
+        if echo { Output.stderr(String(decoding: pending.bytes(from: start), as: UTF8.self)) }
         if holdDepth == 0 { writePending() }
     }
 
     /// Writes `millis / 1000` (`millis` a whole number) as `JSONValue.double(millis / 1000)` writes it, without
     /// formatting a Double: at most three decimals, trailing zeros dropped. Far-off values take the general path.
-    static func writeSim(_ millis: Double, to line: inout [UInt8]) {
+    static func writeSim(_ millis: Double, to line: inout EventFields) {
         guard millis.isFinite, abs(millis) < 1e12 else {
-            JSONValue.double(millis / 1000).write(to: &line)
+            line.appendValue(.double(millis / 1000))
             return
         }
-        let whole = Int(millis)
-        let magnitude = whole.magnitude
-        var fraction = Int(magnitude % 1000)
-        if whole < 0 && fraction != 0 {
-            // -0.5 has no negative whole part to carry the sign.
-            line.append(UInt8(ascii: "-"))
-            JSONValue.writeInteger(Int(magnitude / 1000), to: &line)
-        } else {
-            JSONValue.writeInteger(whole / 1000, to: &line)
-        }
-        guard fraction != 0 else { return }
-        line.append(UInt8(ascii: "."))
-        var digits = 3
-        while fraction % 10 == 0 {
-            fraction /= 10
-            digits -= 1
-        }
-        var divisor = 1
-        for _ in 1..<digits { divisor *= 10 }
-        while divisor > 0 {
-            line.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
-        }
+        line.appendThousandths(Int(millis))
+    }
+
+    /// `writeSim` onto an array (for tests).
+    static func writeSim(_ millis: Double, to bytes: inout [UInt8]) {
+        var line = EventFields(capacity: 32)
+        writeSim(millis, to: &line)
+        bytes.append(contentsOf: line.bytes(from: 0))
     }
 }
 

@@ -11,6 +11,12 @@ public enum BrokerDirective: Sendable {
     case scheduleTick(at: Double)
     /// Write an event.
     case log(type: String, fields: [(String, JSONValue)])
+    /// Write `hint.accepted` for `hint`, accepted for `device` from `origin`'s notice of changes `seqs`; `resync`
+    /// adds `"reason":"resync"`. Typed, unlike `log`: the shell writes the line from these values, with no field list
+    /// built for every hint.
+    case hintAccepted(hint: Hint, device: String, origin: String, seqs: JSONValue, resync: Bool)
+    /// Write `hint.delivered`: libzmq took `hint` for `device`, `waitedSec` simulated seconds after it was accepted.
+    case hintDelivered(hint: Hint, device: String, waitedSec: Double)
     /// Stop serving: close the sockets, write `process.stopped`, exit 0.
     case stop
 }
@@ -26,9 +32,14 @@ extension BrokerDirective: Equatable {
             return a1 == a2
         case let (.log(t1, f1), .log(t2, f2)):
             return t1 == t2 && JSONValue.object(f1) == JSONValue.object(f2)
+        case let (.hintAccepted(h1, d1, o1, s1, r1), .hintAccepted(h2, d2, o2, s2, r2)):
+            return h1 == h2 && d1 == d2 && o1 == o2 && s1 == s2 && r1 == r2
+        case let (.hintDelivered(h1, d1, w1), .hintDelivered(h2, d2, w2)):
+            return h1 == h2 && d1 == d2 && w1 == w2
         case (.stop, .stop):
             return true
-        case (.deliver, _), (.reply, _), (.scheduleTick, _), (.log, _), (.stop, _):
+        case (.deliver, _), (.reply, _), (.scheduleTick, _), (.log, _), (.hintAccepted, _), (.hintDelivered, _),
+             (.stop, _):
             return false
         }
     }
@@ -44,10 +55,33 @@ extension BrokerDirective: CustomStringConvertible {
             return "reply on \(socket.rawValue) to \(PeerName.describe(peer)): \(message.type)"
         case let .scheduleTick(at):
             return "tick at \(at)"
-        case let .log(type, fields):
+        case .log, .hintAccepted, .hintDelivered:
+            guard let (type, fields) = event else { return "" }
             return "\(type) \(JSONValue.object(fields))"
         case .stop:
             return "stop"
+        }
+    }
+}
+
+extension BrokerDirective {
+    /// The event a directive writes, as type and fields in the order of the line; nil when it writes none.
+    public var event: (type: String, fields: [(String, JSONValue)])? {
+        switch self {
+        case let .log(type, fields):
+            return (type, fields)
+        case let .hintAccepted(hint, device, origin, seqs, resync):
+            return ("hint.accepted", [
+                ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(hint.account)),
+                ("head", .int(hint.head)), ("origin", .string(origin)), ("seqs", seqs),
+            ] + (resync ? [("reason", "resync")] : []))
+        case let .hintDelivered(hint, device, waitedSec):
+            return ("hint.delivered", [
+                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+                ("waitedSec", .double(waitedSec)),
+            ])
+        case .deliver, .reply, .scheduleTick, .stop:
+            return nil
         }
     }
 }

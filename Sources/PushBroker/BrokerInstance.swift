@@ -225,10 +225,7 @@ public struct BrokerInstance: Sendable {
                 return
             }
             devices[slot].counters.delivered += 1
-            out.append(.log(type: "hint.delivered", fields: [
-                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-                ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
-            ]))
+            out.append(.hintDelivered(hint: hint, device: device, waitedSec: roundedSeconds(now - pending.acceptedAt)))
         case .duplicate:
             if let failure {
                 out.append(.log(type: "hint.duplicateFailed", fields: [
@@ -335,12 +332,7 @@ public struct BrokerInstance: Sendable {
         let account = devices[slot].account
         let hint = Hint(hint: "h-\(hintNumber)", account: account, head: head)
         devices[slot].counters.accepted += 1
-        var fields: [(String, JSONValue)] = [
-            ("hint", .string(hint.hint)), ("device", .string(devices[slot].id)), ("account", .string(account)),
-            ("head", .int(head)), ("origin", .string(origin)), ("seqs", seqs),
-        ]
-        if resync { fields.append(("reason", "resync")) }
-        out.append(.log(type: "hint.accepted", fields: fields))
+        out.append(.hintAccepted(hint: hint, device: devices[slot].id, origin: origin, seqs: seqs, resync: resync))
         return PendingHint(hint: hint, acceptedAt: now)
     }
 

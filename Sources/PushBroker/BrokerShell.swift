@@ -161,6 +161,25 @@ public final class BrokerShell {
             case let .log(type, fields):
                 events.emit(type, fields)
                 if !outcome { flushBeforeSend = true }
+            case let .hintAccepted(hint, device, origin, seqs, resync):
+                events.emit("hint.accepted") { line in
+                    line.add("hint", hint.hint)
+                    line.add("device", device)
+                    line.add("account", hint.account)
+                    line.add("head", hint.head)
+                    line.add("origin", origin)
+                    line.add("seqs", seqs)
+                    if resync { line.add("reason", "resync") }
+                }
+                if !outcome { flushBeforeSend = true }
+            case let .hintDelivered(hint, device, waitedSec):
+                events.emit("hint.delivered") { line in
+                    line.add("hint", hint.hint)
+                    line.add("device", device)
+                    line.add("head", hint.head)
+                    line.add("waitedSec", waitedSec)
+                }
+                if !outcome { flushBeforeSend = true }
             case .stop:
                 stopping = true
             }

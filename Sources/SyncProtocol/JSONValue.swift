@@ -185,7 +185,7 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
 
     /// `v * 1000` when `v` is the Double nearest to a whole number of thousandths (the rounded seconds of events),
     /// whose shortest spelling is then that number's decimal one.
-    static func exactThousandths(_ v: Double) -> Int? {
+    public static func exactThousandths(_ v: Double) -> Int? {
         let scaled = (v * 1000).rounded()
         guard abs(scaled) < 1e12, scaled / 1000 == v else { return nil }
         return Int(scaled)
@@ -229,11 +229,39 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
+    /// True when no byte of `utf8` needs escaping in a JSON string (no quote, backslash or control character), so
+    /// the bytes can be copied between quotes as they are. Looks at eight bytes at a time.
+    public static func isPlainString(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index + 8 <= utf8.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // A word with a non-ASCII byte is flagged too: look at its bytes one by one.
+            if JSONBytes.mayNeedAttention(word) {
+                for offset in index..<index + 8 where needsEscape(utf8[offset]) { return false }
+            }
+            index += 8
+        }
+        for offset in index..<utf8.count where needsEscape(utf8[offset]) { return false }
+        return true
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
     /// A JSON string as `writeString(_:to: inout String)` writes it, appended as UTF-8.
     public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { utf8 in
+            // Most strings (ids, keys, event types) need no escaping: append them whole.
+            if isPlainString(utf8) {
+                out.append(contentsOf: utf8)
+                return
+            }
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]

@@ -128,4 +128,94 @@ struct EventLogTests {
             #expect(fast == general, "\(millis)")
         }
     }
+
+    @Test("lines are byte for byte what the String writer of JSONValue spells, through both emit paths")
+    func linesMatchTheStringWriter() throws {
+        let path = try temporaryFile()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let process = "dev \"é\"\n"
+        let log = try EventLog(path: path, process: process, clock: SimClock(epochMicros: 0, scale: 1))
+        var generator = EventGenerator(state: 0x5eed)
+        var expected: [String] = []
+        for index in 0..<3_000 {
+            let fields = (0..<generator.next(below: 7)).map { _ in
+                (EventGenerator.keys[generator.next(below: EventGenerator.keys.count)], generator.value(depth: 0))
+            }
+            let type = index % 3 == 0 ? "op.applied" : "hint.accepted"
+            var text = ",\"proc\":"
+            JSONValue.string(process).write(to: &text)
+            text += ",\"type\":\"\(type)\""
+            for (key, value) in fields {
+                text += ",\"\(key)\":"
+                value.write(to: &text)
+            }
+            expected.append(text + "}")
+            if index % 2 == 0 {
+                log.emit(type, fields)
+            } else {
+                let typed: StaticString = index % 3 == 0 ? "op.applied" : "hint.accepted"
+                log.emit(typed) { line in
+                    for (key, value) in fields { EventGenerator.add(key, value, to: &line) }
+                }
+            }
+        }
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.count == expected.count)
+        for (line, want) in zip(lines, expected) {
+            let suffix = line[try #require(line.range(of: ",\"proc\":")).lowerBound...]
+            #expect(suffix == want)
+        }
+    }
+}
+
+/// Random event fields for the byte-identity test: every JSONValue case, strings needing escapes, unicode.
+private struct EventGenerator {
+    var state: UInt64
+    static let keys = ["hint", "device", "waitedSec", "seqs", "a_b-1", "head"]
+    static let pieces = ["a", "Z", "0", " ", "/", "\"", "\\", "\n", "\r", "\t", "\u{01}", "\u{1f}", "\u{7f}", "é", "日本",
+                         "🙂", "h-12", "android"]
+
+    mutating func next(below bound: Int) -> Int {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Int((state >> 33) % UInt64(bound))
+    }
+
+    mutating func string() -> String {
+        (0..<next(below: 30)).map { _ in Self.pieces[next(below: Self.pieces.count)] }.joined()
+    }
+
+    mutating func value(depth: Int) -> JSONValue {
+        switch next(below: depth < 2 ? 9 : 7) {
+        case 0: return .null
+        case 1: return .bool(next(below: 2) == 0)
+        case 2: return .int(next(below: 2) == 0 ? next(below: 1_000) : Int(bitPattern: UInt(state)))
+        case 3: return .double(Double(next(below: 2_000_000) - 1_000_000) / 1_000)
+        case 4:
+            let samples: [Double] = [0, -0.0, 0.1, 1e-7, 1e15, 1e16, -2.5e20, 123.456_789, .nan, .infinity, 1 / 3]
+            return .double(samples[next(below: samples.count)])
+        case 5, 6: return .string(string())
+        case 7: return .array((0..<next(below: 4)).map { _ in value(depth: depth + 1) })
+        default: return .object((0..<next(below: 4)).map { _ in (string(), value(depth: depth + 1)) })
+        }
+    }
+
+    /// Adds `value` under `key` with the typed overload its case calls for.
+    static func add(_ key: String, _ value: JSONValue, to line: inout EventFields) {
+        let staticKey: StaticString
+        switch key {
+        case "hint": staticKey = "hint"
+        case "device": staticKey = "device"
+        case "waitedSec": staticKey = "waitedSec"
+        case "seqs": staticKey = "seqs"
+        case "a_b-1": staticKey = "a_b-1"
+        default: staticKey = "head"
+        }
+        switch value {
+        case .string(let v): line.add(staticKey, v)
+        case .int(let v): line.add(staticKey, v)
+        case .bool(let v): line.add(staticKey, v)
+        case .double(let v): line.add(staticKey, v)
+        default: line.add(staticKey, value)
+        }
+    }
 }

@@ -78,7 +78,7 @@ struct InstanceDriver {
     /// Events of `type`, as field lists.
     func events(_ type: String) -> [JSONValue] {
         directives.compactMap { directive in
-            guard case .log(let logged, let fields) = directive, logged == type else { return nil }
+            guard let (logged, fields) = directive.event, logged == type else { return nil }
             return .object(fields)
         }
     }
@@ -99,7 +99,7 @@ struct InstanceDriver {
                 replies.append((peer, message))
             case let .scheduleTick(at):
                 wakeAt = min(wakeAt ?? at, at)
-            case .log:
+            case .log, .hintAccepted, .hintDelivered:
                 break
             case .stop:
                 stopped = true

@@ -1,0 +1,224 @@
+import SyncProtocol
+
+/// The bytes of event lines being written: `EventLog` keeps its pending lines in one, and hands it to the closure of
+/// `emit(_:_:)`, which adds a line's fields straight into it. No field list is built and each append is a store or a
+/// copy into memory already there: an event line costs a few hundred instructions, not thousands.
+///
+/// Keys are static strings, plain ASCII names (`hint`, `waitedSec`) written as they are, without escaping.
+/// Not copyable: it owns its memory, and a copy kept past the closure would write where nobody reads.
+public struct EventFields: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Adds `,"key":"value"`.
+    public mutating func add(_ key: StaticString, _ value: String) {
+        appendKey(key)
+        appendString(value)
+    }
+
+    /// Adds `,"key":value`.
+    public mutating func add(_ key: StaticString, _ value: Int) {
+        appendKey(key)
+        appendInteger(value)
+    }
+
+    /// Adds `,"key":true` or `false`.
+    public mutating func add(_ key: StaticString, _ value: Bool) {
+        appendKey(key)
+        value ? appendStatic("true") : appendStatic("false")
+    }
+
+    /// Adds `,"key":value`, the number as `JSONValue.double(value)` writes it.
+    public mutating func add(_ key: StaticString, _ value: Double) {
+        appendKey(key)
+        appendDouble(value)
+    }
+
+    /// Adds `,"key":value`, as `JSONValue.write(to:)` writes it.
+    public mutating func add(_ key: StaticString, _ value: JSONValue) {
+        appendKey(key)
+        appendValue(value)
+    }
+
+    // MARK: - Writing
+
+    /// The bytes written so far from `start` on.
+    func bytes(from start: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: base + start, count: count - start)
+    }
+
+    mutating func removeAll() { count = 0 }
+
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.update(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1)
+        base[count] = byte
+        count += 1
+    }
+
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    mutating func appendStatic(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// `,"key":`, the key as it is: a static name needs no escaping.
+    mutating func appendKey(_ key: StaticString) {
+        assert(Self.isPlainName(key), "event field key \(key) must be a plain ASCII name")
+        let length = key.utf8CodeUnitCount
+        reserve(length + 4)
+        base[count] = UInt8(ascii: ",")
+        base[count + 1] = UInt8(ascii: "\"")
+        (base + count + 2).update(from: key.utf8Start, count: length)
+        base[count + 2 + length] = UInt8(ascii: "\"")
+        base[count + 3 + length] = UInt8(ascii: ":")
+        count += length + 4
+    }
+
+    /// `,"key":` for a key known only at run time, escaped as a JSON string.
+    mutating func appendKey(_ key: String) {
+        append(UInt8(ascii: ","))
+        appendString(key)
+        append(UInt8(ascii: ":"))
+    }
+
+    /// A JSON string, as `JSONValue.writeString` writes it.
+    mutating func appendString(_ value: String) {
+        var value = value
+        let plain = value.withUTF8 { utf8 in
+            guard JSONValue.isPlainString(utf8) else { return false }
+            reserve(utf8.count + 2)
+            base[count] = UInt8(ascii: "\"")
+            if let source = utf8.baseAddress { (base + count + 1).update(from: source, count: utf8.count) }
+            base[count + 1 + utf8.count] = UInt8(ascii: "\"")
+            count += utf8.count + 2
+            return true
+        }
+        guard !plain else { return }
+        var escaped: [UInt8] = []
+        JSONValue.writeString(value, to: &escaped)
+        append(escaped)
+    }
+
+    /// Decimal digits of `value`, as `String(value)` spells them.
+    mutating func appendInteger(_ value: Int) {
+        reserve(20)
+        if value < 0 {
+            base[count] = UInt8(ascii: "-")
+            count += 1
+        }
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var index = count + digits
+        count = index
+        repeat {
+            index -= 1
+            base[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+    }
+
+    /// `thousandths / 1000` in decimal, trailing zeros left out, as `String(Double)` spells it: "12.5", "-0.035".
+    mutating func appendThousandths(_ thousandths: Int) {
+        if thousandths < 0 && thousandths > -1000 { append(UInt8(ascii: "-")) }
+        appendInteger(thousandths / 1000)
+        var fraction = abs(thousandths % 1000)
+        guard fraction != 0 else { return }
+        reserve(4)
+        base[count] = UInt8(ascii: ".")
+        count += 1
+        var divisor = 100
+        while fraction != 0 {
+            base[count] = UInt8(ascii: "0") + UInt8(fraction / divisor)
+            count += 1
+            fraction %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// `v` as `JSONValue.double(v).write(to:)` writes it.
+    mutating func appendDouble(_ v: Double) {
+        if v.isFinite && v == v.rounded() && abs(v) < 1e15 {
+            appendInteger(Int(v))
+        } else if v.isFinite, let thousandths = JSONValue.exactThousandths(v) {
+            appendThousandths(thousandths)
+        } else {
+            var bytes: [UInt8] = []
+            JSONValue.double(v).write(to: &bytes)
+            append(bytes)
+        }
+    }
+
+    /// `value` as `JSONValue.write(to:)` writes it; the common cases without building a byte array.
+    mutating func appendValue(_ value: JSONValue) {
+        switch value {
+        case .null: appendStatic("null")
+        case .bool(let v): v ? appendStatic("true") : appendStatic("false")
+        case .int(let v): appendInteger(v)
+        case .double(let v): appendDouble(v)
+        case .string(let v): appendString(v)
+        case .array(let items):
+            append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { append(UInt8(ascii: ",")) }
+                appendValue(item)
+            }
+            append(UInt8(ascii: "]"))
+        case .object(let pairs):
+            append(UInt8(ascii: "{"))
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { append(UInt8(ascii: ",")) }
+                appendString(pair.0)
+                append(UInt8(ascii: ":"))
+                appendValue(pair.1)
+            }
+            append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// True when `name` is made of ASCII letters, digits, `.`, `_` and `-` only: nothing a JSON string escapes.
+    static func isPlainName(_ name: StaticString) -> Bool {
+        UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount).allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+}
