@@ -34,16 +34,21 @@ struct Bench {
         progress("floor: zmq round trip, SQLite commit")
         let rt = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 2_000 : 20_000)
         let rtTCP = try Floors.zmqRoundTripMicros(endpoint: "tcp://127.0.0.1:*", count: quick ? 2_000 : 20_000)
+        let rtIdle = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 50 : 300, idleMicros: 10_000)
         // The processes the bench starts run WAL with synchronous=normal (their default): that commit is the floor;
         // the fsync'ing FULL commit is measured beside it.
         let commit = try Floors.sqliteCommitMicros(folder: out, count: quick ? 500 : 5_000, synchronous: .normal)
         let commitFull = try Floors.sqliteCommitMicros(folder: out, count: quick ? 300 : 2_000, synchronous: .full)
         record("floor.zmqRoundTripUs", rt)
         record("floor.zmqRoundTripTcpUs", rtTCP)
+        record("floor.zmqRoundTripIdleUs", rtIdle)
         record("floor.sqliteCommitUs", commit)
         record("floor.sqliteCommitFullUs", commitFull)
         // Edit commit, op send (½ rt), server commit, notice (½ rt), hint (½ rt), pull round trip, apply commit.
         record("floor.propagationMs", (3 * commit + 2.5 * rt) / 1000)
+        // The same path with every hop starting from idle threads: what this machine's wake-ups add (context only;
+        // the targets are against the floor above).
+        record("floor.propagationIdleMs", (3 * commit + 2.5 * rtIdle) / 1000)
 
         section("server: exactly-once apply and pulls") { try $0.measureServer() }
         section("broker: hints against a raw fan-out") { try $0.measureBroker() }
@@ -310,8 +315,11 @@ struct Bench {
         row("SQLite WAL commit (normal)", String(format: "%.1f µs", commit),
             String(format: "full (fsync) %.1f µs", value("floor.sqliteCommitFullUs")), "floor")
         row("push-path floor", String(format: "%.3f ms", floor), "3 commits + 2.5 round trips", "floor")
+        row("zmq round trip from idle (ipc)", String(format: "%.1f µs", value("floor.zmqRoundTripIdleUs")),
+            String(format: "path floor from idle %.3f ms", value("floor.propagationIdleMs")), "context")
         let p50 = value("propagation.devices3.p50Ms"), p99 = value("propagation.devices3.p99Ms")
-        row("propagation p50, 3 devices", String(format: "%.3f ms", p50), String(format: "%.1f× floor", p50 / floor),
+        row("propagation p50, 3 devices", String(format: "%.3f ms", p50),
+            String(format: "%.1f× floor, %.1f× from idle", p50 / floor, p50 / value("floor.propagationIdleMs")),
             verdict(p50 <= 1 && p50 <= 4 * floor, String(format: "(≤ 1 ms and ≤ 4× floor: %.1f×)", p50 / floor)))
         row("propagation p99, 3 devices", String(format: "%.3f ms", p99), String(format: "%.1f× floor", p99 / floor),
             verdict(p99 <= 5, String(format: "(≤ 5 ms: %.1f×)", p99 / 5)))
@@ -327,7 +335,7 @@ struct Bench {
             verdict(pooled <= 5, String(format: "(≤ 5 ms: %.1f×)", pooled / 5)))
         let ops = value("server.opsPerSec")
         row("server ops applied/s (batches of 100)", String(format: "%.0f", ops),
-            String(format: "%.2f× the commit floor's 1/commit", ops / (1e6 / commit)),
+            String(format: "%.1f µs per op (one commit of %.1f µs per 100)", 1e6 / ops, commit),
             verdict(ops >= 50_000, String(format: "(≥ 50,000: %.2f×)", ops / 50_000)))
         row("server replays answered/s", String(format: "%.0f", value("server.replaysPerSec")), "", "")
         let pulls = value("server.pullChangesPerSec")

@@ -7,8 +7,10 @@ import ZeroMQ
 /// The machine's own floor, measured in the same run as the lab's figures: what one zmq round trip and one SQLite
 /// WAL commit cost here, and a raw ROUTER fan-out to compare the broker with.
 enum Floors {
-    /// Median µs of a DEALER → ROUTER → DEALER round trip of a small message between two threads.
-    static func zmqRoundTripMicros(endpoint: String, count: Int) throws -> Double {
+    /// Median µs of a DEALER → ROUTER → DEALER round trip of a small message between two threads. With `idleMicros`
+    /// the sender sleeps that long before each message, so every round trip starts from idle threads, as an edit
+    /// does in the propagation runs (one every 10 ms): the machine's wake-up cost, beside the hot figure.
+    static func zmqRoundTripMicros(endpoint: String, count: Int, idleMicros: UInt32 = 0) throws -> Double {
         let context = try Context()
         let router = try Socket(context, .router)
         try router.bind(endpoint)
@@ -30,6 +32,7 @@ enum Floors {
         var samples: [Double] = []
         samples.reserveCapacity(count)
         for i in 0..<(count + 200) {
+            if idleMicros > 0 && i >= 200 { usleep(idleMicros) }
             let start = SimClock.monotonicNanos()
             try dealer.send([payload])
             _ = try dealer.receive()
