@@ -131,7 +131,7 @@ public struct EventFields: ~Copyable {
         append(escaped)
     }
 
-    /// Decimal digits of `value`, as `String(value)` spells them.
+    /// Decimal digits of `value`, as `String(value)` spells them: two digits at a time, from `digitPairs`.
     mutating func appendInteger(_ value: Int) {
         reserve(20)
         if value < 0 {
@@ -140,18 +140,33 @@ public struct EventFields: ~Copyable {
         }
         var magnitude = value.magnitude
         var digits = 1
-        var rest = magnitude / 10
-        while rest > 0 {
+        var bound: UInt = 10
+        // `Int.min.magnitude` has 19 digits: `bound` stops at 10^19, which a UInt holds.
+        while digits < 19 && magnitude >= bound {
             digits += 1
-            rest /= 10
+            bound &*= 10
         }
         var index = count + digits
         count = index
-        repeat {
-            index -= 1
-            base[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
+        let pairs = Self.digitPairs.utf8Start
+        while magnitude >= 10 {
+            let pair = Int(magnitude % 100) &* 2
+            magnitude /= 100
+            index -= 2
+            base[index] = pairs[pair]
+            base[index + 1] = pairs[pair + 1]
+            if magnitude == 0 { return }
+        }
+        base[index - 1] = UInt8(ascii: "0") + UInt8(magnitude)
+    }
+
+    /// "00", "01", … "99": the two digits of every number below 100, in one static string (no lazy global).
+    private static var digitPairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
     }
 
     /// `thousandths / 1000` in decimal, trailing zeros left out, as `String(Double)` spells it: "12.5", "-0.035".
