@@ -144,6 +144,21 @@ extension BodyWriter {
     /// JSONEncoder: they are not on a hot path and carry doubles and arbitrary keys.
     static func body(of message: Message) -> [UInt8]? {
         var w = BodyWriter()
+        return write(message, to: &w) ? w.bytes : nil
+    }
+
+    /// Writes the body of `message` into `bytes` (replacing what it held, keeping its memory); false, with `bytes`
+    /// empty, for the free-form ones.
+    static func write(_ message: Message, into bytes: inout [UInt8]) -> Bool {
+        bytes.removeAll(keepingCapacity: true)
+        var w = BodyWriter(capacity: 0)
+        swap(&w.bytes, &bytes)
+        defer { swap(&w.bytes, &bytes) }
+        return write(message, to: &w)
+    }
+
+    /// Appends the body of `message`; false for the free-form ones.
+    private static func write(_ message: Message, to w: inout BodyWriter) -> Bool {
         switch message {
         case .hello(let m):
             w.beginObject()
@@ -238,9 +253,9 @@ extension BodyWriter {
             w.field("req", m.req)
             w.endObject()
         case .control, .controlAck:
-            return nil
+            return false
         }
-        return w.bytes
+        return true
     }
 
     private mutating func op(_ op: Op) {

@@ -12,6 +12,15 @@ struct CodecFastPathTests {
         #expect(Codec.body(of: message) == Codec.foundationBody(of: message))
     }
 
+    @Test("writeBody into one reused buffer gives body(of:) for every sample, in any order")
+    func writeBodyReusesOneBuffer() {
+        var buffer: [UInt8] = Array(repeating: 0x7B, count: 300)
+        for message in Samples.all + Samples.all.reversed() {
+            Codec.writeBody(of: message, into: &buffer)
+            #expect(buffer == Codec.body(of: message))
+        }
+    }
+
     @Test("every character that needs escaping, and some that do not, are written as JSONEncoder writes them")
     func escapes() {
         var text = ""
