@@ -386,6 +386,11 @@ public struct BrokerInstance: Sendable {
     private mutating func offer(_ pending: PendingHint, slot: Int, now: Double,
                                 into out: inout [BrokerDirective]) {
         let conditions = devices[slot].conditions
+        // The hint goes straight out (the profile would say so and change nothing): no decision list.
+        if devices[slot].profile.deliversAtOnce(conditions) {
+            send(pending, slot: slot, into: &out)
+            return
+        }
         withProfile(of: slot, now: now, into: &out) { profile in profile.offer(pending, conditions, now: now) }
     }
 
