@@ -108,16 +108,16 @@ public final class EventLog: @unchecked Sendable {
         let simMillis = (clock.sim(atWall: wall) * 1000).rounded()
         lock.lock()
         defer { lock.unlock() }
-        let start = pending.count
         // One access to `pending` for the whole line: every append to the stored property would be checked for
         // exclusivity on its own.
-        Self.writeLine(wall: Int(wall), simMillis: simMillis, procJSON: procJSON, body: body, to: &pending)
-        if echo { Output.stderr(String(decoding: pending.bytes(from: start), as: UTF8.self)) }
+        Self.writeLine(wall: Int(wall), simMillis: simMillis, procJSON: procJSON, echo: echo, body: body,
+                       to: &pending)
         if holdDepth == 0 { writePending() }
     }
 
-    private static func writeLine(wall: Int, simMillis: Double, procJSON: [UInt8],
+    private static func writeLine(wall: Int, simMillis: Double, procJSON: [UInt8], echo: Bool,
                                   body: (inout EventFields) -> Void, to line: inout EventFields) {
+        let start = line.count
         line.appendStatic("{\"wall\":")
         line.appendInteger(wall)
         line.appendStatic(",\"sim\":")
@@ -125,6 +125,7 @@ public final class EventLog: @unchecked Sendable {
         line.append(procJSON)
         body(&line)
         line.appendStatic("}\n")
+        if echo { Output.stderr(String(decoding: line.bytes(from: start), as: UTF8.self)) }
     }
 
     /// Writes `millis / 1000` (`millis` a whole number) as `JSONValue.double(millis / 1000)` writes it, without

@@ -182,7 +182,12 @@ public struct BrokerInstance: Sendable {
             return refusal(.invalid, "notice: unknown account \"\(notice.account)\"", socket: nil, peer: nil)
         }
         latestHead[notice.account] = max(latestHead[notice.account] ?? 0, notice.head)
-        let targets = (registeredByAccount[notice.account] ?? []).filter { devices[$0].id != notice.origin }
+        let registered = registeredByAccount[notice.account] ?? []
+        var targets: [Int] = []
+        targets.reserveCapacity(registered.count)
+        for slot in registered where devices[slot].id != notice.origin {
+            targets.append(slot)
+        }
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
