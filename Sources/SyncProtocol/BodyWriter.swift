@@ -169,7 +169,11 @@ extension BodyWriter {
                 guard JSONValue.isPlainString(account), JSONValue.isPlainString(id) else { return false }
                 // Room for the longest spelling, made by lengthening the array (its memory stays), cut back after.
                 let longest = 32 + 20 + account.count + id.count
-                if bytes.count < longest { bytes.append(contentsOf: repeatElement(0, count: longest - bytes.count)) }
+                while bytes.count < longest {
+                    let room: StaticString = "................................................................"
+                    let count = min(longest - bytes.count, room.utf8CodeUnitCount)
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: room.utf8Start, count: count))
+                }
                 let written = bytes.withUnsafeMutableBufferPointer { buffer in
                     var out = buffer.baseAddress!
                     func put(_ text: StaticString) {
