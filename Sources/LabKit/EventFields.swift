@@ -117,6 +117,7 @@ public struct EventFields: ~Copyable {
     mutating func appendString(_ value: String) {
         var value = value
         let plain = value.withUTF8 { utf8 in
+            if utf8.count <= 24 { return appendShortPlain(utf8) }
             guard JSONValue.isPlainString(utf8) else { return false }
             reserve(utf8.count + 2)
             base[count] = UInt8(ascii: "\"")
@@ -129,6 +130,22 @@ public struct EventFields: ~Copyable {
         var escaped: [UInt8] = []
         JSONValue.writeString(value, to: &escaped)
         append(escaped)
+    }
+
+    /// `utf8` between quotes when no byte of it needs escaping, checked while copying (an id, a device name: shorter
+    /// than the eight-byte test's setup is worth); false, nothing written, when one does.
+    private mutating func appendShortPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        reserve(utf8.count + 2)
+        let out = base + count
+        out[0] = UInt8(ascii: "\"")
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") else { return false }
+            out[index + 1] = byte
+        }
+        out[utf8.count + 1] = UInt8(ascii: "\"")
+        count += utf8.count + 2
+        return true
     }
 
     /// Decimal digits of `value`, as `String(value)` spells them: two digits at a time, from `digitPairs`.
