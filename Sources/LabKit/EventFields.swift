@@ -117,6 +117,7 @@ public struct EventFields: ~Copyable {
     mutating func appendString(_ value: String) {
         var value = value
         let plain = value.withUTF8 { utf8 in
+            if utf8.count <= 24 { return appendShortPlain(utf8) }
             guard JSONValue.isPlainString(utf8) else { return false }
             reserve(utf8.count + 2)
             base[count] = UInt8(ascii: "\"")
@@ -131,7 +132,23 @@ public struct EventFields: ~Copyable {
         append(escaped)
     }
 
-    /// Decimal digits of `value`, as `String(value)` spells them.
+    /// `utf8` between quotes when no byte of it needs escaping, checked while copying (an id, a device name: shorter
+    /// than the eight-byte test's setup is worth); false, nothing written, when one does.
+    private mutating func appendShortPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        reserve(utf8.count + 2)
+        let out = base + count
+        out[0] = UInt8(ascii: "\"")
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") else { return false }
+            out[index + 1] = byte
+        }
+        out[utf8.count + 1] = UInt8(ascii: "\"")
+        count += utf8.count + 2
+        return true
+    }
+
+    /// Decimal digits of `value`, as `String(value)` spells them: two digits at a time, from `digitPairs`.
     mutating func appendInteger(_ value: Int) {
         reserve(20)
         if value < 0 {
@@ -139,19 +156,47 @@ public struct EventFields: ~Copyable {
             count += 1
         }
         var magnitude = value.magnitude
+        // The number of digits by halving steps: a 16-digit `wall` takes five comparisons, not sixteen.
         var digits = 1
-        var rest = magnitude / 10
-        while rest > 0 {
-            digits += 1
-            rest /= 10
+        var high = magnitude
+        if high >= 10_000_000_000_000_000 {
+            digits += 16
+            high /= 10_000_000_000_000_000
         }
+        if high >= 100_000_000 {
+            digits += 8
+            high /= 100_000_000
+        }
+        if high >= 10_000 {
+            digits += 4
+            high /= 10_000
+        }
+        if high >= 100 {
+            digits += 2
+            high /= 100
+        }
+        if high >= 10 { digits += 1 }
         var index = count + digits
         count = index
-        repeat {
-            index -= 1
-            base[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
+        let pairs = Self.digitPairs.utf8Start
+        while magnitude >= 10 {
+            let pair = Int(magnitude % 100) &* 2
+            magnitude /= 100
+            index -= 2
+            base[index] = pairs[pair]
+            base[index + 1] = pairs[pair + 1]
+            if magnitude == 0 { return }
+        }
+        base[index - 1] = UInt8(ascii: "0") + UInt8(magnitude)
+    }
+
+    /// "00", "01", … "99": the two digits of every number below 100, in one static string (no lazy global).
+    private static var digitPairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
     }
 
     /// `thousandths / 1000` in decimal, trailing zeros left out, as `String(Double)` spells it: "12.5", "-0.035".

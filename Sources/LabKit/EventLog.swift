@@ -105,18 +105,27 @@ public final class EventLog: @unchecked Sendable {
         // A process started without an event file (a bench, a hand run) does not pay for lines nobody reads.
         guard fd >= 0 || echo else { return }
         let wall = SimClock.wallMicros()
+        let simMillis = (clock.sim(atWall: wall) * 1000).rounded()
         lock.lock()
         defer { lock.unlock() }
-        let start = pending.count
-        pending.appendStatic("{\"wall\":")
-        pending.appendInteger(Int(wall))
-        pending.appendStatic(",\"sim\":")
-        Self.writeSim((clock.sim(atWall: wall) * 1000).rounded(), to: &pending)
-        pending.append(procJSON)
-        body(&pending)
-        pending.appendStatic("}\n")
-        if echo { Output.stderr(String(decoding: pending.bytes(from: start), as: UTF8.self)) }
+        // One access to `pending` for the whole line: every append to the stored property would be checked for
+        // exclusivity on its own.
+        Self.writeLine(wall: Int(wall), simMillis: simMillis, procJSON: procJSON, echo: echo, body: body,
+                       to: &pending)
         if holdDepth == 0 { writePending() }
+    }
+
+    private static func writeLine(wall: Int, simMillis: Double, procJSON: [UInt8], echo: Bool,
+                                  body: (inout EventFields) -> Void, to line: inout EventFields) {
+        let start = line.count
+        line.appendStatic("{\"wall\":")
+        line.appendInteger(wall)
+        line.appendStatic(",\"sim\":")
+        writeSim(simMillis, to: &line)
+        line.append(procJSON)
+        body(&line)
+        line.appendStatic("}\n")
+        if echo { Output.stderr(String(decoding: line.bytes(from: start), as: UTF8.self)) }
     }
 
     /// Writes `millis / 1000` (`millis` a whole number) as `JSONValue.double(millis / 1000)` writes it, without

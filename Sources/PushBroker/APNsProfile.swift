@@ -40,6 +40,12 @@ public struct APNsProfile: Sendable, Equatable {
         return [send(pending, conditions, now: now)]
     }
 
+    /// `offer` would deliver at once and change nothing: a reachable app in front, or no throttle to count against.
+    func deliversAtOnce(_ conditions: DeviceConditions) -> Bool {
+        Self.refusal(conditions) == nil && Self.reachable(conditions)
+            && (conditions.isForeground || throttlePerHour <= 0)
+    }
+
     public mutating func conditionsChanged(to conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
         guard let pending = held else { return [] }
         if let refusal = Self.refusal(conditions) {

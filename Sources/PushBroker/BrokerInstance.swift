@@ -182,7 +182,12 @@ public struct BrokerInstance: Sendable {
             return refusal(.invalid, "notice: unknown account \"\(notice.account)\"", socket: nil, peer: nil)
         }
         latestHead[notice.account] = max(latestHead[notice.account] ?? 0, notice.head)
-        let targets = (registeredByAccount[notice.account] ?? []).filter { devices[$0].id != notice.origin }
+        let registered = registeredByAccount[notice.account] ?? []
+        var targets: [Int] = []
+        targets.reserveCapacity(registered.count)
+        for slot in registered where devices[slot].id != notice.origin {
+            targets.append(slot)
+        }
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
@@ -386,6 +391,11 @@ public struct BrokerInstance: Sendable {
     private mutating func offer(_ pending: PendingHint, slot: Int, now: Double,
                                 into out: inout [BrokerDirective]) {
         let conditions = devices[slot].conditions
+        // The hint goes straight out (the profile would say so and change nothing): no decision list.
+        if devices[slot].profile.deliversAtOnce(conditions) {
+            send(pending, slot: slot, into: &out)
+            return
+        }
         withProfile(of: slot, now: now, into: &out) { profile in profile.offer(pending, conditions, now: now) }
     }
 

@@ -24,6 +24,8 @@ public final class BrokerShell {
     private var sendOutcome: [BrokerDirective] = []
     /// The header frame of every hint.
     private let hintHeader = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0]
+    /// The body frame of the hint being sent, rewritten for every hint in the same memory.
+    private var hintBody: [UInt8] = []
 
     /// Messages read from one socket before looking at the others, so a flood of notices cannot starve control.
     static let batch = 256
@@ -144,7 +146,8 @@ public final class BrokerShell {
             switch directive {
             case let .deliver(device, peer, hint, copy):
                 flushIfNeeded()
-                let failure = send([peer, hintHeader, Codec.body(of: .hint(hint))], on: devices)
+                Codec.writeBody(of: .hint(hint), into: &hintBody)
+                let failure = sendHint(to: peer)
                 sendOutcome.removeAll(keepingCapacity: true)
                 instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now(),
                                 into: &sendOutcome)
@@ -194,8 +197,18 @@ public final class BrokerShell {
 
     /// Sends without blocking; nil when libzmq took the message.
     private func send(_ frames: [Frame], on socket: Socket) -> SendFailure? {
+        failure { try socket.send(frames, dontWait: true) }
+    }
+
+    /// Sends the hint in `hintBody` to `peer` on the device socket, as `send` does.
+    private func sendHint(to peer: [UInt8]) -> SendFailure? {
+        failure { try devices.send(to: peer, header: hintHeader, body: hintBody, dontWait: true) }
+    }
+
+    /// Why `send` (false: it would block, or no such peer) failed; nil when libzmq took the message.
+    private func failure(of send: () throws -> Bool) -> SendFailure? {
         do {
-            if try socket.send(frames, dontWait: true) { return nil }
+            if try send() { return nil }
             // `send` returns false for both EAGAIN (the peer's pipe is at its high-water mark) and EHOSTUNREACH
             // (router-mandatory: no such peer). libzmq left the reason in errno and nothing ran since that could
             // change it, so it tells the two apart without a change to the ZeroMQ wrapper.

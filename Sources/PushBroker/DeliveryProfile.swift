@@ -38,6 +38,16 @@ public enum DeliveryProfile: Sendable, Equatable {
         }
     }
 
+    /// True when `offer` under `conditions` would answer `[.deliver(pending)]` and change nothing: the common case, which
+    /// the instance then takes without a decision list.
+    public func deliversAtOnce(_ conditions: DeviceConditions) -> Bool {
+        switch self {
+        case .apns(let profile): return profile.deliversAtOnce(conditions)
+        case .fcm(let profile): return profile.deliversAtOnce(conditions)
+        case .webpush: return WebPushProfile.reachable(conditions)
+        }
+    }
+
     /// A hint for the device arrived.
     public mutating func offer(_ pending: PendingHint, _ conditions: DeviceConditions,
                                now: Double) -> [ProfileDecision] {

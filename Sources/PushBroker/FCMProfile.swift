@@ -45,6 +45,11 @@ public struct FCMProfile: Sendable, Equatable {
         return decisions
     }
 
+    /// `offer` would deliver at once and change nothing.
+    func deliversAtOnce(_ conditions: DeviceConditions) -> Bool {
+        conditions.app != .forceQuit && waitReason(conditions) == nil
+    }
+
     public mutating func conditionsChanged(to conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
         if conditions.doze && conditions.online {
             if dozeSince == nil { dozeSince = now }

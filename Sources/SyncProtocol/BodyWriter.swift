@@ -144,6 +144,80 @@ extension BodyWriter {
     /// JSONEncoder: they are not on a hot path and carry doubles and arbitrary keys.
     static func body(of message: Message) -> [UInt8]? {
         var w = BodyWriter()
+        return write(message, to: &w) ? w.bytes : nil
+    }
+
+    /// Writes the body of `message` into `bytes` (replacing what it held, keeping its memory); false, with `bytes`
+    /// empty, for the free-form ones.
+    static func write(_ message: Message, into bytes: inout [UInt8]) -> Bool {
+        if case .hint(let hint) = message, writePlainHint(hint, into: &bytes) { return true }
+        bytes.removeAll(keepingCapacity: true)
+        var w = BodyWriter(capacity: 0)
+        swap(&w.bytes, &bytes)
+        defer { swap(&w.bytes, &bytes) }
+        return write(message, to: &w)
+    }
+
+    /// The body of `hint`, `{"account":…,"head":…,"hint":…}`, stored straight into the memory of `bytes` when neither
+    /// string needs escaping (ids never do): the broker sends one per device per notice. False, `bytes` untouched,
+    /// when one does.
+    static func writePlainHint(_ hint: Hint, into bytes: inout [UInt8]) -> Bool {
+        var account = hint.account
+        var id = hint.hint
+        return account.withUTF8 { account in
+            id.withUTF8 { id in
+                guard JSONValue.isPlainString(account), JSONValue.isPlainString(id) else { return false }
+                // Room for the longest spelling, made by lengthening the array (its memory stays), cut back after.
+                let longest = 32 + 20 + account.count + id.count
+                while bytes.count < longest {
+                    let room: StaticString = "................................................................"
+                    let count = min(longest - bytes.count, room.utf8CodeUnitCount)
+                    bytes.append(contentsOf: UnsafeBufferPointer(start: room.utf8Start, count: count))
+                }
+                let written = bytes.withUnsafeMutableBufferPointer { buffer in
+                    var out = buffer.baseAddress!
+                    func put(_ text: StaticString) {
+                        out.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+                        out += text.utf8CodeUnitCount
+                    }
+                    func put(_ text: UnsafeBufferPointer<UInt8>) {
+                        if let source = text.baseAddress { out.update(from: source, count: text.count) }
+                        out += text.count
+                    }
+                    put("{\"account\":\"")
+                    put(account)
+                    put("\",\"head\":")
+                    if hint.head < 0 {
+                        out.pointee = UInt8(ascii: "-")
+                        out += 1
+                    }
+                    var magnitude = hint.head.magnitude
+                    var digits = 1
+                    var bound: UInt = 10
+                    while digits < 19 && magnitude >= bound {
+                        digits += 1
+                        bound &*= 10
+                    }
+                    out += digits
+                    var cursor = out
+                    repeat {
+                        cursor -= 1
+                        cursor.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                        magnitude /= 10
+                    } while magnitude > 0
+                    put(",\"hint\":\"")
+                    put(id)
+                    put("\"}")
+                    return out - buffer.baseAddress!
+                }
+                bytes.removeLast(bytes.count - written)
+                return true
+            }
+        }
+    }
+
+    /// Appends the body of `message`; false for the free-form ones.
+    private static func write(_ message: Message, to w: inout BodyWriter) -> Bool {
         switch message {
         case .hello(let m):
             w.beginObject()
@@ -238,9 +312,9 @@ extension BodyWriter {
             w.field("req", m.req)
             w.endObject()
         case .control, .controlAck:
-            return nil
+            return false
         }
-        return w.bytes
+        return true
     }
 
     private mutating func op(_ op: Op) {

@@ -16,6 +16,11 @@ public enum Codec {
         return foundationBody(of: message)
     }
 
+    /// `body(of:)` written into `bytes`, replacing what it held: a sender of many messages reuses one buffer.
+    public static func writeBody(of message: Message, into bytes: inout [UInt8]) {
+        if !BodyWriter.write(message, into: &bytes) { bytes = foundationBody(of: message) }
+    }
+
     /// The body as JSONEncoder writes it: the reference for `BodyWriter`, and the writer of free-form bodies.
     static func foundationBody(of message: Message) -> [UInt8] {
         switch message {

@@ -88,20 +88,32 @@ public final class Socket: @unchecked Sendable {
     public func send(_ frames: [Frame], dontWait: Bool = false) throws -> Bool {
         precondition(!frames.isEmpty, "a message has at least one frame")
         for (index, frame) in frames.enumerated() {
-            var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
-            if index < frames.count - 1 { flags |= ZMQ_SNDMORE }
-            while true {
-                let rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
-                if rc >= 0 { break }
-                let err = zmq_errno()
-                if err == EINTR { continue }
-                // A multipart message is atomic in libzmq: failing on the first frame sends nothing; later frames of a
-                // message whose first frame was accepted do not fail with EAGAIN.
-                if err == EAGAIN || err == EHOSTUNREACH { return false }
-                throw ZMQError(code: err, operation: "send", endpoint: endpoint)
-            }
+            guard try sendFrame(frame, more: index < frames.count - 1, dontWait: dontWait) else { return false }
         }
         return true
+    }
+
+    /// `send([peer, header, body])` with no array of frames built: the message of a ROUTER to one peer.
+    public func send(to peer: Frame, header: Frame, body: Frame, dontWait: Bool = false) throws -> Bool {
+        guard try sendFrame(peer, more: true, dontWait: dontWait) else { return false }
+        _ = try sendFrame(header, more: true, dontWait: dontWait)
+        _ = try sendFrame(body, more: false, dontWait: dontWait)
+        return true
+    }
+
+    /// One frame of a message; false on EAGAIN or EHOSTUNREACH, which only the first frame of a message can meet.
+    private func sendFrame(_ frame: Frame, more: Bool, dontWait: Bool) throws -> Bool {
+        let flags: Int32 = (dontWait ? ZMQ_DONTWAIT : 0) | (more ? ZMQ_SNDMORE : 0)
+        while true {
+            let rc = frame.withUnsafeBytes { zmq_send(handle, $0.baseAddress, $0.count, flags) }
+            if rc >= 0 { return true }
+            let err = zmq_errno()
+            if err == EINTR { continue }
+            // A multipart message is atomic in libzmq: failing on the first frame sends nothing; later frames of a
+            // message whose first frame was accepted do not fail with EAGAIN.
+            if err == EAGAIN || err == EHOSTUNREACH { return false }
+            throw ZMQError(code: err, operation: "send", endpoint: endpoint)
+        }
     }
 
     @discardableResult

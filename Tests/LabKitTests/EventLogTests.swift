@@ -129,6 +129,21 @@ struct EventLogTests {
         }
     }
 
+    @Test("integers are spelled as String(Int) spells them, at every length and both signs")
+    func integersAtEveryLength() {
+        var values = [0, 1, 9, 10, 99, 100, 101, 999, 1_000, Int.max, Int.min, Int.min + 1, 1_790_000_000_000_000]
+        var power = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, 2 * power - 1]
+        }
+        for value in values + values.filter({ $0 != Int.min }).map({ -$0 }) {
+            var line = EventFields(capacity: 8)
+            line.appendInteger(value)
+            #expect(String(decoding: line.bytes(from: 0), as: UTF8.self) == String(value))
+        }
+    }
+
     @Test("lines are byte for byte what the String writer of JSONValue spells, through both emit paths")
     func linesMatchTheStringWriter() throws {
         let path = try temporaryFile()

@@ -12,6 +12,35 @@ struct CodecFastPathTests {
         #expect(Codec.body(of: message) == Codec.foundationBody(of: message))
     }
 
+    @Test("writeBody into one reused buffer gives body(of:) for every sample, in any order")
+    func writeBodyReusesOneBuffer() {
+        var buffer: [UInt8] = Array(repeating: 0x7B, count: 300)
+        for message in Samples.all + Samples.all.reversed() {
+            Codec.writeBody(of: message, into: &buffer)
+            #expect(buffer == Codec.body(of: message))
+        }
+    }
+
+    @Test("hint bodies written into a reused buffer are JSONEncoder's bytes: every head length, ids that need escaping")
+    func hintBodiesIntoReusedBuffer() {
+        var buffer: [UInt8] = []
+        var heads = [0, 1, 9, 10, -1, -10, Int.max, Int.min]
+        var power = 1
+        for _ in 0..<18 {
+            power *= 10
+            heads += [power - 1, power]
+        }
+        let ids = [("a", "h-1"), ("bench", "h-123456789"), ("acc/é日", "h-🙂"), ("q\"uote", "h-1"), ("a", "back\\"),
+                   ("tab\t", "h-2"), ("", ""), (String(repeating: "long", count: 40), "h-77")]
+        for head in heads {
+            for (account, id) in ids {
+                let message = Message.hint(Hint(hint: id, account: account, head: head))
+                Codec.writeBody(of: message, into: &buffer)
+                #expect(buffer == Codec.foundationBody(of: message))
+            }
+        }
+    }
+
     @Test("every character that needs escaping, and some that do not, are written as JSONEncoder writes them")
     func escapes() {
         var text = ""
