@@ -171,9 +171,10 @@ public enum LauncherCommand {
             Flag("quick", help: "fewer samples and 20 devices instead of 100: a sanity run of every figure"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
-        footer: "Figures: floor (zmq round trip, SQLite commit, push-path floor), propagation with 3 and 100 devices,\n"
-            + "server ops/s and pulled changes/s, broker hints/s beside a raw fan-out, resident memory. Targets are\n"
-            + "printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
+        footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
+            + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
+            + "broker hints/s beside a raw fan-out, resident memory. The server and broker write events, as in a run.\n"
+            + "Targets are printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
 
     static func bench(_ arguments: [String]) -> Int32 {
         let options = benchSpec.parseOrExit(arguments)
