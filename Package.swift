@@ -43,7 +43,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
-        .testTarget(name: "LabKitTests", dependencies: ["LabKit"]),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
         .testTarget(name: "PushBrokerTests",
                     dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabTestSupport"]),

@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import SyncProtocol
 
 /// The run's accounts file (docs/ARCHITECTURE.md): which devices exist, their account, platform and token.
@@ -40,30 +41,25 @@ public struct AccountDirectory: Sendable, Equatable {
 
     public subscript(device: String) -> Entry? { entries[device] }
 
-    /// Reads the accounts file (JSON, comments allowed).
+    /// Reads the accounts file (LabKit's reader, shared with the server: JSON5, errors name the file and key).
     public static func load(path: String) throws(BrokerError) -> AccountDirectory {
-        let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try directory(of: AccountsFile.load(path: path))
         } catch {
-            throw .config("cannot read accounts file \(path): \(error.localizedDescription)")
+            throw .config("\(error)")
         }
-        return try parse(data, source: path)
     }
 
     /// Parses the accounts file's text; `source` names it in errors.
     public static func parse(_ data: Data, source: String) throws(BrokerError) -> AccountDirectory {
-        let decoder = JSONDecoder()
-        decoder.allowsJSON5 = true
-        let file: AccountsFile
         do {
-            file = try decoder.decode(AccountsFile.self, from: data)
-        } catch let error as DecodingError {
-            throw .config("\(source): \(describe(error)); expected {\"accounts\": [{\"id\", \"devices\": "
-                + "[{\"id\", \"platform\", \"token\"}]}]}")
+            return try directory(of: AccountsFile.parse(data, path: source))
         } catch {
-            throw .config("\(source): \(error)")
+            throw .config("\(error)")
         }
+    }
+
+    private static func directory(of file: AccountsFile) throws(BrokerError) -> AccountDirectory {
         var list: [Entry] = []
         for account in file.accounts {
             for device in account.devices {
@@ -71,38 +67,6 @@ public struct AccountDirectory: Sendable, Equatable {
                                   token: device.token))
             }
         }
-        do {
-            return try AccountDirectory(list, accounts: file.accounts.map(\.id))
-        } catch {
-            throw .config("\(source): \(error)")
-        }
+        return try AccountDirectory(list, accounts: file.accounts.map(\.id))
     }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [CodingKey]) -> String {
-            keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        }
-        switch error {
-        case .keyNotFound(let key, let context): return "missing \"\(key.stringValue)\" at \(path(context.codingPath))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            return "\(context.debugDescription) at \(path(context.codingPath))"
-        @unknown default: return "\(error)"
-        }
-    }
-}
-
-/// The accounts file as written by the launcher.
-private struct AccountsFile: Decodable {
-    struct Account: Decodable {
-        var id: String
-        var devices: [Device]
-    }
-
-    struct Device: Decodable {
-        var id: String
-        var platform: Platform
-        var token: String
-    }
-
-    var accounts: [Account]
 }

@@ -47,7 +47,12 @@ public final class ServerShell {
             throw .startup("cannot open --db \(configuration.databasePath): \(error)")
         }
         if let path = configuration.accountsPath {
-            let file = try AccountsFile.load(path: path)
+            let file: AccountsFile
+            do {
+                file = try AccountsFile.load(path: path)
+            } catch {
+                throw ServerError(error)
+            }
             do {
                 try store.load(file)
             } catch {

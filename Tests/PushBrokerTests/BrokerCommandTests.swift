@@ -95,7 +95,8 @@ import Testing
 
         let duplicate = #"{"accounts": [{"id": "a", "devices": [{"id": "x", "platform": "web", "token": "t"},"#
             + #"{"id": "x", "platform": "web", "token": "u"}]}]}"#
-        #expect(throws: BrokerError.config("accounts.json: device \"x\" is declared twice")) {
+        // The server's reader and words: the file, the key, the problem.
+        #expect(throws: BrokerError.config("accounts.json: accounts[0].devices[1].id: device \"x\" appears twice")) {
             try AccountDirectory.parse(Data(duplicate.utf8), source: "accounts.json")
         }
         let badPlatform = #"{"accounts": [{"id": "a", "devices": [{"id": "x", "platform": "palm", "token": "t"}]}]}"#
@@ -103,7 +104,7 @@ import Testing
             _ = try AccountDirectory.parse(Data(badPlatform.utf8), source: "accounts.json")
             Issue.record("accepted platform palm")
         } catch {
-            #expect("\(error)".hasPrefix("accounts.json:"))
+            #expect("\(error)" == "accounts.json: accounts[0].devices[0].platform: must be one of android, ios, web")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import SQLite
 import SyncProtocol
 import Testing

@@ -1,8 +1,9 @@
 import Foundation
 import SyncProtocol
 
-/// The run's accounts file (docs/ARCHITECTURE.md): accounts, each with its devices, platforms and tokens.
-/// Read with JSON5 allowed so hand-written files may carry comments; keys the server does not use are ignored.
+/// The run's accounts file (docs/ARCHITECTURE.md): accounts, each with its devices, platforms and tokens. The
+/// server and the broker both read it with this one reader, so both refuse the same files with the same words.
+/// Read with JSON5 allowed so hand-written files may carry comments; keys nobody uses are ignored.
 public struct AccountsFile: Codable, Sendable, Equatable {
     public struct Account: Codable, Sendable, Equatable {
         public var id: String
@@ -30,27 +31,20 @@ public struct AccountsFile: Codable, Sendable, Equatable {
 
     public init(accounts: [Account]) { self.accounts = accounts }
 
-    /// Every device with its account.
-    public var records: [DeviceRecord] {
-        accounts.flatMap { account in
-            account.devices.map { DeviceRecord(id: $0.id, account: account.id, platform: $0.platform, token: $0.token) }
-        }
-    }
-
     /// Reads and checks the file at `path`; errors name the file and the key that is wrong.
-    public static func load(path: String) throws(ServerError) -> AccountsFile {
+    public static func load(path: String) throws(AccountsFileError) -> AccountsFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             // FileManager does not say why; errno from a plain open does ("No such file or directory").
             let fd = open(path, O_RDONLY)
             let reason = fd < 0 ? String(cString: strerror(errno)) : "unreadable"
             if fd >= 0 { close(fd) }
-            throw .accounts(path: path, key: "", problem: "cannot read the accounts file: \(reason)")
+            throw AccountsFileError(path: path, key: "", problem: "cannot read the accounts file: \(reason)")
         }
         return try parse(data, path: path)
     }
 
     /// Parses and checks the file's bytes; `path` only names the file in errors.
-    public static func parse(_ data: Data, path: String) throws(ServerError) -> AccountsFile {
+    public static func parse(_ data: Data, path: String) throws(AccountsFileError) -> AccountsFile {
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
         let file: AccountsFile
@@ -59,19 +53,19 @@ public struct AccountsFile: Codable, Sendable, Equatable {
         } catch let error as DecodingError {
             throw translate(error, path: path)
         } catch {
-            throw .accounts(path: path, key: "", problem: "\(error)")
+            throw AccountsFileError(path: path, key: "", problem: "\(error)")
         }
         try file.check(path: path)
         return file
     }
 
-    private func check(path: String) throws(ServerError) {
+    private func check(path: String) throws(AccountsFileError) {
         var accountIDs: Set<String> = []
         var deviceIDs: Set<String> = []
         for (a, account) in accounts.enumerated() {
             try Self.checkID(account.id, path: path, key: "accounts[\(a)].id")
             guard accountIDs.insert(account.id).inserted else {
-                throw .accounts(path: path, key: "accounts[\(a)].id",
+                throw AccountsFileError(path: path, key: "accounts[\(a)].id",
                                 problem: "account \"\(account.id)\" appears twice")
             }
             for (d, device) in account.devices.enumerated() {
@@ -79,20 +73,20 @@ public struct AccountsFile: Codable, Sendable, Equatable {
                 try Self.checkID(device.id, path: path, key: key + ".id")
                 try Self.checkID(device.token, path: path, key: key + ".token")
                 guard deviceIDs.insert(device.id).inserted else {
-                    throw .accounts(path: path, key: key + ".id", problem: "device \"\(device.id)\" appears twice")
+                    throw AccountsFileError(path: path, key: key + ".id", problem: "device \"\(device.id)\" appears twice")
                 }
             }
         }
     }
 
-    private static func checkID(_ value: String, path: String, key: String) throws(ServerError) {
-        if value.isEmpty { throw .accounts(path: path, key: key, problem: "is empty") }
+    private static func checkID(_ value: String, path: String, key: String) throws(AccountsFileError) {
+        if value.isEmpty { throw AccountsFileError(path: path, key: key, problem: "is empty") }
         if value.utf8.count > Limits.maxIDBytes {
-            throw .accounts(path: path, key: key, problem: "is longer than \(Limits.maxIDBytes) bytes")
+            throw AccountsFileError(path: path, key: key, problem: "is longer than \(Limits.maxIDBytes) bytes")
         }
     }
 
-    private static func translate(_ error: DecodingError, path: String) -> ServerError {
+    private static func translate(_ error: DecodingError, path: String) -> AccountsFileError {
         func joined(_ codingPath: [CodingKey]) -> String {
             var out = ""
             for key in codingPath {
@@ -106,23 +100,23 @@ public struct AccountsFile: Codable, Sendable, Equatable {
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return .accounts(path: path, key: joined(context.codingPath + [key]), problem: "is missing")
+            return AccountsFileError(path: path, key: joined(context.codingPath + [key]), problem: "is missing")
         case .typeMismatch(let type, let context):
-            return .accounts(path: path, key: joined(context.codingPath), problem: "must be \(describe(type))")
+            return AccountsFileError(path: path, key: joined(context.codingPath), problem: "must be \(describe(type))")
         case .valueNotFound(let type, let context):
-            return .accounts(path: path, key: joined(context.codingPath),
+            return AccountsFileError(path: path, key: joined(context.codingPath),
                              problem: "must be \(describe(type)), not null")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
                 let detail = context.underlyingError.map { "\($0.localizedDescription)" } ?? context.debugDescription
-                return .accounts(path: path, key: "", problem: "not JSON: \(detail)")
+                return AccountsFileError(path: path, key: "", problem: "not JSON: \(detail)")
             }
             let allowed = Platform.allCases.map(\.rawValue).joined(separator: ", ")
             let last = context.codingPath.last?.stringValue
             let problem = last == "platform" ? "must be one of \(allowed)" : "has an invalid value"
-            return .accounts(path: path, key: joined(context.codingPath), problem: problem)
+            return AccountsFileError(path: path, key: joined(context.codingPath), problem: problem)
         @unknown default:
-            return .accounts(path: path, key: "", problem: "\(error)")
+            return AccountsFileError(path: path, key: "", problem: "\(error)")
         }
     }
 
@@ -135,4 +129,19 @@ public struct AccountsFile: Codable, Sendable, Equatable {
             return name.hasPrefix("Array") ? "an array" : name.hasPrefix("Dictionary") ? "an object" : name
         }
     }
+}
+
+/// What is wrong with an accounts file: the file, the key (empty when the whole file is at fault) and the problem.
+public struct AccountsFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var key: String
+    public var problem: String
+
+    public init(path: String, key: String, problem: String) {
+        self.path = path
+        self.key = key
+        self.problem = problem
+    }
+
+    public var description: String { key.isEmpty ? "\(path): \(problem)" : "\(path): \(key): \(problem)" }
 }

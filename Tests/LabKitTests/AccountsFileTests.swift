@@ -1,11 +1,11 @@
 import Foundation
+import LabKit
+import SyncProtocol
 import Testing
-
-@testable import SyncServer
 
 @Suite("AccountsFile")
 struct AccountsFileTests {
-    func parse(_ text: String) throws(ServerError) -> AccountsFile {
+    func parse(_ text: String) throws(AccountsFileError) -> AccountsFile {
         try AccountsFile.parse(Data(text.utf8), path: "accounts.json")
     }
 
@@ -15,7 +15,9 @@ struct AccountsFileTests {
             // written by the launcher
             {"accounts": [{"id": "acme", "devices": [{"id": "pixel", "platform": "android", "token": "t-3f9c"}]}]}
             """)
-        #expect(file.records == [DeviceRecord(id: "pixel", account: "acme", platform: .android, token: "t-3f9c")])
+        #expect(file == AccountsFile(accounts: [
+            .init(id: "acme", devices: [.init(id: "pixel", platform: .android, token: "t-3f9c")]),
+        ]))
     }
 
     @Test("every error names the file and the key that is wrong")
@@ -46,8 +48,8 @@ struct AccountsFileTests {
 
     @Test("a missing file says so")
     func missingFile() {
-        #expect(throws: ServerError.accounts(path: "/nonexistent/accounts.json", key: "",
-                                             problem: "cannot read the accounts file: No such file or directory")) {
+        #expect(throws: AccountsFileError(path: "/nonexistent/accounts.json", key: "",
+                                          problem: "cannot read the accounts file: No such file or directory")) {
             _ = try AccountsFile.load(path: "/nonexistent/accounts.json")
         }
     }
