@@ -4,17 +4,19 @@ import PushBroker
 
 Lifeline.install()
 let options = BrokerCommand.spec.parseOrExit(Array(CommandLine.arguments.dropFirst()))
-let configuration: BrokerConfiguration
-let directory: AccountDirectory
+// Exit 2 when it cannot start (a wrong flag or accounts file, an endpoint that will not bind, an events file that
+// will not open), 1 when serving fails later: as the server does (docs/ARCHITECTURE.md).
+let shell: BrokerShell
 do {
-    configuration = try BrokerCommand.configuration(from: options)
-    directory = try AccountDirectory.load(path: configuration.accountsPath)
+    let configuration = try BrokerCommand.configuration(from: options)
+    let directory = try AccountDirectory.load(path: configuration.accountsPath)
+    shell = try BrokerShell(configuration: configuration, directory: directory)
 } catch {
     Output.stderr("synclab-broker: \(error)\n")
     exitProcess(2)
 }
 do {
-    try BrokerShell(configuration: configuration, directory: directory).run()
+    try shell.run()
 } catch {
     Output.stderr("synclab-broker: \(error)\n")
     exitProcess(1)

@@ -320,5 +320,12 @@ import ZeroMQ
         let missing = try run(["--listen", "tcp://127.0.0.1:*", "--notices", "tcp://127.0.0.1:*",
                                "--accounts", folder.appendingPathComponent("none.json").path])
         #expect(missing.status == 2 && missing.err.contains("none.json"))
+        // An endpoint that will not bind is a start-up failure too: exit 2, naming it.
+        let accounts = folder.appendingPathComponent("accounts.json")
+        try #"{"accounts": [{"id": "a", "devices": [{"id": "d", "platform": "web", "token": "t"}]}]}"#
+            .write(to: accounts, atomically: true, encoding: .utf8)
+        let unbindable = "ipc://\(folder.path)/no-such-folder/broker.sock"
+        let bind = try run(["--listen", unbindable, "--notices", "tcp://127.0.0.1:*", "--accounts", accounts.path])
+        #expect(bind.status == 2 && bind.err.contains(unbindable))
     }
 }
