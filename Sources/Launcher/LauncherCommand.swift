@@ -108,7 +108,11 @@ public enum LauncherCommand {
         }
         if let failure {
             Output.stderr("synclab: the run stopped: \(failure)\n")
-            if Signals.stopRequested { return 130 }
+            if Signals.stopRequested {
+                // Interrupted: the processes are stopped; the report covers what ran, marked as interrupted.
+                _ = report(folder: folder, quiet: quiet, ranToEnd: false)
+                return 130
+            }
         }
         return report(folder: folder, quiet: quiet, ranToEnd: failure == nil)
     }

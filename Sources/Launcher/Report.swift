@@ -12,7 +12,23 @@ public struct Report {
     let figures: RunFigures
     let notes: [String]
 
-    public var passed: Bool { invariants.allSatisfy(\.held) }
+    /// The phase the launcher was in when the run was stopped before its checks (Ctrl-C), or nil for a whole run
+    /// (and for a folder no launcher wrote).
+    public var interruptedIn: String? {
+        let launcher = data.events.filter { $0.proc == "launcher" }
+        guard launcher.contains(where: { $0.type == "process.started" }) else { return nil }
+        let phases = launcher.filter { $0.type == "phase" }.compactMap { $0.string("name") }
+        return phases.contains("check") ? nil : (phases.last ?? "start-up")
+    }
+
+    /// A run passes when it ran to its checks and every invariant held.
+    public var passed: Bool { interruptedIn == nil && invariants.allSatisfy(\.held) }
+
+    /// `PASS`, `FAIL`, or `INTERRUPTED (in PHASE)`.
+    var verdictWord: String {
+        if let phase = interruptedIn { return "INTERRUPTED (in \(phase))" }
+        return passed ? "PASS" : "FAIL"
+    }
 
     /// Reads the run folder and computes the checks and figures.
     public static func make(folder: RunFolder) throws -> Report {
@@ -38,6 +54,7 @@ public struct Report {
         propagation.append(("byPath", .object(byPath)))
         return .object([
             ("verdict", .string(passed ? "pass" : "fail")),
+            ("interruptedIn", interruptedIn.map { .string($0) } ?? .null),
             ("topology", .string(data.topology.name)),
             ("seed", .int(Int(data.seed))),
             ("timeScale", .double(data.timeScale)),
@@ -84,7 +101,7 @@ public struct Report {
 
     public var summary: String {
         let f = figures
-        var out = "\n\(data.topology.name): \(passed ? "PASS" : "FAIL") — seed \(data.seed), time scale \(format(data.timeScale))"
+        var out = "\n\(data.topology.name): \(verdictWord) — seed \(data.seed), time scale \(format(data.timeScale))"
         out += ", \(formatSim(data.topology.duration)) simulated in \(formatReal(f.wallSeconds))\n"
         for result in invariants {
             out += "  \(result.held ? "✓" : "✗") \(result.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(result.detail)\n"
@@ -107,7 +124,11 @@ public struct Report {
 
     var markdown: String {
         let f = figures
-        var md = "# \(data.topology.name): \(passed ? "pass" : "FAIL")\n\n"
+        var md = "# \(data.topology.name): \(interruptedIn == nil ? (passed ? "pass" : "FAIL") : verdictWord)\n\n"
+        if let phase = interruptedIn {
+            md += "The run was stopped during its \(phase) phase, before heal and quiesce: the invariants below were "
+                + "checked on what it had done, and some cannot hold yet (edits still on their way, replicas behind).\n\n"
+        }
         if !data.topology.description.isEmpty { md += "\(data.topology.description)\n\n" }
         md += "Seed \(data.seed) · time scale \(format(data.timeScale)) (one real second = \(formatSim(data.timeScale)) simulated) · "
         md += "\(formatSim(data.topology.duration)) simulated scenario · \(formatReal(f.wallSeconds)) wall · "

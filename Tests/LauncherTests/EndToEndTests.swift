@@ -124,7 +124,9 @@ import Testing
     }
 
     /// Starts quickstart, waits until the launcher and its five processes run, then sends the launcher `signal`.
-    static func interrupt(with signal: Int32) throws -> (status: Int32, reason: Process.TerminationReason, left: [String]) {
+    static func interrupt(with signal: Int32) throws
+        -> (status: Int32, reason: Process.TerminationReason, left: [String], out: String)
+    {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-sig-\(UUID().uuidString)").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(binDirectory)/synclab")
@@ -144,7 +146,7 @@ import Testing
             usleep(100_000)
             left = processes(naming: out)
         }
-        return (process.terminationStatus, process.terminationReason, left)
+        return (process.terminationStatus, process.terminationReason, left, out)
     }
 
     @Test func ctrlCStopsEveryProcess() throws {
@@ -152,6 +154,11 @@ import Testing
         #expect(result.reason == .exit)
         #expect(result.status == 130)
         #expect(result.left.isEmpty, "left behind: \(result.left)")
+        // The report covers what ran, marked as interrupted, and never passes.
+        let text = try String(contentsOfFile: "\(result.out)/report.json", encoding: .utf8)
+        let report = try JSONValue.parse(text)
+        #expect(report["verdict"]?.stringValue == "fail")
+        #expect(report["interruptedIn"]?.stringValue != nil)
     }
 
     @Test func aKilledLauncherTakesItsProcessesWithIt() throws {
