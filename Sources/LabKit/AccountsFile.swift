@@ -87,17 +87,7 @@ public struct AccountsFile: Codable, Sendable, Equatable {
     }
 
     private static func translate(_ error: DecodingError, path: String) -> AccountsFileError {
-        func joined(_ codingPath: [CodingKey]) -> String {
-            var out = ""
-            for key in codingPath {
-                if let index = key.intValue {
-                    out += "[\(index)]"
-                } else {
-                    out += out.isEmpty ? key.stringValue : ".\(key.stringValue)"
-                }
-            }
-            return out
-        }
+        func joined(_ codingPath: [CodingKey]) -> String { Codec.codingPathText(codingPath) }
         switch error {
         case .keyNotFound(let key, let context):
             return AccountsFileError(path: path, key: joined(context.codingPath + [key]), problem: "is missing")

@@ -170,7 +170,7 @@ public enum Codec {
     }
 
     /// A coding path as a reader writes it: `ops[2].base`.
-    static func codingPathText(_ path: [CodingKey]) -> String {
+    public static func codingPathText(_ path: [CodingKey]) -> String {
         var out = ""
         for key in path {
             if let index = key.intValue {
