@@ -25,15 +25,8 @@ final class ControlClient {
         let req = nextRequest
         nextRequest += 1
         let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
-        // With `immediate`, a send waits for a live connection; retry until the deadline while the peer starts.
-        while true {
-            if try socket.send(Codec.encode(.control(Control(req: req, command: command, args: args))), dontWait: true) {
-                break
-            }
-            guard SimClock.monotonicNanos() < deadline else {
-                throw LabError.io("\(name) did not accept control \"\(command)\" within \(timeoutMs) ms (\(endpoint))")
-            }
-            usleep(2_000)
+        guard try send(Codec.encode(.control(Control(req: req, command: command, args: args))), until: deadline) else {
+            throw LabError.io("\(name) did not accept control \"\(command)\" within \(timeoutMs) ms (\(endpoint))")
         }
         var poller = Poller([socket])
         while true {
@@ -65,12 +58,16 @@ final class ControlClient {
         let req = nextRequest
         nextRequest += 1
         let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
-        let frames = Codec.encode(.control(Control(req: req, command: command, args: [:])))
-        while SimClock.monotonicNanos() < deadline {
-            if (try? socket.send(frames, dontWait: true)) == true { return true }
+        return (try? send(Codec.encode(.control(Control(req: req, command: command, args: [:]))), until: deadline)) ?? false
+    }
+
+    /// With `immediate`, a send waits for a live connection: retries until `deadline` while the peer starts.
+    private func send(_ frames: [[UInt8]], until deadline: UInt64) throws -> Bool {
+        while true {
+            if try socket.send(frames, dontWait: true) { return true }
+            guard SimClock.monotonicNanos() < deadline else { return false }
             usleep(2_000)
         }
-        return false
     }
 
     /// Waits until the process answers `ping`.

@@ -11,10 +11,11 @@ public struct Report {
     let invariants: [InvariantResult]
     let figures: RunFigures
     let notes: [String]
-
     /// The phase the launcher was in when the run was stopped before its checks (Ctrl-C), or nil for a whole run
-    /// (and for a folder no launcher wrote).
-    public var interruptedIn: String? {
+    /// (and for a folder no launcher wrote). Read once from the events: a big run has millions of them.
+    public let interruptedIn: String?
+
+    static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
         guard launcher.contains(where: { $0.type == "process.started" }) else { return nil }
         let phases = launcher.filter { $0.type == "phase" }.compactMap { $0.string("name") }
@@ -34,7 +35,8 @@ public struct Report {
     public static func make(folder: RunFolder) throws -> Report {
         let data = try RunData.load(folder: folder)
         let notes = (data.stats["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
-        return Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes)
+        return Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes,
+                      interruptedIn: interruptedIn(data))
     }
 
     public func write() {
