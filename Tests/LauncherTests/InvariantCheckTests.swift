@@ -350,6 +350,18 @@ import Testing
                 "\(result.detail)")
     }
 
+    @Test func healPassesAreCountedApartFromTheScenarios() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
+        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":2,"trigger":"connectivity""#))
+        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":2,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed""#))
+        let json = try fixture.report().json
+        #expect(json["passes"]?["total"]?.intValue == 2)
+        #expect(json["passes"]?["byTrigger"]?["connectivity"] == nil)
+        #expect(json["passes"]?["heal"]?["byTrigger"]?["connectivity"]?.intValue == 1)
+    }
+
     @Test func reportsAreWrittenInThreeForms() throws {
         let fixture = try RunFixture()
         defer { fixture.remove() }
