@@ -5,6 +5,9 @@ public struct InvariantResult: Sendable, Equatable {
     public let name: String
     public let held: Bool
     public let detail: String
+    /// What the counter-example is about (op keys, hint ids, devices, drafts), highlighted on the report's timeline;
+    /// empty when the check names nothing more than its detail says.
+    public var focus: [String] = []
 }
 
 /// The six invariants of DESIGN.md, each computed from the run's databases and events.
