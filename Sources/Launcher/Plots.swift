@@ -8,6 +8,7 @@ struct Plots {
 
     static let width = 600.0
     static let height = 260.0
+    static let cdfPoints = 300
     static let margin = (left: 58.0, right: 12.0, top: 24.0, bottom: 40.0)
 
     var html: String {
@@ -77,9 +78,12 @@ struct Plots {
             guard !values.isEmpty else { continue }
             let colour = Timeline.triggerColours[path] ?? "#495057"
             var pts = "\(svgNum(x(values[0]))),\(svgNum(y(0)))"
-            for (i, v) in values.enumerated() {
+            // At most `cdfPoints` steps a series: a big run's CDF is drawn through evenly spaced ranks.
+            let stride = max(1, values.count / Self.cdfPoints)
+            for i in Swift.stride(from: 0, to: values.count, by: stride) {
+                let v = values[i], next = min(i + stride, values.count)
                 pts += " \(svgNum(x(v))),\(svgNum(y(Double(i) / Double(values.count))))"
-                pts += " \(svgNum(x(v))),\(svgNum(y(Double(i + 1) / Double(values.count))))"
+                pts += " \(svgNum(x(v))),\(svgNum(y(Double(next) / Double(values.count))))"
             }
             s += "<polyline class=\"series\" data-path=\"\(xmlEscape(path))\" points=\"\(pts)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\">"
             s += "<title>\(xmlEscape(path)): \(values.count) arrivals, median \(xmlEscape(format(values[values.count / 2])))</title></polyline>"

@@ -21,7 +21,7 @@ struct Timeline {
     static let bandStyles: [TimelineModel.BandKind: (fill: String, opacity: Double)] = [
         .foreground: ("#8ce99a", 1), .background: ("#a5d8ff", 1), .closed: ("#ced4da", 1), .forceQuit: ("#e03131", 1),
         .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .window: ("#66d9e8", 0.6), .down: ("#c92a2a", 0.45),
-        .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .heal: ("#d3f9d8", 0.6), .quiesce: ("#fff3bf", 0.7),
+        .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6), .quiesce: ("#fff3bf", 0.7),
     ]
 
     struct Row {
@@ -119,10 +119,12 @@ struct Timeline {
             s += rect(band.start, band.end, y: y, h: h, fill: style.fill, opacity: style.opacity,
                       cls: "band band-\(band.kind.rawValue)", title: label, lane: lane)
             let text = band.kind == .fault ? band.label : band.label.components(separatedBy: " (").first ?? band.label
-            if [.down, .paused, .offline, .forceQuit, .fault].contains(band.kind), x(band.end) - x(band.start) > 30,
+            if [.down, .paused, .offline, .fault].contains(band.kind), x(band.end) - x(band.start) > 30,
                fits("\(lane)/band", x(band.start), text)
             {
-                s += "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" y=\"\(svgNum(y + min(h, 24) - 3))\" "
+                let textY: Double
+                if case .device = row.lane.kind { textY = y + min(h, 24) - 3 } else { textY = y + h - 4 }
+                s += "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" y=\"\(svgNum(textY))\" "
                 s += "font-size=\"10\" fill=\"#5c1a1a\">\(xmlEscape(text))</text>\n"
             }
         }
@@ -284,7 +286,7 @@ struct Timeline {
         let bands: [(TimelineModel.BandKind, String)] = [
             (.foreground, "foreground"), (.background, "background"), (.closed, "closed"), (.forceQuit, "force-quit"),
             (.offline, "offline"), (.doze, "doze"), (.window, "iOS window / doze maintenance"), (.down, "process down"),
-            (.paused, "paused"), (.fault, "chaos or server faults on"), (.heal, "heal phase"), (.quiesce, "quiesce phase"),
+            (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"), (.quiesce, "quiesce phase"),
         ]
         for (kind, label) in bands {
             let style = Self.bandStyles[kind]!

@@ -30,7 +30,7 @@ struct TimelineModel {
     }
 
     enum BandKind: String, CaseIterable {
-        case foreground, background, closed, forceQuit, offline, doze, window, down, paused, fault, heal, quiesce
+        case foreground, background, closed, forceQuit, offline, doze, window, down, paused, fault, startup, heal, quiesce
     }
 
     /// A span of time on one lane, or on every lane (`lane == nil`: a phase).
@@ -291,6 +291,9 @@ extension TimelineModel {
             switch e.type {
             case "phase":
                 let name = e.string("name") ?? "?"
+                if name == "scenario", e.sim > model.start {
+                    band(nil, .startup, model.start, e.sim, "start-up: the processes were still starting after simulated 0")
+                }
                 if let open = phaseOpen, ["heal", "quiesce"].contains(open.name) {
                     band(nil, open.name == "heal" ? .heal : .quiesce, open.since, e.sim, open.name)
                 }
