@@ -13,10 +13,10 @@ struct Plots {
 
     var html: String {
         var s = "<div class=\"plots\">\n"
-        s += cdf(title: "Propagation latency by path, simulated time (CDF)",
-                 series: data.propagationSim, unit: "simulated", format: { formatSim($0) })
-        s += cdf(title: "Propagation latency by path, real time (CDF)",
-                 series: data.propagationRealMs, unit: "real", format: { String(format: "%.0f ms", $0) })
+        s += cdf(title: "Propagation latency by path, simulated time (CDF)", series: data.propagationSim,
+                 unit: "simulated", ticks: Self.durationTicks, format: { formatSim($0) })
+        s += cdf(title: "Propagation latency by path, real time (CDF)", series: data.propagationRealMs,
+                 unit: "real", ticks: Self.logTicks, format: { String(format: "%.0f ms", $0) })
         s += stacked(title: "Passes per trigger over time (simulated)", buckets: data.passBuckets,
                      bucketSec: data.bucketSec, colours: Timeline.triggerColours)
         s += dataAge()
@@ -52,7 +52,15 @@ struct Plots {
         return ticks
     }
 
-    private func cdf(title: String, series: [String: [Double]], unit: String, format: (Double) -> String) -> String {
+    /// Ticks of a log axis of simulated seconds, at round durations.
+    static func durationTicks(_ lo: Double, _ hi: Double) -> [Double] {
+        [1.0, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 18_000, 43_200, 86_400, 259_200, 604_800]
+            .filter { $0 >= lo && $0 <= hi }
+    }
+
+    private func cdf(title: String, series: [String: [Double]], unit: String, ticks: (Double, Double) -> [Double],
+                     format: (Double) -> String) -> String
+    {
         let all = series.values.flatMap { $0 }.filter { $0 > 0 }
         guard let lo0 = all.min(), let hi0 = all.max() else { return empty(title, "no edit reached another device") }
         let lo = lo0 / 1.5, hi = hi0 * 1.5
@@ -60,9 +68,9 @@ struct Plots {
         func x(_ v: Double) -> Double { m.left + (log10(max(v, lo)) - log10(lo)) / max(log10(hi) - log10(lo), 1e-9) * plotW }
         func y(_ f: Double) -> Double { m.top + plotH - f * plotH }
         var s = frame(title, cls: "plot-cdf")
-        var ticks = Self.logTicks(lo, hi)
-        if ticks.count > 8 { ticks = ticks.enumerated().filter { $0.offset % 2 == 0 }.map(\.element) }
-        for t in ticks {
+        var marks = ticks(lo, hi)
+        while marks.count > 8 { marks = marks.enumerated().filter { $0.offset % 2 == 0 }.map(\.element) }
+        for t in marks {
             s += "<line x1=\"\(svgNum(x(t)))\" x2=\"\(svgNum(x(t)))\" y1=\"\(m.top)\" y2=\"\(m.top + plotH)\" stroke=\"#e9ecef\"/>"
             s += "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(xmlEscape(format(t)))</text>"
         }

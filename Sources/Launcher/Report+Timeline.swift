@@ -68,9 +68,9 @@ extension Report {
         let model = TimelineModel(events: data.events, devices: timelineDevices, focus: focus, serverFlags: serverFlagFaults)
         let timeline = Timeline(model: model)
         var s = "<h2>Timeline</h2>\n"
-        s += "<p class=\"rules\">Simulated time runs left to right, from the scenario's start (simulated 0; start-up is "
-        s += "not drawn) to the end of the checks. One lane per process. Hover over anything for its words; click a mark "
-        s += "to follow its edit; Ctrl or Shift + wheel zooms, dragging pans.</p>\n"
+        s += "<p class=\"rules\">Simulated time runs left to right, from simulated 0 (when the scenario's clock starts) "
+        s += "to the end of the checks. One lane per process. Hover over anything for its words; click a mark to follow "
+        s += "its edit; Ctrl or Shift + wheel zooms, dragging pans. How to read it: docs/REPORT.md.</p>\n"
         for rule in model.rules { s += "<p class=\"rules\">\(xmlEscape(rule))</p>\n" }
         if !failed.isEmpty {
             s += "<div class=\"focus-list\"><b>Failed checks, their first counter-example ringed in red:</b><ul>\n"

@@ -118,14 +118,20 @@ struct Timeline {
             let label = "\(band.label): \(formatSim(band.start)) – \(formatSim(band.end))"
             s += rect(band.start, band.end, y: y, h: h, fill: style.fill, opacity: style.opacity,
                       cls: "band band-\(band.kind.rawValue)", title: label, lane: lane)
-            let text = band.kind == .fault ? band.label : band.label.components(separatedBy: " (").first ?? band.label
+            let text: String
+            switch band.kind {
+            case .fault: text = band.label
+            case .down, .paused, .offline:
+                text = "\(band.kind == .down ? "down" : band.kind.rawValue) \(formatSim(band.start))–\(formatSim(band.end))"
+            default: text = band.label.components(separatedBy: " (").first ?? band.label
+            }
             if [.down, .paused, .offline, .fault].contains(band.kind), x(band.end) - x(band.start) > 30,
                fits("\(lane)/band", x(band.start), text)
             {
                 let textY: Double
                 if case .device = row.lane.kind { textY = y + min(h, 24) - 3 } else { textY = y + h - 4 }
                 s += "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" y=\"\(svgNum(textY))\" "
-                s += "font-size=\"10\" fill=\"#5c1a1a\">\(xmlEscape(text))</text>\n"
+                s += "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
             }
         }
         // Passes: a small bar per pass, coloured by its trigger.
@@ -199,7 +205,7 @@ struct Timeline {
             if mark.kind == .step, Self.faultSteps.contains(where: { mark.label.contains(" \($0) ") }),
                fits("\(mark.lane)/step", x(mark.sim), mark.label)
             {
-                s += "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\">"
+                s += "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">"
                 s += "\(xmlEscape(mark.label))</text>"
             }
             s += "</g>\n"

@@ -49,3 +49,15 @@ struct ExplainTests {
         #expect(lines.last == "by the end of the events the server had not applied k3")
     }
 }
+
+/// The line `synclab run` prints as each scenario step plays.
+struct StepLineTests {
+    @Test func aStepIsEchoedWithItsSimulatedTimeActionAndTarget() {
+        let kill = ScenarioStep(at: 600, action: .signal(target: "server", command: "kill"), line: 3)
+        #expect(LabRun.stepLine(kill, [("action", "kill"), ("target", "server")]) == "10m00s kill server")
+        let edit = ScenarioStep(at: 18_000, action: .edit(device: "iphone", draft: "d1", action: .create,
+                                                          title: nil, body: nil), line: 4)
+        #expect(LabRun.stepLine(edit, [("target", "iphone"), ("draft", "d1"), ("op", "create")])
+            == "5h00m edit iphone d1 (create)")
+    }
+}
