@@ -422,7 +422,11 @@ struct Timeline {
               svg.scrollIntoView({ behavior: 'smooth' });
             });
           });
+          // report.html#t=FROM,TO opens zoomed on simulated seconds FROM to TO.
+          var m = /[#&]t=([0-9.]+),([0-9.]+)/.exec(window.location.hash || '');
+          if (m && +m[2] > +m[1]) { v0 = +m[1]; v1 = +m[2]; clampView(); }
           draw();
+          svg.setAttribute('data-view', v0 + ',' + v1);
           svg.setAttribute('data-timeline-ready', '1');
           document.body.setAttribute('data-timeline-ready', '1');
         })();

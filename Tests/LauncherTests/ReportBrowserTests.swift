@@ -37,6 +37,18 @@ import Testing
 
     static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
 
+    /// The x and width attributes of the first element whose attributes start with `prefix`.
+    static func firstRect(_ prefix: String, in dom: String) -> (x: Double, width: Double)? {
+        guard let start = dom.range(of: prefix) else { return nil }
+        let tag = dom[start.upperBound...].prefix { $0 != ">" }
+        func attribute(_ name: String) -> Double? {
+            guard let r = tag.range(of: " \(name)=\"") else { return nil }
+            return Double(tag[r.upperBound...].prefix { $0 != "\"" })
+        }
+        guard let x = attribute("x"), let width = attribute("width") else { return nil }
+        return (x, width)
+    }
+
     @Test func theCrashReportLoadsInChromiumWithALanePerProcessAndADownBandPerKill() throws {
         guard let chromium = Self.chromium else {
             let why: Comment = "chromium is not installed: scripts/test installs it (apt-get install chromium); this test renders report.html in it and cannot be skipped"
@@ -67,6 +79,17 @@ import Testing
         #expect(Self.count("class=\"band band-down\" data-lane=\"a1\"", in: dom) == 1)
         #expect(Self.count("class=\"band band-paused\" data-lane=\"w1\"", in: dom) == 1)
         #expect(!dom.contains("class=\"band band-down\" data-lane=\"i1\""))
+
+        // Opened zoomed on 8m to 16m (report.html#t=480,960), the script moves the first server outage: it starts
+        // further right and is wider than on the whole run.
+        let zoomed = try Self.browse(chromium, ["--dump-dom", "--virtual-time-budget=5000"], page: page + "#t=480,960")
+        #expect(zoomed.contains("data-view=\"480,960\""), "the page did not open zoomed")
+        let whole = Self.firstRect("class=\"band band-down\" data-lane=\"server\"", in: dom)
+        let close = Self.firstRect("class=\"band band-down\" data-lane=\"server\"", in: zoomed)
+        #expect(whole != nil && close != nil)
+        if let whole, let close {
+            #expect(close.x > whole.x && close.width > 4 * whole.width, "whole run \(whole), zoomed \(close)")
+        }
 
         // A screenshot of the report against one of an empty page taken the same way.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-shot-\(UUID().uuidString)")
