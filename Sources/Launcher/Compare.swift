@@ -20,14 +20,18 @@ struct Compare {
     init(nameA: String, a: JSONValue, nameB: String, b: JSONValue) {
         self.nameA = nameA
         self.nameB = nameB
-        let fa = Self.flatten(a), fb = Self.flatten(b)
+        let fa = Self.flatten(a)
+        let fb = Self.flatten(b)
         var names = fa.map(\.0)
         for (name, _) in fb where !names.contains(name) { names.append(name) }
-        let da = Dictionary(fa, uniquingKeysWith: { x, _ in x }), db = Dictionary(fb, uniquingKeysWith: { x, _ in x })
+        let da = Dictionary(fa, uniquingKeysWith: { x, _ in x })
+        let db = Dictionary(fb, uniquingKeysWith: { x, _ in x })
         rows = names.map { name in
-            let x = da[name], y = db[name]
-            return Row(name: name, a: x.map(Self.text) ?? "—", b: y.map(Self.text) ?? "—",
-                       difference: Self.difference(x, y))
+            let x = da[name]
+            let y = db[name]
+            return Row(
+                name: name, a: x.map(Self.text) ?? "—", b: y.map(Self.text) ?? "—",
+                difference: Self.difference(x, y))
         }
     }
 
@@ -97,10 +101,13 @@ struct Compare {
             let t = s.count > n ? String(s.prefix(n - 1)) + "…" : s
             return t.padding(toLength: n, withPad: " ", startingAt: 0)
         }
-        var out = "  " + cell("", width) + "  " + cell("A: " + nameA, column) + "  " + cell("B: " + nameB, column)
+        var out =
+            "  " + cell("", width) + "  " + cell("A: " + nameA, column) + "  " + cell("B: " + nameB, column)
             + "  B − A\n"
         for row in rows {
-            out += (row.changed && !row.difference.isEmpty ? "* " : "  ") + cell(row.name, width) + "  " + cell(row.a, column)
+            out +=
+                (row.changed && !row.difference.isEmpty ? "* " : "  ") + cell(row.name, width) + "  "
+                + cell(row.a, column)
                 + "  " + cell(row.b, column) + "  " + row.difference + "\n"
         }
         return out
@@ -122,7 +129,8 @@ struct Compare {
             func cls(_ v: String) -> String {
                 v == "FAILED" || v == "fail" ? " class=\"bad\"" : (v == "held" || v == "pass" ? " class=\"good\"" : "")
             }
-            s += "<tr\(row.changed && !row.difference.isEmpty ? " class=\"changed\"" : "")><td>\(xmlEscape(row.name))</td>"
+            s +=
+                "<tr\(row.changed && !row.difference.isEmpty ? " class=\"changed\"" : "")><td>\(xmlEscape(row.name))</td>"
             s += "<td\(cls(row.a))>\(xmlEscape(row.a))</td><td\(cls(row.b))>\(xmlEscape(row.b))</td>"
             s += "<td>\(xmlEscape(row.difference))</td></tr>\n"
         }
@@ -132,7 +140,7 @@ struct Compare {
     /// A run folder's report.json, or the report made from its events and databases when it has none.
     static func reportJSON(folder: String) throws -> JSONValue {
         if let text = try? String(contentsOfFile: "\(folder)/report.json", encoding: .utf8),
-           let value = try? JSONValue.parse(text)
+            let value = try? JSONValue.parse(text)
         {
             return value
         }

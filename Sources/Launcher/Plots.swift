@@ -13,15 +13,19 @@ struct Plots {
 
     var html: String {
         var s = "<div class=\"plots\">\n"
-        s += cdf(title: "Propagation latency by path, simulated time (CDF)", series: data.propagationSim,
-                 unit: "simulated", ticks: Self.durationTicks, format: { formatSim($0) })
-        s += cdf(title: "Propagation latency by path, real time (CDF)", series: data.propagationRealMs,
-                 unit: "real", ticks: Self.logTicks, format: { String(format: "%.0f ms", $0) })
-        s += stacked(title: "Passes per trigger over time (simulated)", buckets: data.passBuckets,
-                     bucketSec: data.bucketSec, colours: Timeline.triggerColours)
+        s += cdf(
+            title: "Propagation latency by path, simulated time (CDF)", series: data.propagationSim,
+            unit: "simulated", ticks: Self.durationTicks, format: { formatSim($0) })
+        s += cdf(
+            title: "Propagation latency by path, real time (CDF)", series: data.propagationRealMs,
+            unit: "real", ticks: Self.logTicks, format: { String(format: "%.0f ms", $0) })
+        s += stacked(
+            title: "Passes per trigger over time (simulated)", buckets: data.passBuckets,
+            bucketSec: data.bucketSec, colours: Timeline.triggerColours)
         s += dataAge()
-        s += stacked(title: "Ops by status over time (simulated)", buckets: data.statusBuckets, bucketSec: data.bucketSec,
-                     colours: PlotData.statusColours, lines: true)
+        s += stacked(
+            title: "Ops by status over time (simulated)", buckets: data.statusBuckets, bucketSec: data.bucketSec,
+            colours: PlotData.statusColours, lines: true)
         s += "</div>\n"
         return s
     }
@@ -37,7 +41,8 @@ struct Plots {
     }
 
     private func empty(_ title: String, _ why: String) -> String {
-        frame(title, cls: "plot-empty") + "<text x=\"\(Self.margin.left + 12)\" y=\"\(Self.margin.top + 30)\" fill=\"#868e96\">"
+        frame(title, cls: "plot-empty")
+            + "<text x=\"\(Self.margin.left + 12)\" y=\"\(Self.margin.top + 30)\" fill=\"#868e96\">"
             + "\(xmlEscape(why))</text></svg>\n"
     }
 
@@ -58,25 +63,33 @@ struct Plots {
             .filter { $0 >= lo && $0 <= hi }
     }
 
-    private func cdf(title: String, series: [String: [Double]], unit: String, ticks: (Double, Double) -> [Double],
-                     format: (Double) -> String) -> String
-    {
+    private func cdf(
+        title: String, series: [String: [Double]], unit: String, ticks: (Double, Double) -> [Double],
+        format: (Double) -> String
+    ) -> String {
         let all = series.values.flatMap { $0 }.filter { $0 > 0 }
         guard let lo0 = all.min(), let hi0 = all.max() else { return empty(title, "no edit reached another device") }
-        let lo = lo0 / 1.5, hi = hi0 * 1.5
+        let lo = lo0 / 1.5
+        let hi = hi0 * 1.5
         let m = Self.margin
-        func x(_ v: Double) -> Double { m.left + (log10(max(v, lo)) - log10(lo)) / max(log10(hi) - log10(lo), 1e-9) * plotW }
+        func x(_ v: Double) -> Double {
+            m.left + (log10(max(v, lo)) - log10(lo)) / max(log10(hi) - log10(lo), 1e-9) * plotW
+        }
         func y(_ f: Double) -> Double { m.top + plotH - f * plotH }
         var s = frame(title, cls: "plot-cdf")
         var marks = ticks(lo, hi)
         while marks.count > 8 { marks = marks.enumerated().filter { $0.offset % 2 == 0 }.map(\.element) }
         for t in marks {
-            s += "<line x1=\"\(svgNum(x(t)))\" x2=\"\(svgNum(x(t)))\" y1=\"\(m.top)\" y2=\"\(m.top + plotH)\" stroke=\"#e9ecef\"/>"
-            s += "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(xmlEscape(format(t)))</text>"
+            s +=
+                "<line x1=\"\(svgNum(x(t)))\" x2=\"\(svgNum(x(t)))\" y1=\"\(m.top)\" y2=\"\(m.top + plotH)\" stroke=\"#e9ecef\"/>"
+            s +=
+                "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(xmlEscape(format(t)))</text>"
         }
         for f in [0.0, 0.5, 0.9, 1.0] {
-            s += "<text x=\"\(m.left - 6)\" y=\"\(svgNum(y(f) + 4))\" text-anchor=\"end\" fill=\"#495057\">\(Int(f * 100)) %</text>"
-            s += "<line x1=\"\(m.left)\" x2=\"\(m.left + plotW)\" y1=\"\(svgNum(y(f)))\" y2=\"\(svgNum(y(f)))\" stroke=\"#e9ecef\"/>"
+            s +=
+                "<text x=\"\(m.left - 6)\" y=\"\(svgNum(y(f) + 4))\" text-anchor=\"end\" fill=\"#495057\">\(Int(f * 100)) %</text>"
+            s +=
+                "<line x1=\"\(m.left)\" x2=\"\(m.left + plotW)\" y1=\"\(svgNum(y(f)))\" y2=\"\(svgNum(y(f)))\" stroke=\"#e9ecef\"/>"
         }
         s += "<text x=\"\(m.left + plotW / 2)\" y=\"\(Self.height - 6)\" text-anchor=\"middle\" fill=\"#495057\">"
         s += "saved on one device → applied on another (\(unit), log scale)</text>"
@@ -89,12 +102,15 @@ struct Plots {
             // At most `cdfPoints` steps a series: a big run's CDF is drawn through evenly spaced ranks.
             let stride = max(1, values.count / Self.cdfPoints)
             for i in Swift.stride(from: 0, to: values.count, by: stride) {
-                let v = values[i], next = min(i + stride, values.count)
+                let v = values[i]
+                let next = min(i + stride, values.count)
                 pts += " \(svgNum(x(v))),\(svgNum(y(Double(i) / Double(values.count))))"
                 pts += " \(svgNum(x(v))),\(svgNum(y(Double(next) / Double(values.count))))"
             }
-            s += "<polyline class=\"series\" data-path=\"\(xmlEscape(path))\" points=\"\(pts)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\">"
-            s += "<title>\(xmlEscape(path)): \(values.count) arrivals, median \(xmlEscape(format(values[values.count / 2])))</title></polyline>"
+            s +=
+                "<polyline class=\"series\" data-path=\"\(xmlEscape(path))\" points=\"\(pts)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\">"
+            s +=
+                "<title>\(xmlEscape(path)): \(values.count) arrivals, median \(xmlEscape(format(values[values.count / 2])))</title></polyline>"
             s += "<text x=\"\(m.left + plotW - 6)\" y=\"\(svgNum(legendY))\" text-anchor=\"end\" fill=\"\(colour)\">"
             s += "\(xmlEscape(path)) (\(values.count))</text>"
             legendY += 13
@@ -109,16 +125,19 @@ struct Plots {
         var t = 0.0
         while t <= span {
             let x = m.left + t / max(span, 1) * plotW
-            s += "<text x=\"\(svgNum(x))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(data.start + t))</text>"
+            s +=
+                "<text x=\"\(svgNum(x))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(data.start + t))</text>"
             t += step
         }
     }
 
-    private func stacked(title: String, buckets: [String: [Int]], bucketSec: Double, colours: [String: String],
-                         lines: Bool = false) -> String
-    {
+    private func stacked(
+        title: String, buckets: [String: [Int]], bucketSec: Double, colours: [String: String],
+        lines: Bool = false
+    ) -> String {
         let names = buckets.keys.sorted()
-        guard let count = buckets.values.first?.count, count > 0, buckets.values.contains(where: { $0.contains { $0 > 0 } })
+        guard let count = buckets.values.first?.count, count > 0,
+            buckets.values.contains(where: { $0.contains { $0 > 0 } })
         else { return empty(title, "nothing to count") }
         let m = Self.margin
         var totals = Array(repeating: 0, count: count)
@@ -135,8 +154,10 @@ struct Plots {
             for (i, v) in buckets[name]!.enumerated() where v > 0 {
                 let h = Double(v) / top * plotH
                 let y = m.top + plotH - base[i] - h
-                s += "<rect x=\"\(svgNum(m.left + Double(i) * w))\" y=\"\(svgNum(y))\" width=\"\(svgNum(max(w - 0.5, 0.5)))\" "
-                s += "height=\"\(svgNum(h))\" fill=\"\(colour)\"><title>\(xmlEscape(name)): \(v) at \(formatSim(data.start + Double(i) * bucketSec))</title></rect>"
+                s +=
+                    "<rect x=\"\(svgNum(m.left + Double(i) * w))\" y=\"\(svgNum(y))\" width=\"\(svgNum(max(w - 0.5, 0.5)))\" "
+                s +=
+                    "height=\"\(svgNum(h))\" fill=\"\(colour)\"><title>\(xmlEscape(name)): \(v) at \(formatSim(data.start + Double(i) * bucketSec))</title></rect>"
                 base[i] += h
             }
         }
@@ -159,22 +180,27 @@ struct Plots {
         func x(_ t: Double) -> Double { m.left + (t - data.start) / span * plotW }
         func y(_ a: Double) -> Double { m.top + plotH - a / top * plotH }
         var s = frame(title, cls: "plot-age")
-        s += "<text x=\"\(m.left - 6)\" y=\"\(m.top + 4)\" text-anchor=\"end\" fill=\"#495057\">\(formatSim(top))</text>"
+        s +=
+            "<text x=\"\(m.left - 6)\" y=\"\(m.top + 4)\" text-anchor=\"end\" fill=\"#495057\">\(formatSim(top))</text>"
         s += "<text x=\"\(m.left - 6)\" y=\"\(m.top + plotH)\" text-anchor=\"end\" fill=\"#495057\">0</text>"
         let step = Timeline.tickStep(span: span, pixels: plotW * 0.8)
         var t = (data.start / step).rounded(.up) * step
         while t <= data.end {
-            s += "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(t))</text>"
+            s +=
+                "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(t))</text>"
             t += step
         }
         s += "<line class=\"budget\" x1=\"\(m.left)\" x2=\"\(m.left + plotW)\" y1=\"\(svgNum(y(data.budgetSec)))\" "
         s += "y2=\"\(svgNum(y(data.budgetSec)))\" stroke=\"#e03131\" stroke-dasharray=\"5,3\"/>"
-        s += "<text x=\"\(m.left + plotW - 4)\" y=\"\(svgNum(y(data.budgetSec) - 4))\" text-anchor=\"end\" fill=\"#e03131\">"
+        s +=
+            "<text x=\"\(m.left + plotW - 4)\" y=\"\(svgNum(y(data.budgetSec) - 4))\" text-anchor=\"end\" fill=\"#e03131\">"
         s += "budget \(formatSim(data.budgetSec))</text>"
         for age in data.ages {
             let over = age.age > data.budgetSec
-            s += "<circle cx=\"\(svgNum(x(age.sim)))\" cy=\"\(svgNum(y(age.age)))\" r=\"3\" fill=\"\(over ? "#e03131" : "#1971c2")\">"
-            s += "<title>\(xmlEscape(age.device)) opened at \(formatSim(age.sim)): data \(formatSim(age.age)) old</title></circle>"
+            s +=
+                "<circle cx=\"\(svgNum(x(age.sim)))\" cy=\"\(svgNum(y(age.age)))\" r=\"3\" fill=\"\(over ? "#e03131" : "#1971c2")\">"
+            s +=
+                "<title>\(xmlEscape(age.device)) opened at \(formatSim(age.sim)): data \(formatSim(age.age)) old</title></circle>"
         }
         let over = data.ages.filter { $0.age > data.budgetSec }.count
         s += "<text x=\"\(m.left + plotW / 2)\" y=\"\(Self.height - 6)\" text-anchor=\"middle\" fill=\"#495057\">"
@@ -200,9 +226,10 @@ struct PlotData {
         "needsAttention": "#c92a2a",
     ]
 
-    init(events: [Event], devices: Set<String>, lineages: [Lineage], budgetSec: Double, scenarioEnd: Double,
-         buckets: Int = 60)
-    {
+    init(
+        events: [Event], devices: Set<String>, lineages: [Lineage], budgetSec: Double, scenarioEnd: Double,
+        buckets: Int = 60
+    ) {
         self.budgetSec = budgetSec
         end = max(events.map(\.sim).max() ?? 0, 1)
         bucketSec = max((end - start) / Double(buckets), 1)
@@ -216,7 +243,7 @@ struct PlotData {
         func index(_ sim: Double) -> Int { min(count - 1, max(0, Int((sim - start) / bucketSec))) }
         var lastSynced: [String: Double] = [:]
         var status: [String: String] = [:]
-        var changes: [(Int, String, String?)] = []   // bucket, key, new status
+        var changes: [(Int, String, String?)] = []  // bucket, key, new status
         for event in events where devices.contains(event.proc) {
             switch event.type {
             case "pass.start" where event.sim >= start:
@@ -253,7 +280,10 @@ struct PlotData {
             while cursor < changes.count && changes[cursor].0 <= bucket {
                 let (_, key, next) = changes[cursor]
                 if let old = status[key] { tally[old, default: 0] -= 1 }
-                if let next { status[key] = next; tally[next, default: 0] += 1 }
+                if let next {
+                    status[key] = next
+                    tally[next, default: 0] += 1
+                }
                 cursor += 1
             }
             for (name, value) in tally where value > 0 { statusBuckets[name]?[bucket] = value }

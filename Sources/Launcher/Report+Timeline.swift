@@ -8,8 +8,9 @@ extension Report {
         let pools = data.topology.poolAssignment
         return data.topology.accounts.flatMap { account in
             account.devices.map {
-                TimelineModel.DeviceInfo(id: $0.id, account: account.id, platform: $0.platform.rawValue, start: $0.start,
-                                         host: pools[$0.id] ?? $0.id)
+                TimelineModel.DeviceInfo(
+                    id: $0.id, account: account.id, platform: $0.platform.rawValue, start: $0.start,
+                    host: pools[$0.id] ?? $0.id)
             }
         }
     }
@@ -65,11 +66,14 @@ extension Report {
         let failed = invariants.filter { !$0.held }
         var focus = Set<String>()
         for result in failed { focus.formUnion(self.focus(of: result)) }
-        let model = TimelineModel(events: data.events, devices: timelineDevices, focus: focus, serverFlags: serverFlagFaults)
+        let model = TimelineModel(
+            events: data.events, devices: timelineDevices, focus: focus, serverFlags: serverFlagFaults)
         let timeline = Timeline(model: model)
         var s = "<h2>Timeline</h2>\n"
-        s += "<p class=\"rules\">Simulated time runs left to right, from simulated 0 (when the scenario's clock starts) "
-        s += "to the end of the checks. One lane per process. Hover over anything for its words; click a mark to follow "
+        s +=
+            "<p class=\"rules\">Simulated time runs left to right, from simulated 0 (when the scenario's clock starts) "
+        s +=
+            "to the end of the checks. One lane per process. Hover over anything for its words; click a mark to follow "
         s += "its edit; Ctrl or Shift + wheel zooms, dragging pans. How to read it: docs/REPORT.md.</p>\n"
         for rule in model.rules { s += "<p class=\"rules\">\(xmlEscape(rule))</p>\n" }
         if !failed.isEmpty {
@@ -93,9 +97,10 @@ extension Report {
     /// The plots section of report.html.
     var plotsHTML: String {
         let devices = Set(data.devices.map(\.id))
-        let plotData = PlotData(events: data.events, devices: devices, lineages: figures.lineages,
-                                budgetSec: data.topology.device.freshnessBudgetMin * 60,
-                                scenarioEnd: data.scenarioEndSim)
+        let plotData = PlotData(
+            events: data.events, devices: devices, lineages: figures.lineages,
+            budgetSec: data.topology.device.freshnessBudgetMin * 60,
+            scenarioEnd: data.scenarioEndSim)
         return "<h2>Plots</h2>\n" + Plots(data: plotData).html
     }
 
@@ -108,7 +113,8 @@ extension Report {
         if !attention.isEmpty {
             md += "\n## Ops that need attention\n\n| device | op | attempts | reason |\n| --- | --- | --- | --- |\n"
             for (device, op) in attention.prefix(100) {
-                md += "| \(device) | \(op.key) | \(op.attempts) | \(op.lastError.isEmpty ? "(no reason recorded)" : op.lastError.replacingOccurrences(of: "|", with: "\\|")) |\n"
+                md +=
+                    "| \(device) | \(op.key) | \(op.attempts) | \(op.lastError.isEmpty ? "(no reason recorded)" : op.lastError.replacingOccurrences(of: "|", with: "\\|")) |\n"
             }
             if attention.count > 100 { md += "| … | \(attention.count - 100) more | | |\n" }
         }
@@ -130,7 +136,8 @@ extension Report {
     /// Hints dropped, coalesced, throttled, discarded or expired, counted per fate and reason.
     var hintDeathReasons: [(fate: String, reason: String, count: Int)] {
         var counts: [String: [String: Int]] = [:]
-        for event in data.events where event.proc == "broker" && HintAccounting.fates.contains(event.type)
+        for event in data.events
+        where event.proc == "broker" && HintAccounting.fates.contains(event.type)
             && event.type != "hint.delivered"
         {
             counts[String(event.type.dropFirst(5)), default: [:]][event.string("reason") ?? "—", default: 0] += 1

@@ -21,7 +21,8 @@ struct Timeline {
     static let bandStyles: [TimelineModel.BandKind: (fill: String, opacity: Double)] = [
         .foreground: ("#8ce99a", 1), .background: ("#a5d8ff", 1), .closed: ("#ced4da", 1), .forceQuit: ("#e03131", 1),
         .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .window: ("#66d9e8", 0.6), .down: ("#c92a2a", 0.45),
-        .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6), .quiesce: ("#fff3bf", 0.7),
+        .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6),
+        .quiesce: ("#fff3bf", 0.7),
     ]
 
     struct Row {
@@ -64,12 +65,15 @@ struct Timeline {
         let rowOf = Dictionary(rows.map { ($0.lane.id, $0) }, uniquingKeysWith: { a, _ in a })
         var s = "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Self.width))\" "
         s += "height=\"\(Int(height))\" viewBox=\"0 0 \(Int(Self.width)) \(Int(height))\" "
-        s += "data-left=\"\(Self.left)\" data-plot=\"\(Self.plot)\" data-t0=\"\(svgNum(model.start))\" data-t1=\"\(svgNum(model.end))\" "
+        s +=
+            "data-left=\"\(Self.left)\" data-plot=\"\(Self.plot)\" data-t0=\"\(svgNum(model.start))\" data-t1=\"\(svgNum(model.end))\" "
         s += "data-lanes=\"\(rows.count)\" font-family=\"system-ui,sans-serif\" font-size=\"11\">\n"
-        s += "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" height=\"\(Int(height))\"/>"
+        s +=
+            "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" height=\"\(Int(height))\"/>"
         s += "</clipPath>"
         for (kind, colour) in [("send", "#1971c2"), ("notice", "#495057"), ("hint", "#d9480f"), ("pull", "#2b8a3e")] {
-            s += "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" markerHeight=\"6\" "
+            s +=
+                "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" markerHeight=\"6\" "
             s += "orient=\"auto\"><path d=\"M0,0L6,3L0,6z\" fill=\"\(colour)\"/></marker>"
         }
         s += "</defs>\n"
@@ -82,10 +86,12 @@ struct Timeline {
             s += "<text x=\"6\" y=\"\(svgNum(row.top + 15))\" font-weight=\"600\"\(focused ? " fill=\"#c92a2a\"" : "")>"
             s += "\(xmlEscape(row.lane.label))</text>"
             if case .device = row.lane.kind {
-                s += "<text x=\"6\" y=\"\(svgNum(row.top + 54))\" fill=\"#868e96\" font-size=\"10\">cursor / head</text>"
+                s +=
+                    "<text x=\"6\" y=\"\(svgNum(row.top + 54))\" fill=\"#868e96\" font-size=\"10\">cursor / head</text>"
             }
             if case .aggregate = row.lane.kind {
-                s += "<text x=\"6\" y=\"\(svgNum(row.top + 30))\" fill=\"#868e96\" font-size=\"10\">passes summed</text>"
+                s +=
+                    "<text x=\"6\" y=\"\(svgNum(row.top + 30))\" fill=\"#868e96\" font-size=\"10\">passes summed</text>"
             }
             s += "</g>\n"
         }
@@ -93,8 +99,9 @@ struct Timeline {
         // Phases across every lane.
         for band in model.bands where band.lane == nil {
             let style = Self.bandStyles[band.kind]!
-            s += rect(band.start, band.end, y: Self.axisHeight, h: height - Self.axisHeight - 8, fill: style.fill,
-                      opacity: style.opacity, cls: "band band-\(band.kind.rawValue)", title: band.label)
+            s += rect(
+                band.start, band.end, y: Self.axisHeight, h: height - Self.axisHeight - 8, fill: style.fill,
+                opacity: style.opacity, cls: "band band-\(band.kind.rawValue)", title: band.label)
         }
         // Words written on a lane skip a place where earlier words of the same row would be overwritten.
         var textEnd: [String: Double] = [:]
@@ -113,34 +120,44 @@ struct Timeline {
             case .foreground, .background, .closed, .forceQuit: (y, h) = (row.top + 3, 7)
             case .window: (y, h) = (row.top + 34, 4)
             default:
-                if case .device = row.lane.kind { (y, h) = (row.top + 10, 28) } else { (y, h) = (row.top + 2, row.height - 4) }
+                if case .device = row.lane.kind {
+                    (y, h) = (row.top + 10, 28)
+                } else {
+                    (y, h) = (row.top + 2, row.height - 4)
+                }
             }
             let label = "\(band.label): \(formatSim(band.start)) – \(formatSim(band.end))"
-            s += rect(band.start, band.end, y: y, h: h, fill: style.fill, opacity: style.opacity,
-                      cls: "band band-\(band.kind.rawValue)", title: label, lane: lane)
+            s += rect(
+                band.start, band.end, y: y, h: h, fill: style.fill, opacity: style.opacity,
+                cls: "band band-\(band.kind.rawValue)", title: label, lane: lane)
             let text: String
             switch band.kind {
             case .fault: text = band.label
             case .down, .paused, .offline:
-                text = "\(band.kind == .down ? "down" : band.kind.rawValue) \(formatSim(band.start))–\(formatSim(band.end))"
+                text =
+                    "\(band.kind == .down ? "down" : band.kind.rawValue) \(formatSim(band.start))–\(formatSim(band.end))"
             default: text = band.label.components(separatedBy: " (").first ?? band.label
             }
             if [.down, .paused, .offline, .fault].contains(band.kind), x(band.end) - x(band.start) > 30,
-               fits("\(lane)/band", x(band.start), text)
+                fits("\(lane)/band", x(band.start), text)
             {
                 let textY: Double
                 if case .device = row.lane.kind { textY = y + min(h, 24) - 3 } else { textY = y + h - 4 }
-                s += "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" y=\"\(svgNum(textY))\" "
-                s += "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
+                s +=
+                    "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" y=\"\(svgNum(textY))\" "
+                s +=
+                    "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
             }
         }
         // Passes: a small bar per pass, coloured by its trigger.
         for pass in model.passes {
             guard let row = rowOf[pass.lane] else { continue }
             let colour = Self.triggerColours[pass.trigger] ?? "#495057"
-            let title = "pass by \(pass.trigger) \(formatSim(pass.start)) – \(formatSim(pass.end))\(pass.cutOff ? " (cut off)" : "")"
-            s += rect(pass.start, max(pass.end, pass.start), y: row.top + 28, h: 6, fill: colour, opacity: 0.9,
-                      cls: "pass pass-\(pass.trigger)", title: title, lane: pass.lane, minWidth: 2)
+            let title =
+                "pass by \(pass.trigger) \(formatSim(pass.start)) – \(formatSim(pass.end))\(pass.cutOff ? " (cut off)" : "")"
+            s += rect(
+                pass.start, max(pass.end, pass.start), y: row.top + 28, h: 6, fill: colour, opacity: 0.9,
+                cls: "pass pass-\(pass.trigger)", title: title, lane: pass.lane, minWidth: 2)
         }
         // Aggregate lanes: passes per bucket as bars.
         for aggregate in model.aggregates {
@@ -151,15 +168,17 @@ struct Timeline {
                 let h = (row.height - 8) * Double(count) / Double(max(top, 1))
                 let offline = aggregate.offline[index]
                 let title = "\(count) passes\(offline > 0 ? ", \(offline) went offline" : "") from \(formatSim(t))"
-                s += rect(t, t + aggregate.bucketSec, y: row.top + row.height - 4 - h, h: h, fill: "#74c0fc", opacity: 1,
-                          cls: "aggregate", title: title, lane: aggregate.lane)
+                s += rect(
+                    t, t + aggregate.bucketSec, y: row.top + row.height - 4 - h, h: h, fill: "#74c0fc", opacity: 1,
+                    cls: "aggregate", title: title, lane: aggregate.lane)
             }
         }
         // Cursor against head.
         for line in model.cursors {
             guard let row = rowOf[line.lane] else { continue }
             let maxHead = max(line.head.last?.value ?? 0, line.cursor.map(\.value).max() ?? 0, 1)
-            let base = row.top + row.height - 3, span = 18.0
+            let base = row.top + row.height - 3
+            let span = 18.0
             func points(_ steps: [(sim: Double, value: Int)]) -> [(Double, Double)] {
                 var out: [(Double, Double)] = [(model.start, base)]
                 var last = 0
@@ -171,18 +190,24 @@ struct Timeline {
                 out.append((model.end, base - span * Double(last) / Double(maxHead)))
                 return out
             }
-            s += polyline(points(line.head), stroke: "#adb5bd", width: 3, cls: "head", title: "\(line.lane)'s account head")
-            s += polyline(points(line.cursor), stroke: "#1864ab", width: 1.5, cls: "cursor",
-                          title: "\(line.lane)'s cursor (head \(line.head.last?.value ?? 0))")
+            s += polyline(
+                points(line.head), stroke: "#adb5bd", width: 3, cls: "head", title: "\(line.lane)'s account head")
+            s += polyline(
+                points(line.cursor), stroke: "#1864ab", width: 1.5, cls: "cursor",
+                title: "\(line.lane)'s cursor (head \(line.head.last?.value ?? 0))")
         }
         // Arrows of each edit's lineage.
         for link in model.links {
             guard let from = rowOf[link.fromLane], let to = rowOf[link.toLane] else { continue }
-            let colour = ["send": "#1971c2", "notice": "#495057", "hint": "#d9480f", "pull": "#2b8a3e"][link.kind.rawValue]!
+            let colour = ["send": "#1971c2", "notice": "#495057", "hint": "#d9480f", "pull": "#2b8a3e"][
+                link.kind.rawValue]!
             let focused = model.focused(link.keys)
-            s += "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
-            s += "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
-            s += "x2=\"\(svgNum(x(link.toSim)))\" y2=\"\(svgNum(markY(to)))\" stroke=\"\(colour)\" stroke-width=\"\(focused ? 2.5 : 1)\" "
+            s +=
+                "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
+            s +=
+                "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
+            s +=
+                "x2=\"\(svgNum(x(link.toSim)))\" y2=\"\(svgNum(markY(to)))\" stroke=\"\(colour)\" stroke-width=\"\(focused ? 2.5 : 1)\" "
             s += "stroke-opacity=\"\(focused ? 1 : 0.45)\" marker-end=\"url(#arrow-\(link.kind.rawValue))\">"
             s += "<title>\(xmlEscape(link.label))</title></line>\n"
         }
@@ -193,19 +218,24 @@ struct Timeline {
             let focused = model.focused(mark.keys)
             var y = markY(row)
             if mark.kind == .step { y = row.top + 6 }
-            s += "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" data-lane=\"\(xmlEscape(mark.lane))\" "
-            s += "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" data-y=\"\(svgNum(y))\" "
-            s += "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
+            s +=
+                "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" data-lane=\"\(xmlEscape(mark.lane))\" "
+            s +=
+                "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" data-y=\"\(svgNum(y))\" "
+            s +=
+                "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
             s += shape(mark.kind, focused: focused)
             if mark.kind == .hintDied || mark.kind == .hintIgnored, labelDead, let reason = mark.reason,
-               fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
+                fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
             {
-                s += "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
+                s +=
+                    "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
             }
             if mark.kind == .step, Self.faultSteps.contains(where: { mark.label.contains(" \($0) ") }),
-               fits("\(mark.lane)/step", x(mark.sim), mark.label)
+                fits("\(mark.lane)/step", x(mark.sim), mark.label)
             {
-                s += "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">"
+                s +=
+                    "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">"
                 s += "\(xmlEscape(mark.label))</text>"
             }
             s += "</g>\n"
@@ -234,7 +264,8 @@ struct Timeline {
         case .hintDied:
             return ring + "<path d=\"M-4,-4L4,4M4,-4L-4,4\" stroke=\"#e03131\" stroke-width=\"2\"/>"
         case .hintDuplicated:
-            return ring + "<circle r=\"3\" fill=\"none\" stroke=\"#d9480f\"/><circle r=\"6\" fill=\"none\" stroke=\"#d9480f\"/>"
+            return ring
+                + "<circle r=\"3\" fill=\"none\" stroke=\"#d9480f\"/><circle r=\"6\" fill=\"none\" stroke=\"#d9480f\"/>"
         case .hintReceived: return ring + "<path d=\"M-4,-5L4,-5L0,1z\" fill=\"#d9480f\"/>"
         case .hintIgnored:
             return ring + "<circle r=\"4.5\" fill=\"#fff\" stroke=\"#e8590c\" stroke-width=\"1.5\"/>"
@@ -263,23 +294,30 @@ struct Timeline {
     /// A round tick step (seconds) that puts ticks about 90 px apart.
     static func tickStep(span: Double, pixels: Double) -> Double {
         let want = max(span, 1) / max(pixels / 90, 1)
-        let steps: [Double] = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200,
-                               86_400, 172_800, 604_800]
+        let steps: [Double] = [
+            1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200,
+            86_400, 172_800, 604_800,
+        ]
         return steps.first { $0 >= want } ?? steps.last!
     }
 
-    private func rect(_ t0: Double, _ t1: Double, y: Double, h: Double, fill: String, opacity: Double, cls: String,
-                      title: String, lane: String? = nil, minWidth: Double = 1) -> String
-    {
+    private func rect(
+        _ t0: Double, _ t1: Double, y: Double, h: Double, fill: String, opacity: Double, cls: String,
+        title: String, lane: String? = nil, minWidth: Double = 1
+    ) -> String {
         let width = max(minWidth, x(t1) - x(t0))
-        var s = "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
-        s += "data-t2=\"\(svgNum(t1))\" data-min=\"\(svgNum(minWidth))\" x=\"\(svgNum(x(t0)))\" y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" "
+        var s =
+            "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
+        s +=
+            "data-t2=\"\(svgNum(t1))\" data-min=\"\(svgNum(minWidth))\" x=\"\(svgNum(x(t0)))\" y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" "
         s += "height=\"\(svgNum(h))\" fill=\"\(fill)\"\(opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "")>"
         s += "<title>\(xmlEscape(title))</title></rect>\n"
         return s
     }
 
-    private func polyline(_ points: [(Double, Double)], stroke: String, width: Double, cls: String, title: String) -> String {
+    private func polyline(_ points: [(Double, Double)], stroke: String, width: Double, cls: String, title: String)
+        -> String
+    {
         let pts = points.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
         let times = points.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
         return "<polyline class=\"\(cls)\" data-pts=\"\(times)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(stroke)\" "
@@ -292,7 +330,8 @@ struct Timeline {
         let bands: [(TimelineModel.BandKind, String)] = [
             (.foreground, "foreground"), (.background, "background"), (.closed, "closed"), (.forceQuit, "force-quit"),
             (.offline, "offline"), (.doze, "doze"), (.window, "iOS window / doze maintenance"), (.down, "process down"),
-            (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"), (.quiesce, "quiesce phase"),
+            (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"),
+            (.quiesce, "quiesce phase"),
         ]
         for (kind, label) in bands {
             let style = Self.bandStyles[kind]!
@@ -310,9 +349,11 @@ struct Timeline {
             (.changeApplied, "change applied on another device"), (.step, "scenario step"),
         ]
         for (kind, label) in marks {
-            s += "<span><svg width=\"16\" height=\"14\"><g transform=\"translate(8,8)\">\(shape(kind, focused: false))</g></svg>\(label)</span>"
+            s +=
+                "<span><svg width=\"16\" height=\"14\"><g transform=\"translate(8,8)\">\(shape(kind, focused: false))</g></svg>\(label)</span>"
         }
-        s += "<br><span>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → broker</b>, "
+        s +=
+            "<br><span>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → broker</b>, "
         s += "<b style=\"color:#d9480f\">hint → device</b>, <b style=\"color:#2b8a3e\">change pulled by a pass</b>; "
         s += "under each device, its cursor (blue) against its account's head (grey)</span>"
         s += "</div>\n"

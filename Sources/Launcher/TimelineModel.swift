@@ -18,7 +18,9 @@ struct TimelineModel {
     }
 
     enum LaneKind: Equatable {
-        case server, broker, device(platform: String), aggregate(platform: String)
+        case server, broker
+        case device(platform: String)
+        case aggregate(platform: String)
     }
 
     struct Lane: Equatable {
@@ -30,7 +32,8 @@ struct TimelineModel {
     }
 
     enum BandKind: String, CaseIterable {
-        case foreground, background, closed, forceQuit, offline, doze, window, down, paused, fault, startup, heal, quiesce
+        case foreground, background, closed, forceQuit, offline, doze, window, down, paused, fault, startup, heal,
+            quiesce
     }
 
     /// A span of time on one lane, or on every lane (`lane == nil`: a phase).
@@ -116,9 +119,10 @@ struct TimelineModel {
     ///   - maxDevices: device lanes drawn one by one (the busiest); the rest are summed per platform.
     ///   - maxEdits: edits whose lineage is drawn; beyond, every k-th edit is.
     ///   - serverFlags: the server's faults from its flags (on from its start, and again after each restart).
-    init(events: [Event], devices: [DeviceInfo], focus: Set<String> = [], maxDevices: Int = 12, maxEdits: Int = 400,
-         serverFlags: String? = nil)
-    {
+    init(
+        events: [Event], devices: [DeviceInfo], focus: Set<String> = [], maxDevices: Int = 12, maxEdits: Int = 400,
+        serverFlags: String? = nil
+    ) {
         self.focus = focus
         let deviceByID = Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         end = max(events.map(\.sim).max() ?? 0, 0)
@@ -128,16 +132,21 @@ struct TimelineModel {
         var activity: [String: Int] = [:]
         for event in events where deviceByID[event.proc] != nil { activity[event.proc, default: 0] += 1 }
         let ranked = devices.sorted {
-            let a = activity[$0.id] ?? 0, b = activity[$1.id] ?? 0
+            let a = activity[$0.id] ?? 0
+            let b = activity[$1.id] ?? 0
             return a != b ? a > b : $0.id < $1.id
         }
         var shown = Set(ranked.prefix(maxDevices).map(\.id))
         for device in devices where focus.contains(device.id) { shown.insert(device.id) }
-        lanes = [Lane(id: Self.serverLane, label: "server", kind: .server),
-                 Lane(id: Self.brokerLane, label: "broker", kind: .broker)]
+        lanes = [
+            Lane(id: Self.serverLane, label: "server", kind: .server),
+            Lane(id: Self.brokerLane, label: "broker", kind: .broker),
+        ]
         for device in devices where shown.contains(device.id) {
-            lanes.append(Lane(id: device.id, label: "\(device.id) (\(device.platform))",
-                              kind: .device(platform: device.platform)))
+            lanes.append(
+                Lane(
+                    id: device.id, label: "\(device.id) (\(device.platform))",
+                    kind: .device(platform: device.platform)))
         }
         let hidden = devices.filter { !shown.contains($0.id) }
         var aggregateOf: [String: String] = [:]
@@ -145,28 +154,37 @@ struct TimelineModel {
             let members = hidden.filter { $0.platform == platform }.map(\.id)
             guard !members.isEmpty else { continue }
             let id = "all-\(platform)"
-            lanes.append(Lane(id: id, label: "\(members.count) more \(platform)", kind: .aggregate(platform: platform),
-                              members: members))
+            lanes.append(
+                Lane(
+                    id: id, label: "\(members.count) more \(platform)", kind: .aggregate(platform: platform),
+                    members: members))
             for member in members { aggregateOf[member] = id }
         }
         if !hidden.isEmpty {
-            rules.append("The \(shown.count) busiest devices (most events) have a lane each; the other \(hidden.count) "
-                + "are summed in one lane per platform: passes per time bucket, and how many were offline.")
+            rules.append(
+                "The \(shown.count) busiest devices (most events) have a lane each; the other \(hidden.count) "
+                    + "are summed in one lane per platform: passes per time bucket, and how many were offline.")
         }
         let laneSet = Set(lanes.map(\.id))
 
         // Edits whose lineage is drawn.
-        let savedKeys = events.filter { $0.type == "op.saved" && deviceByID[$0.proc] != nil }.compactMap { $0.string("key") }
+        let savedKeys = events.filter { $0.type == "op.saved" && deviceByID[$0.proc] != nil }.compactMap {
+            $0.string("key")
+        }
         let stride = max(1, Int((Double(savedKeys.count) / Double(max(maxEdits, 1))).rounded(.up)))
         var drawn = Set<String>()
-        for (index, key) in savedKeys.enumerated() where index % stride == 0 || focus.contains(key) { drawn.insert(key) }
+        for (index, key) in savedKeys.enumerated() where index % stride == 0 || focus.contains(key) {
+            drawn.insert(key)
+        }
         if stride > 1 {
-            rules.append("\(savedKeys.count) edits: the lineage of every \(stride)th (and of every highlighted one) is "
-                + "drawn; hints that died are all marked on the lanes drawn.")
+            rules.append(
+                "\(savedKeys.count) edits: the lineage of every \(stride)th (and of every highlighted one) is "
+                    + "drawn; hints that died are all marked on the lanes drawn.")
         }
 
-        var builder = Builder(model: self, deviceByID: deviceByID, laneSet: laneSet, aggregateOf: aggregateOf,
-                              drawn: drawn, serverFlags: serverFlags)
+        var builder = Builder(
+            model: self, deviceByID: deviceByID, laneSet: laneSet, aggregateOf: aggregateOf,
+            drawn: drawn, serverFlags: serverFlags)
         for event in events { builder.add(event) }
         builder.finish()
         self = builder.model
@@ -217,9 +235,10 @@ extension TimelineModel {
         var aggregateOffline: [String: [Int]] = [:]
         let bucketSec: Double
 
-        init(model: TimelineModel, deviceByID: [String: DeviceInfo], laneSet: Set<String>,
-             aggregateOf: [String: String], drawn: Set<String>, serverFlags: String?)
-        {
+        init(
+            model: TimelineModel, deviceByID: [String: DeviceInfo], laneSet: Set<String>,
+            aggregateOf: [String: String], drawn: Set<String>, serverFlags: String?
+        ) {
             self.model = model
             self.deviceByID = deviceByID
             self.laneSet = laneSet
@@ -236,24 +255,29 @@ extension TimelineModel {
         private func clamp(_ sim: Double) -> Double { max(model.start, sim) }
 
         private mutating func band(_ lane: String?, _ kind: BandKind, _ from: Double, _ to: Double, _ label: String) {
-            let a = clamp(from), b = clamp(to)
+            let a = clamp(from)
+            let b = clamp(to)
             guard b > a || (b == a && kind == .down) else { return }
             model.bands.append(Band(lane: lane, kind: kind, start: a, end: b, label: label))
         }
 
-        private mutating func mark(_ lane: String, _ sim: Double, _ kind: MarkKind, _ label: String, _ keys: [String],
-                                   reason: String? = nil)
-        {
+        private mutating func mark(
+            _ lane: String, _ sim: Double, _ kind: MarkKind, _ label: String, _ keys: [String],
+            reason: String? = nil
+        ) {
             guard laneSet.contains(lane), sim >= model.start else { return }
             model.marks.append(Mark(lane: lane, sim: sim, kind: kind, label: label, keys: keys, reason: reason))
         }
 
-        private mutating func link(_ from: String, _ fromSim: Double, _ to: String, _ toSim: Double, _ kind: LinkKind,
-                                   _ label: String, _ keys: [String])
-        {
+        private mutating func link(
+            _ from: String, _ fromSim: Double, _ to: String, _ toSim: Double, _ kind: LinkKind,
+            _ label: String, _ keys: [String]
+        ) {
             guard laneSet.contains(from), laneSet.contains(to), toSim >= model.start else { return }
-            model.links.append(Link(fromLane: from, fromSim: clamp(fromSim), toLane: to, toSim: toSim, kind: kind,
-                                    label: label, keys: keys))
+            model.links.append(
+                Link(
+                    fromLane: from, fromSim: clamp(fromSim), toLane: to, toSim: toSim, kind: kind,
+                    label: label, keys: keys))
         }
 
         private var bucketCount: Int { Int(((model.end - model.start) / bucketSec).rounded(.up)) + 1 }
@@ -268,9 +292,18 @@ extension TimelineModel {
         }
 
         mutating func add(_ e: Event) {
-            if e.proc == "launcher" { launcher(e); return }
-            if e.proc == "server" { server(e); return }
-            if e.proc == "broker" { broker(e); return }
+            if e.proc == "launcher" {
+                launcher(e)
+                return
+            }
+            if e.proc == "server" {
+                server(e)
+                return
+            }
+            if e.proc == "broker" {
+                broker(e)
+                return
+            }
             guard deviceByID[e.proc] != nil else { return }
             if let aggregate = aggregateOf[e.proc] {
                 switch e.type {
@@ -292,7 +325,9 @@ extension TimelineModel {
             case "phase":
                 let name = e.string("name") ?? "?"
                 if name == "scenario", e.sim > model.start {
-                    band(nil, .startup, model.start, e.sim, "start-up: the processes were still starting after simulated 0")
+                    band(
+                        nil, .startup, model.start, e.sim,
+                        "start-up: the processes were still starting after simulated 0")
                 }
                 if let open = phaseOpen, ["heal", "quiesce"].contains(open.name) {
                     band(nil, open.name == "heal" ? .heal : .quiesce, open.since, e.sim, open.name)
@@ -307,10 +342,14 @@ extension TimelineModel {
                     }
                 }
             case "process.paused":
-                for lane in lanes(of: e.string("target") ?? "") where pausedSince[lane] == nil { pausedSince[lane] = e.sim }
+                for lane in lanes(of: e.string("target") ?? "") where pausedSince[lane] == nil {
+                    pausedSince[lane] = e.sim
+                }
             case "process.resumed":
                 for lane in lanes(of: e.string("target") ?? "") {
-                    if let since = pausedSince.removeValue(forKey: lane) { band(lane, .paused, since, e.sim, "paused (SIGSTOP)") }
+                    if let since = pausedSince.removeValue(forKey: lane) {
+                        band(lane, .paused, since, e.sim, "paused (SIGSTOP)")
+                    }
                 }
             case "scenario.action":
                 let target = e.string("target") ?? ""
@@ -353,7 +392,8 @@ extension TimelineModel {
                 mark(TimelineModel.serverLane, e.sim, .applied, "\(key) applied as seq \(seq)", [key, origin])
             case "op.duplicate":
                 guard let key = e.string("key"), drawn.contains(key) else { return }
-                mark(TimelineModel.serverLane, e.sim, .hintDuplicated, "\(key) replayed: answered as a duplicate", [key])
+                mark(
+                    TimelineModel.serverLane, e.sim, .hintDuplicated, "\(key) replayed: answered as a duplicate", [key])
             default:
                 break
             }
@@ -406,29 +446,34 @@ extension TimelineModel {
             case "hint.accepted":
                 let device = e.string("device") ?? ""
                 let account = e.string("account") ?? ""
-                let keys = (e["seqs"]?.arrayValue ?? []).compactMap { $0.intValue }.compactMap { keyOfSeq["\(account)/\($0)"] }
+                let keys = (e["seqs"]?.arrayValue ?? []).compactMap { $0.intValue }.compactMap {
+                    keyOfSeq["\(account)/\($0)"]
+                }
                 hintInfo[id] = (device, keys, e.sim)
                 guard laneSet.contains(device), keys.contains(where: drawn.contains) else { return }
                 // The notice: the server's apply of the newest edit the hint is about → the broker's accept.
                 if let key = keys.last, let at = applied[key] {
-                    link(TimelineModel.serverLane, at.sim, TimelineModel.brokerLane, e.sim, .notice,
-                         "notice: head \(e.int("head") ?? 0) of \(account)", keys + [hint])
+                    link(
+                        TimelineModel.serverLane, at.sim, TimelineModel.brokerLane, e.sim, .notice,
+                        "notice: head \(e.int("head") ?? 0) of \(account)", keys + [hint])
                 }
             case "hint.delivered":
                 guard let info = hintInfo[id] else { return }
                 deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
             case "hint.duplicated":
                 guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
-                mark(TimelineModel.brokerLane, e.sim, .hintDuplicated, "hint \(hint) to \(info.device) duplicated",
-                     info.keys + [hint, info.device])
+                mark(
+                    TimelineModel.brokerLane, e.sim, .hintDuplicated, "hint \(hint) to \(info.device) duplicated",
+                    info.keys + [hint, info.device])
                 deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
             case let type where HintAccounting.fates.contains(type) && type != "hint.delivered":
                 guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
                 let fate = String(type.dropFirst(5))
                 let reason = e.string("reason")
-                mark(TimelineModel.brokerLane, e.sim, .hintDied,
-                     "hint \(hint) to \(info.device) \(fate)" + (reason.map { ": \($0)" } ?? ""),
-                     info.keys + [hint, info.device], reason: reason ?? fate)
+                mark(
+                    TimelineModel.brokerLane, e.sim, .hintDied,
+                    "hint \(hint) to \(info.device) \(fate)" + (reason.map { ": \($0)" } ?? ""),
+                    info.keys + [hint, info.device], reason: reason ?? fate)
             default:
                 break
             }
@@ -464,14 +509,17 @@ extension TimelineModel {
             case "pass.end", "pass.killed":
                 let open = passOpen.removeValue(forKey: lane) ?? (e.sim, e.string("trigger") ?? "?")
                 guard e.sim >= model.start else { return }
-                model.passes.append(Pass(lane: lane, start: clamp(open.start), end: e.sim, trigger: open.trigger,
-                                         cutOff: e.type == "pass.killed" || e["cutOff"]?.boolValue == true))
+                model.passes.append(
+                    Pass(
+                        lane: lane, start: clamp(open.start), end: e.sim, trigger: open.trigger,
+                        cutOff: e.type == "pass.killed" || e["cutOff"]?.boolValue == true))
             case "op.saved":
                 guard let key = e.string("key") else { return }
                 let draft = e.string("draft") ?? "?"
                 savedAt[key] = (lane, e.sim, draft)
                 guard drawn.contains(key) else { return }
-                mark(lane, e.sim, .saved, "\(key) saved (\(e.string("action") ?? "edit") \(draft))", [key, draft, lane])
+                mark(
+                    lane, e.sim, .saved, "\(key) saved (\(e.string("action") ?? "edit") \(draft))", [key, draft, lane])
             case "op.sent":
                 guard let key = e.string("key") else { return }
                 sentAt[key] = e.sim
@@ -480,11 +528,12 @@ extension TimelineModel {
                 mark(lane, e.sim, .sent, "\(key) sent (attempt \(attempt))", [key])
             case "op.result":
                 guard let key = e.string("key"), drawn.contains(key), let at = applied[key],
-                      e.string("outcome") == "acknowledged" || e.string("outcome") == "duplicate"
+                    e.string("outcome") == "acknowledged" || e.string("outcome") == "duplicate"
                 else { return }
                 if let saved = savedAt[key] {
-                    link(lane, max(saved.sim, lastSent(key) ?? saved.sim), TimelineModel.serverLane, at.sim, .send,
-                         "\(key) sent → seq \(at.seq)", [key, saved.draft, lane])
+                    link(
+                        lane, max(saved.sim, lastSent(key) ?? saved.sim), TimelineModel.serverLane, at.sim, .send,
+                        "\(key) sent → seq \(at.seq)", [key, saved.draft, lane])
                 }
             case "hint.received":
                 guard let hint = e.string("hint") else { return }
@@ -498,8 +547,9 @@ extension TimelineModel {
             case "hint.ignored":
                 let hint = e.string("hint") ?? "?"
                 let keys = deliveredTo["\(lane)/\(hint)"].flatMap { hintInfo[$0.id]?.keys } ?? []
-                mark(lane, e.sim, .hintIgnored, "hint \(hint) ignored: \(e.string("reason") ?? "?")", keys + [hint],
-                     reason: e.string("reason"))
+                mark(
+                    lane, e.sim, .hintIgnored, "hint \(hint) ignored: \(e.string("reason") ?? "?")", keys + [hint],
+                    reason: e.string("reason"))
             case "change.applied":
                 guard let key = e.string("key") else { return }
                 if let origin = savedAt[key], origin.device == lane { return }
@@ -507,8 +557,9 @@ extension TimelineModel {
                 let trigger = e.string("trigger") ?? "?"
                 mark(lane, e.sim, .changeApplied, "\(key) applied here (pass by \(trigger))", [key])
                 if let at = applied[key] {
-                    link(TimelineModel.serverLane, at.sim, lane, e.sim, .pull, "\(key) pulled by a \(trigger) pass",
-                         [key, savedAt[key]?.draft ?? ""])
+                    link(
+                        TimelineModel.serverLane, at.sim, lane, e.sim, .pull, "\(key) pulled by a \(trigger) pass",
+                        [key, savedAt[key]?.draft ?? ""])
                 }
             case "cursor.moved":
                 guard let to = e.int("to") else { return }
@@ -542,24 +593,28 @@ extension TimelineModel {
             for (lane, since) in pausedSince { band(lane, .paused, since, end, "paused") }
             for scope in faultOn.keys.sorted() {
                 let open = faultOn[scope]!
-                band(scope.hasPrefix("server/") ? TimelineModel.serverLane : TimelineModel.brokerLane, .fault,
-                     open.since, end, open.label)
+                band(
+                    scope.hasPrefix("server/") ? TimelineModel.serverLane : TimelineModel.brokerLane, .fault,
+                    open.since, end, open.label)
             }
             if let open = phaseOpen, ["heal", "quiesce"].contains(open.name) {
                 band(nil, open.name == "heal" ? .heal : .quiesce, open.since, end, open.name)
             }
             for lane in model.lanes {
                 guard case .device = lane.kind, let info = deviceByID[lane.id] else { continue }
-                model.cursors.append(CursorLine(lane: lane.id, cursor: cursorSteps[lane.id] ?? [],
-                                                head: headSteps[info.account] ?? []))
+                model.cursors.append(
+                    CursorLine(
+                        lane: lane.id, cursor: cursorSteps[lane.id] ?? [],
+                        head: headSteps[info.account] ?? []))
             }
             for lane in model.lanes {
                 guard case .aggregate = lane.kind else { continue }
                 let count = bucketCount
-                model.aggregates.append(Aggregate(
-                    lane: lane.id, bucketSec: bucketSec,
-                    passes: aggregatePasses[lane.id] ?? Array(repeating: 0, count: count),
-                    offline: aggregateOffline[lane.id] ?? Array(repeating: 0, count: count)))
+                model.aggregates.append(
+                    Aggregate(
+                        lane: lane.id, bucketSec: bucketSec,
+                        passes: aggregatePasses[lane.id] ?? Array(repeating: 0, count: count),
+                        offline: aggregateOffline[lane.id] ?? Array(repeating: 0, count: count)))
             }
             model.bands.sort { ($0.lane ?? "", $0.start) < ($1.lane ?? "", $1.start) }
         }

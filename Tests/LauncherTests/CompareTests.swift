@@ -1,12 +1,14 @@
 import Foundation
 import SyncProtocol
 import Testing
+
 @testable import Launcher
 
 /// `synclab compare` on two report.json values.
 struct CompareTests {
     static func report(verdict: String, held: Bool, dropped: Int, p50: Double) -> JSONValue {
-        try! JSONValue.parse("""
+        try! JSONValue.parse(
+            """
             {"verdict":"\(verdict)","seed":3,"invariants":[{"name":"no-lost-edit","held":\(held),"detail":"d"}],
              "hints":{"accepted":10,"dropped":\(dropped)},"propagation":{"p50Ms":\(p50)},
              "platforms":[{"platform":"ios","devices":1,"guarantee":"opportunistic"}]}
@@ -14,8 +16,9 @@ struct CompareTests {
     }
 
     @Test func everyFigureSideBySideWithTheDifference() {
-        let compare = Compare(nameA: "runs/a", a: Self.report(verdict: "pass", held: true, dropped: 2, p50: 10),
-                              nameB: "runs/b", b: Self.report(verdict: "fail", held: false, dropped: 5, p50: 10))
+        let compare = Compare(
+            nameA: "runs/a", a: Self.report(verdict: "pass", held: true, dropped: 2, p50: 10),
+            nameB: "runs/b", b: Self.report(verdict: "fail", held: false, dropped: 5, p50: 10))
         let byName = Dictionary(compare.rows.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         #expect(compare.rows.first?.name == "verdict")
         #expect(byName["verdict"]?.difference == "differs")
@@ -31,8 +34,12 @@ struct CompareTests {
 
     @Test func aFigureOnlyOneRunHasIsShownWithoutADifference() {
         var b = Self.report(verdict: "pass", held: true, dropped: 2, p50: 10)
-        if case .object(var members) = b { members.append(("extra", .int(4))); b = .object(members) }
-        let compare = Compare(nameA: "a", a: Self.report(verdict: "pass", held: true, dropped: 2, p50: 10), nameB: "b", b: b)
+        if case .object(var members) = b {
+            members.append(("extra", .int(4)))
+            b = .object(members)
+        }
+        let compare = Compare(
+            nameA: "a", a: Self.report(verdict: "pass", held: true, dropped: 2, p50: 10), nameB: "b", b: b)
         let extra = compare.rows.first { $0.name == "extra" }
         #expect(extra?.a == "—" && extra?.b == "4" && extra?.difference == "")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import Testing
+
 @testable import Launcher
 
 /// `synclab explain`'s stories from hand-made events.
@@ -55,9 +56,13 @@ struct StepLineTests {
     @Test func aStepIsEchoedWithItsSimulatedTimeActionAndTarget() {
         let kill = ScenarioStep(at: 600, action: .signal(target: "server", command: "kill"), line: 3)
         #expect(LabRun.stepLine(kill, [("action", "kill"), ("target", "server")]) == "10m00s kill server")
-        let edit = ScenarioStep(at: 18_000, action: .edit(device: "iphone", draft: "d1", action: .create,
-                                                          title: nil, body: nil), line: 4)
-        #expect(LabRun.stepLine(edit, [("target", "iphone"), ("draft", "d1"), ("op", "create")])
-            == "5h00m edit iphone d1 (create)")
+        let edit = ScenarioStep(
+            at: 18_000,
+            action: .edit(
+                device: "iphone", draft: "d1", action: .create,
+                title: nil, body: nil), line: 4)
+        #expect(
+            LabRun.stepLine(edit, [("target", "iphone"), ("draft", "d1"), ("op", "create")])
+                == "5h00m edit iphone d1 (create)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Launcher
 
 /// report.html in a real browser: the crash topology is run, its report opened in headless Chromium (Debian's
@@ -9,7 +10,8 @@ import Testing
     static var chromium: String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/local/bin"] {
-            for name in ["chromium", "chromium-browser"] where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
+            for name in ["chromium", "chromium-browser"]
+            where FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") {
                 return "\(dir)/\(name)"
             }
         }
@@ -18,13 +20,18 @@ import Testing
 
     /// Runs headless Chromium with `arguments` and the page, bounded by `limit` seconds; returns its standard output.
     static func browse(_ chromium: String, _ arguments: [String], page: String, limit: Double = 60) throws -> String {
-        let out = OutputFile(), err = OutputFile()
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-chromium-\(UUID().uuidString)")
+        let out = OutputFile()
+        let err = OutputFile()
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "synclab-chromium-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: home) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: chromium)
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-                             "--user-data-dir=\(home.path)"] + arguments + ["file://\(page)"]
+        process.arguments =
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                "--user-data-dir=\(home.path)",
+            ] + arguments + ["file://\(page)"]
         process.standardOutput = out.handle
         process.standardError = err.handle
         try process.run()
@@ -51,7 +58,8 @@ import Testing
 
     @Test func theCrashReportLoadsInChromiumWithALanePerProcessAndADownBandPerKill() throws {
         guard let chromium = Self.chromium else {
-            let why: Comment = "chromium is not installed: scripts/test installs it (apt-get install chromium); this test renders report.html in it and cannot be skipped"
+            let why: Comment =
+                "chromium is not installed: scripts/test installs it (apt-get install chromium); this test renders report.html in it and cannot be skipped"
             Issue.record(why)
             return
         }
@@ -63,11 +71,14 @@ import Testing
 
         // The DOM after the page's scripts ran.
         let dom = try Self.browse(chromium, ["--dump-dom", "--virtual-time-budget=5000"], page: page)
-        #expect(dom.contains("<svg id=\"timeline\""), "no timeline in the DOM Chromium dumped (\(dom.count) characters)")
+        #expect(
+            dom.contains("<svg id=\"timeline\""), "no timeline in the DOM Chromium dumped (\(dom.count) characters)")
         #expect(dom.contains("data-timeline-ready=\"1\""), "the timeline's script did not finish")
         // The page's window.onerror writes the attribute (its own text names it in single quotes).
-        #expect(!dom.contains("data-script-error=\""),
-                "a script error: \(dom.components(separatedBy: "data-script-error=\"").dropFirst().first?.prefix(200) ?? "")")
+        #expect(
+            !dom.contains("data-script-error=\""),
+            "a script error: \(dom.components(separatedBy: "data-script-error=\"").dropFirst().first?.prefix(200) ?? "")"
+        )
         // server, broker, a1, i1, w1.
         #expect(Self.count("class=\"lane\"", in: dom) == 5)
         for lane in ["server", "broker", "a1", "i1", "w1"] {
@@ -106,7 +117,9 @@ import Testing
         let blank = try shot(empty, "empty.png")
         let report = try shot(page, "report.png")
         #expect(blank > 0, "Chromium wrote no screenshot of an empty page")
-        #expect(report > 20 * max(blank, 1), "the report's screenshot (\(report) bytes) is not much more than a blank page's (\(blank) bytes)")
+        #expect(
+            report > 20 * max(blank, 1),
+            "the report's screenshot (\(report) bytes) is not much more than a blank page's (\(blank) bytes)")
     }
 
     /// The checks above can fail: a page whose script throws is caught by the report's window.onerror, and its
@@ -120,18 +133,28 @@ import Testing
         let fixture = try RunFixture()
         defer { fixture.remove() }
         let html = try fixture.report().html
-        let good = fixture.folder.path("good.html"), broken = fixture.folder.path("broken.html")
+        let good = fixture.folder.path("good.html")
+        let broken = fixture.folder.path("broken.html")
         try html.write(toFile: good, atomically: true, encoding: .utf8)
         // A script that throws before the timeline's own script runs.
-        try html.replacingOccurrences(of: "<script>\n(function () {", with: "<script>noSuchFunction();</script><script>\n(function () {")
-            .replacingOccurrences(of: "var svg = document.getElementById('timeline');", with: "var svg = document.getElementById('timeline'); svg.noSuch();")
-            .write(toFile: broken, atomically: true, encoding: .utf8)
+        try html.replacingOccurrences(
+            of: "<script>\n(function () {", with: "<script>noSuchFunction();</script><script>\n(function () {"
+        )
+        .replacingOccurrences(
+            of: "var svg = document.getElementById('timeline');",
+            with: "var svg = document.getElementById('timeline'); svg.noSuch();"
+        )
+        .write(toFile: broken, atomically: true, encoding: .utf8)
         let fine = try Self.browse(chromium, ["--dump-dom", "--virtual-time-budget=3000"], page: good)
         #expect(fine.contains("data-timeline-ready=\"1\"") && !fine.contains("data-script-error=\""))
         let dom = try Self.browse(chromium, ["--dump-dom", "--virtual-time-budget=3000"], page: broken)
         #expect(dom.contains("data-script-error=\""), "window.onerror did not record the error")
-        let recorded = dom.components(separatedBy: "data-script-error=\"").dropFirst().first?.prefix(while: { $0 != "\"" })
-        #expect(recorded?.contains("noSuch") == true, "the recorded error does not name the failing call: \(recorded ?? "")")
+        let recorded = dom.components(separatedBy: "data-script-error=\"").dropFirst().first?.prefix(while: {
+            $0 != "\""
+        })
+        #expect(
+            recorded?.contains("noSuch") == true, "the recorded error does not name the failing call: \(recorded ?? "")"
+        )
         #expect(!dom.contains("data-timeline-ready=\"1\""))
     }
 }

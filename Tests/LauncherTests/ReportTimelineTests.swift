@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Launcher
 
 /// report.html's timeline, plots and failing-check links, and report.md's reasons, on a hand-made run folder.
@@ -42,8 +43,13 @@ struct ReportTimelineTests {
         var fixture = try RunFixture()
         defer { fixture.remove() }
         fixture.deviceOps["a"]!.append(("k9", "needsAttention", "rejected: draft d9 is too long"))
-        fixture.events.insert(fixture.event(4, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"seqs":[1]"#), at: 4)
-        fixture.events.insert(fixture.event(5, "broker", "hint.throttled", #""hint":"h-2","device":"a","reason":"background-budget""#), at: 5)
+        fixture.events.insert(
+            fixture.event(
+                4, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"seqs":[1]"#), at: 4
+        )
+        fixture.events.insert(
+            fixture.event(5, "broker", "hint.throttled", #""hint":"h-2","device":"a","reason":"background-budget""#),
+            at: 5)
         let report = try fixture.report()
         let md = report.markdown
         #expect(md.contains("| a | k9 | 1 | rejected: draft d9 is too long |"))
@@ -60,7 +66,8 @@ struct ReportTimelineTests {
         defer { fixture.remove() }
         #expect(!(try fixture.report().html.contains("<details>")))
         for i in 2...30 {
-            fixture.events.append(fixture.event(20 + i, "a", "op.saved", "\"key\":\"k\(i)\",\"draft\":\"d1\",\"action\":\"update\""))
+            fixture.events.append(
+                fixture.event(20 + i, "a", "op.saved", "\"key\":\"k\(i)\",\"draft\":\"d1\",\"action\":\"update\""))
             fixture.deviceOps["a"]!.append(("k\(i)", "needsAttention", "test"))
         }
         let html = try fixture.report().html

@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import Testing
+
 @testable import Launcher
 
 /// The timeline's model from hand-made events: lanes, bands, marks and links, nothing drawn.
@@ -13,7 +14,8 @@ struct TimelineModelTests {
     /// Events from `(sim, proc, type, fields)`, fields as JSON object members without braces.
     static func events(_ rows: [(Double, String, String, String)]) -> [Event] {
         rows.enumerated().map { index, row in
-            let text = "{\"wall\":\(1_000_000 + index * 1000),\"sim\":\(row.0),\"proc\":\"\(row.1)\",\"type\":\"\(row.2)\""
+            let text =
+                "{\"wall\":\(1_000_000 + index * 1000),\"sim\":\(row.0),\"proc\":\"\(row.1)\",\"type\":\"\(row.2)\""
                 + (row.3.isEmpty ? "" : ",\(row.3)") + "}"
             let value = try! JSONValue.parse(text)
             return Event(wall: Int64(1_000_000 + index * 1000), sim: row.0, proc: row.1, type: row.2, fields: value)
@@ -142,7 +144,9 @@ struct TimelineModelTests {
         let model = TimelineModel(events: Self.events(rows), devices: Self.devices)
         #expect(model.marks.contains { $0.kind == .hintDuplicated && $0.lane == "broker" && $0.keys.contains("k1") })
         let ignored = model.marks.filter { $0.kind == .hintIgnored }
-        #expect(ignored.count == 1 && ignored.first?.reason == "the tab is closed" && ignored.first?.keys.contains("k1") == true)
+        #expect(
+            ignored.count == 1 && ignored.first?.reason == "the tab is closed"
+                && ignored.first?.keys.contains("k1") == true)
     }
 
     @Test func manyDevicesKeepTheBusiestAndSumTheRestPerPlatformSayingSo() {
@@ -150,8 +154,10 @@ struct TimelineModelTests {
         var rows: [(Double, String, String, String)] = []
         for i in 0..<20 {
             let id = "d\(i)"
-            devices.append(.init(id: id, account: "acme", platform: i % 2 == 0 ? "android" : "web", start: "foreground",
-                                 host: id))
+            devices.append(
+                .init(
+                    id: id, account: "acme", platform: i % 2 == 0 ? "android" : "web", start: "foreground",
+                    host: id))
             // d0 is the busiest, d19 the quietest.
             for p in 0..<(21 - i) { rows.append((Double(p), id, "pass.start", #""pass":1,"trigger":"periodic""#)) }
         }
@@ -179,8 +185,10 @@ struct TimelineModelTests {
 
     @Test func theSvgHasALanePerProcessAndABandPerFault() {
         var rows = Self.edit
-        rows += [(24, "launcher", "process.killed", #""target":"server""#),
-                 (26, "launcher", "process.restarted", #""target":"server""#)]
+        rows += [
+            (24, "launcher", "process.killed", #""target":"server""#),
+            (26, "launcher", "process.restarted", #""target":"server""#),
+        ]
         rows.sort { $0.0 < $1.0 }
         let svg = Timeline(model: TimelineModel(events: Self.events(rows), devices: Self.devices)).svg
         #expect(svg.components(separatedBy: "class=\"lane\"").count - 1 == 4)
