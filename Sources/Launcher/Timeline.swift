@@ -71,7 +71,9 @@ struct Timeline {
         s +=
             "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" height=\"\(Int(height))\"/>"
         s += "</clipPath>"
-        for (kind, colour) in [("send", "#1971c2"), ("notice", "#495057"), ("hint", "#d9480f"), ("pull", "#2b8a3e")] {
+        for (kind, colour) in [
+            ("send", "#1971c2"), ("notice", "#495057"), ("hint", "#d9480f"), ("pull", "#2b8a3e"), ("repair", "#7048e8"),
+        ] {
             s +=
                 "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" markerHeight=\"6\" "
             s += "orient=\"auto\"><path d=\"M0,0L6,3L0,6z\" fill=\"\(colour)\"/></marker>"
@@ -199,7 +201,7 @@ struct Timeline {
         // Arrows of each edit's lineage.
         for link in model.links {
             guard let from = rowOf[link.fromLane], let to = rowOf[link.toLane] else { continue }
-            let colour = ["send": "#1971c2", "notice": "#495057", "hint": "#d9480f", "pull": "#2b8a3e"][
+            let colour = ["send": "#1971c2", "notice": "#495057", "hint": "#d9480f", "pull": "#2b8a3e", "repair": "#7048e8"][
                 link.kind.rawValue]!
             let focused = model.focused(link.keys)
             s +=
@@ -208,7 +210,9 @@ struct Timeline {
                 "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
             s +=
                 "x2=\"\(svgNum(x(link.toSim)))\" y2=\"\(svgNum(markY(to)))\" stroke=\"\(colour)\" stroke-width=\"\(focused ? 2.5 : 1)\" "
-            s += "stroke-opacity=\"\(focused ? 1 : 0.45)\" marker-end=\"url(#arrow-\(link.kind.rawValue))\">"
+            let repair = link.kind == .repair
+            s += "stroke-opacity=\"\(focused || repair ? 0.9 : 0.45)\"\(repair ? " stroke-dasharray=\"4,3\"" : "") "
+            s += "marker-end=\"url(#arrow-\(link.kind.rawValue))\">"
             s += "<title>\(xmlEscape(link.label))</title></line>\n"
         }
         // Marks.
@@ -353,9 +357,10 @@ struct Timeline {
                 "<span><svg width=\"16\" height=\"14\"><g transform=\"translate(8,8)\">\(shape(kind, focused: false))</g></svg>\(label)</span>"
         }
         s +=
-            "<br><span>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → broker</b>, "
-        s += "<b style=\"color:#d9480f\">hint → device</b>, <b style=\"color:#2b8a3e\">change pulled by a pass</b>; "
-        s += "under each device, its cursor (blue) against its account's head (grey)</span>"
+            "<div>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → broker</b>, "
+        s += "<b style=\"color:#d9480f\">hint → device</b>, <b style=\"color:#2b8a3e\">change pulled by a pass</b>, "
+        s += "<b style=\"color:#7048e8\">- - lost or ignored hint → where its edit reached the device anyway</b>; "
+        s += "under each device, its cursor (blue) against its account's head (grey)</div>"
         s += "</div>\n"
         return s
     }

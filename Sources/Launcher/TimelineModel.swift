@@ -61,7 +61,8 @@ struct TimelineModel {
     }
 
     enum LinkKind: String {
-        case send, notice, hint, pull
+        /// `repair`: from where a hint died (or was ignored) to the later apply of its edit on that device.
+        case send, notice, hint, pull, repair
     }
 
     /// An arrow from one lane and moment to another: an op sent, a notice, a hint delivered, a change pulled.
@@ -474,6 +475,9 @@ extension TimelineModel {
                     TimelineModel.brokerLane, e.sim, .hintDied,
                     "hint \(hint) to \(info.device) \(fate)" + (reason.map { ": \($0)" } ?? ""),
                     info.keys + [hint, info.device], reason: reason ?? fate)
+                for key in info.keys where drawn.contains(key) && !(appliedOn[key]?.contains(info.device) ?? false) {
+                    unrepaired["\(info.device)/\(key)"] = (TimelineModel.brokerLane, e.sim, hint)
+                }
             default:
                 break
             }
@@ -547,6 +551,9 @@ extension TimelineModel {
             case "hint.ignored":
                 let hint = e.string("hint") ?? "?"
                 let keys = deliveredTo["\(lane)/\(hint)"].flatMap { hintInfo[$0.id]?.keys } ?? []
+                for key in keys where drawn.contains(key) && !(appliedOn[key]?.contains(lane) ?? false) {
+                    unrepaired["\(lane)/\(key)"] = (lane, e.sim, hint)
+                }
                 mark(
                     lane, e.sim, .hintIgnored, "hint \(hint) ignored: \(e.string("reason") ?? "?")", keys + [hint],
                     reason: e.string("reason"))
@@ -556,6 +563,13 @@ extension TimelineModel {
                 guard drawn.contains(key) else { return }
                 let trigger = e.string("trigger") ?? "?"
                 mark(lane, e.sim, .changeApplied, "\(key) applied here (pass by \(trigger))", [key])
+                appliedOn[key, default: []].insert(lane)
+                if let died = unrepaired.removeValue(forKey: "\(lane)/\(key)") {
+                    link(
+                        died.lane, died.sim, lane, e.sim, .repair,
+                        "hint \(died.hint) was lost; \(key) reached \(lane) anyway, by a \(trigger) pass "
+                            + "\(formatSim(e.sim - died.sim)) later", [key, died.hint])
+                }
                 if let at = applied[key] {
                     link(
                         TimelineModel.serverLane, at.sim, lane, e.sim, .pull, "\(key) pulled by a \(trigger) pass",
@@ -570,6 +584,10 @@ extension TimelineModel {
         }
 
         var sentAt: [String: Double] = [:]
+        /// Devices each drawn edit has reached.
+        var appliedOn: [String: Set<String>] = [:]
+        /// "device/key" → where a hint about the edit died or was ignored before the edit reached the device.
+        var unrepaired: [String: (lane: String, sim: Double, hint: String)] = [:]
         private func lastSent(_ key: String) -> Double? { sentAt[key] }
 
         private mutating func appBand(_ lane: String, _ state: String, _ from: Double, _ to: Double) {

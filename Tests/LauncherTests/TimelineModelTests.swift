@@ -76,6 +76,23 @@ struct TimelineModelTests {
         #expect(!died.contains { $0.keys.contains("h-1") })
     }
 
+    @Test func aLostHintIsLinkedToTheLaterApplyThatRepairedIt() {
+        // Before the repair, k2's hint to b died and nothing brought k2 to b: no repair link.
+        let before = TimelineModel(events: Self.events(Self.edit), devices: Self.devices)
+        #expect(!before.links.contains { $0.kind == .repair })
+        var rows = Self.edit
+        rows.insert((26, "b", "pass.start", #""pass":2,"trigger":"foreground""#), at: rows.count - 3)
+        rows.insert(
+            (27, "b", "change.applied", #""seq":2,"key":"k2","origin":"a","draft":"d1","pass":2,"trigger":"foreground""#),
+            at: rows.count - 3)
+        let model = TimelineModel(events: Self.events(rows), devices: Self.devices)
+        let repairs = model.links.filter { $0.kind == .repair }
+        #expect(repairs.count == 1)
+        #expect(repairs.first?.fromLane == "broker" && repairs.first?.fromSim == 23)
+        #expect(repairs.first?.toLane == "b" && repairs.first?.toSim == 27)
+        #expect(repairs.first?.label.contains("by a foreground pass") == true)
+    }
+
     @Test func appStateBandsStartFromTheDeclaredStateAndFollowAppEvents() {
         var rows = Self.edit
         rows.insert((5, "b", "app.foreground", #""from":"background""#), at: 1)
