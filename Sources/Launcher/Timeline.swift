@@ -276,6 +276,12 @@ struct Timeline {
                 + "<path d=\"M-3,3L3,-3\" stroke=\"#e8590c\" stroke-width=\"1.5\"/>"
         case .changeApplied: return ring + "<path d=\"M0,-5L5,0L0,5L-5,0z\" fill=\"#2b8a3e\"/>"
         case .step: return ring + "<path d=\"M-4,-4L4,-4L0,2z\" fill=\"#343a40\"/>"
+        case .unknownOutcome:
+            return ring + "<circle r=\"5\" fill=\"#fff\" stroke=\"#e8590c\" stroke-width=\"1.5\"/>"
+                + "<text y=\"3.5\" text-anchor=\"middle\" font-size=\"9\" font-weight=\"700\" fill=\"#e8590c\">?</text>"
+        case .needsAttention:
+            return ring + "<circle r=\"5\" fill=\"#c92a2a\"/>"
+                + "<text y=\"3.5\" text-anchor=\"middle\" font-size=\"9\" font-weight=\"700\" fill=\"#fff\">!</text>"
         }
     }
 
@@ -351,6 +357,7 @@ struct Timeline {
             (.hintReceived, "hint received"), (.hintIgnored, "hint received but ignored"),
             (.hintDied, "hint died (reason beside)"), (.hintDuplicated, "duplicate"),
             (.changeApplied, "change applied on another device"), (.step, "scenario step"),
+            (.unknownOutcome, "no reply: outcome unknown"), (.needsAttention, "op needs attention"),
         ]
         for (kind, label) in marks {
             s +=

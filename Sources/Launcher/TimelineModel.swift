@@ -47,7 +47,7 @@ struct TimelineModel {
 
     enum MarkKind: String {
         case saved, sent, applied, hintAccepted, hintDelivered, hintDied, hintDuplicated, hintReceived, hintIgnored
-        case changeApplied, step
+        case changeApplied, step, unknownOutcome, needsAttention
     }
 
     /// A moment on a lane. `keys` names what it belongs to (op key, hint id, draft, device), for highlighting.
@@ -531,7 +531,14 @@ extension TimelineModel {
                 let attempt = e.int("attempt") ?? 1
                 mark(lane, e.sim, .sent, "\(key) sent (attempt \(attempt))", [key])
             case "op.result":
-                guard let key = e.string("key"), drawn.contains(key), let at = applied[key],
+                guard let key = e.string("key"), drawn.contains(key) else { return }
+                let reason = e.string("reason").map { ": \($0)" } ?? ""
+                if e.string("outcome") == "unknown" {
+                    mark(lane, e.sim, .unknownOutcome, "\(key) outcome unknown\(reason); resent with the same key", [key])
+                } else if e.string("outcome") == "needsAttention" {
+                    mark(lane, e.sim, .needsAttention, "\(key) needs attention\(reason)", [key], reason: e.string("reason"))
+                }
+                guard let at = applied[key],
                     e.string("outcome") == "acknowledged" || e.string("outcome") == "duplicate"
                 else { return }
                 if let saved = savedAt[key] {

@@ -93,6 +93,20 @@ struct TimelineModelTests {
         #expect(repairs.first?.label.contains("by a foreground pass") == true)
     }
 
+    @Test func anUnknownOutcomeAndAnOpThatNeedsAttentionAreMarkedOnTheirDevice() {
+        #expect(!TimelineModel(events: Self.events(Self.edit), devices: Self.devices).marks.contains {
+            $0.kind == .unknownOutcome || $0.kind == .needsAttention
+        })
+        var rows = Self.edit
+        rows.insert((11.5, "a", "op.result", #""key":"k1","outcome":"unknown","reason":"no reply in 300 ms""#), at: 3)
+        rows.append((41, "a", "op.result", #""key":"k2","outcome":"needsAttention","reason":"rejected: too long""#))
+        let model = TimelineModel(events: Self.events(rows), devices: Self.devices)
+        let unknown = model.marks.filter { $0.kind == .unknownOutcome }
+        #expect(unknown.count == 1 && unknown.first?.lane == "a" && unknown.first?.label.contains("no reply in 300 ms") == true)
+        let attention = model.marks.filter { $0.kind == .needsAttention }
+        #expect(attention.count == 1 && attention.first?.reason == "rejected: too long")
+    }
+
     @Test func appStateBandsStartFromTheDeclaredStateAndFollowAppEvents() {
         var rows = Self.edit
         rows.insert((5, "b", "app.foreground", #""from":"background""#), at: 1)
