@@ -44,6 +44,29 @@ import Testing
 
     static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
 
+    /// `synclab explain` and `synclab compare` on the real run folder.
+    static func explainAndCompare(_ folder: String) throws {
+        let events = (try? String(contentsOfFile: "\(folder)/events.jsonl", encoding: .utf8)) ?? ""
+        let saved = events.split(separator: "\n").first { $0.contains("\"type\":\"op.saved\"") }
+        let key = saved.flatMap { line in
+            line.range(of: "\"key\":\"").map { String(line[$0.upperBound...].prefix { $0 != "\"" }) }
+        }
+        let op = try #require(key, "the crash run saved no op")
+        let (status, story) = try OutputFile.runSynclab(["explain", folder, op], limit: 60)
+        #expect(status == 0, "\(story)")
+        #expect(story.contains("saved op \(op)"))
+        #expect(story.contains("server applied it as seq"))
+        #expect(story.contains("applied it (seq"), "no other device applied \(op):\n\(story)")
+        let (missing, _) = try OutputFile.runSynclab(["explain", folder, "no-such-key"], limit: 60)
+        #expect(missing == 2)
+        let page = "\(folder)/compare-self.html"
+        let (same, table) = try OutputFile.runSynclab(["compare", folder, folder, "--out", page], limit: 60)
+        #expect(same == 0, "\(table)")
+        #expect(table.contains("verdict") && table.contains("hints.accepted"))
+        #expect(!table.contains("\n* "), "a run differs from itself:\n\(table)")
+        #expect(FileManager.default.fileExists(atPath: page))
+    }
+
     /// The x and width attributes of the first element whose attributes start with `prefix`.
     static func firstRect(_ prefix: String, in dom: String) -> (x: Double, width: Double)? {
         guard let start = dom.range(of: prefix) else { return nil }
@@ -66,6 +89,7 @@ import Testing
         let run = try EndToEndTests.run("crash")
         defer { EndToEndTests.expectNoneLeft(run) }
         #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        try Self.explainAndCompare(run.folder)
         let page = "\(run.folder)/report.html"
         #expect(FileManager.default.fileExists(atPath: page))
 
