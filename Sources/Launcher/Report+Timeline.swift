@@ -10,7 +10,7 @@ extension Report {
             account.devices.map {
                 TimelineModel.DeviceInfo(
                     id: $0.id, account: account.id, platform: $0.platform.rawValue, start: $0.start,
-                    host: pools[$0.id] ?? $0.id)
+                    host: pools[$0.id] ?? $0.id, charging: $0.charging)
             }
         }
     }

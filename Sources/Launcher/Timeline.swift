@@ -20,7 +20,7 @@ struct Timeline {
 
     static let bandStyles: [TimelineModel.BandKind: (fill: String, opacity: Double)] = [
         .foreground: ("#8ce99a", 1), .background: ("#a5d8ff", 1), .closed: ("#ced4da", 1), .forceQuit: ("#e03131", 1),
-        .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .window: ("#66d9e8", 0.6), .down: ("#c92a2a", 0.45),
+        .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .charging: ("#fab005", 1), .window: ("#66d9e8", 0.6), .down: ("#c92a2a", 0.45),
         .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6),
         .quiesce: ("#fff3bf", 0.7),
     ]
@@ -121,6 +121,7 @@ struct Timeline {
             switch band.kind {
             case .foreground, .background, .closed, .forceQuit: (y, h) = (row.top + 3, 7)
             case .window: (y, h) = (row.top + 34, 4)
+            case .charging: (y, h) = (row.top + 38, 2)
             default:
                 if case .device = row.lane.kind {
                     (y, h) = (row.top + 10, 28)
@@ -339,7 +340,7 @@ struct Timeline {
         var s = "<div class=\"legend\">"
         let bands: [(TimelineModel.BandKind, String)] = [
             (.foreground, "foreground"), (.background, "background"), (.closed, "closed"), (.forceQuit, "force-quit"),
-            (.offline, "offline"), (.doze, "doze"), (.window, "iOS window / doze maintenance"), (.down, "process down"),
+            (.offline, "offline"), (.doze, "doze"), (.charging, "charging"), (.window, "iOS window / doze maintenance"), (.down, "process down"),
             (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"),
             (.quiesce, "quiesce phase"),
         ]

@@ -15,6 +15,8 @@ struct TimelineModel {
         let start: String
         /// The process that hosts it: itself, or its pool.
         var host: String
+        /// Plugged in at start.
+        var charging = false
     }
 
     enum LaneKind: Equatable {
@@ -32,8 +34,8 @@ struct TimelineModel {
     }
 
     enum BandKind: String, CaseIterable {
-        case foreground, background, closed, forceQuit, offline, doze, window, down, paused, fault, startup, heal,
-            quiesce
+        case foreground, background, closed, forceQuit, offline, doze, charging, window, down, paused, fault, startup
+        case heal, quiesce
     }
 
     /// A span of time on one lane, or on every lane (`lane == nil`: a phase).
@@ -212,6 +214,7 @@ extension TimelineModel {
         var appState: [String: (state: String, since: Double)] = [:]
         var offlineSince: [String: Double] = [:]
         var dozeSince: [String: Double] = [:]
+        var chargingSince: [String: Double] = [:]
         var downSince: [String: Double] = [:]
         var pausedSince: [String: Double] = [:]
         /// Open fault per lane and scope: since, label.
@@ -249,6 +252,7 @@ extension TimelineModel {
             self.bucketSec = max(1, (model.end - model.start) / 120)
             for device in deviceByID.values where laneSet.contains(device.id) {
                 appState[device.id] = (device.start, model.start)
+                if device.charging { chargingSince[device.id] = model.start }
             }
             if let flags = serverFlags { faultOn["server/flags"] = (model.start, flags) }
         }
@@ -494,6 +498,10 @@ extension TimelineModel {
                 if offlineSince[lane] == nil { offlineSince[lane] = e.sim }
             case "net.online":
                 if let since = offlineSince.removeValue(forKey: lane) { band(lane, .offline, since, e.sim, "offline") }
+            case "power.plugged":
+                if chargingSince[lane] == nil { chargingSince[lane] = e.sim }
+            case "power.unplugged":
+                if let since = chargingSince.removeValue(forKey: lane) { band(lane, .charging, since, e.sim, "charging") }
             case "doze.enter":
                 if dozeSince[lane] == nil { dozeSince[lane] = e.sim }
             case "doze.exit":
@@ -614,6 +622,7 @@ extension TimelineModel {
             for (lane, open) in appState { appBand(lane, open.state, open.since, end) }
             for (lane, since) in offlineSince { band(lane, .offline, since, end, "offline") }
             for (lane, since) in dozeSince { band(lane, .doze, since, end, "doze") }
+            for (lane, since) in chargingSince { band(lane, .charging, since, end, "charging") }
             for (lane, since) in downSince { band(lane, .down, since, end, "down") }
             for (lane, since) in pausedSince { band(lane, .paused, since, end, "paused") }
             for scope in faultOn.keys.sorted() {

@@ -144,12 +144,25 @@ struct TimelineModelTests {
         let chaos = model.bands(on: "broker").filter { $0.kind == .fault }
         #expect(chaos.count == 1 && chaos.first?.start == 3 && chaos.first?.end == 9)
         #expect(chaos.first?.label.contains("loss 0.5") == true)
+        #expect(!model.bands.contains { $0.kind == .charging })
         // The server's faults stay on until its kill (a restarted server starts without them).
         let faults = model.bands(on: "server").filter { $0.kind == .fault }
         #expect(faults.count == 1 && faults.first?.start == 4 && faults.first?.end == 26.5)
         // Without those events, none of those bands.
         let plain = TimelineModel(events: Self.events(Self.edit), devices: Self.devices)
         #expect(!plain.bands.contains { [.down, .paused, .offline, .fault].contains($0.kind) })
+    }
+
+    @Test func chargingIsABandFromTheDeclaredStateOrAPlug() {
+        var devices = Self.devices
+        devices[1].charging = true
+        var rows = Self.edit
+        rows.insert((4, "a", "power.plugged", ""), at: 1)
+        rows.insert((6, "a", "power.unplugged", ""), at: 2)
+        rows.insert((8, "b", "power.unplugged", ""), at: 3)
+        let model = TimelineModel(events: Self.events(rows), devices: devices)
+        #expect(model.bands(on: "a").filter { $0.kind == .charging }.map { [$0.start, $0.end] } == [[4, 6]])
+        #expect(model.bands(on: "b").filter { $0.kind == .charging }.map { [$0.start, $0.end] } == [[0, 8]])
     }
 
     @Test func healAndQuiescePhasesSpanEveryLane() {
