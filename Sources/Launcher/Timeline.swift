@@ -71,14 +71,15 @@ struct Timeline {
         s +=
             "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" height=\"\(Int(height))\"/>"
         s += "</clipPath>"
-        for (kind, colour) in [
-            ("send", "#1971c2"), ("notice", "#495057"), ("hint", "#d9480f"), ("pull", "#2b8a3e"), ("repair", "#7048e8"),
-        ] {
+        for (kind, colour) in Self.linkColours {
             s +=
                 "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" markerHeight=\"6\" "
             s += "orient=\"auto\"><path d=\"M0,0L6,3L0,6z\" fill=\"\(colour)\"/></marker>"
         }
-        s += "</defs>\n"
+        // One shape per kind of mark, used by every mark of that kind; links and passes styled by class: a week's
+        // run draws thousands of each.
+        for kind in Self.markKinds { s += "<g id=\"m-\(kind.rawValue)\">\(shape(kind, focused: false))</g>" }
+        s += "</defs>\n<style>\(Self.svgStyle)</style>\n"
         // Lane backgrounds and labels.
         for (index, row) in rows.enumerated() {
             let focused = model.focus.contains(row.lane.id)
@@ -155,11 +156,10 @@ struct Timeline {
         // Passes: a small bar per pass, coloured by its trigger.
         for pass in model.passes {
             guard let row = rowOf[pass.lane] else { continue }
-            let colour = Self.triggerColours[pass.trigger] ?? "#495057"
             let title =
                 "pass by \(pass.trigger) \(formatSim(pass.start)) – \(formatSim(pass.end))\(pass.cutOff ? " (cut off)" : "")"
             s += rect(
-                pass.start, max(pass.end, pass.start), y: row.top + 28, h: 6, fill: colour, opacity: 0.9,
+                pass.start, max(pass.end, pass.start), y: row.top + 28, h: 6, fill: nil, opacity: 1,
                 cls: "pass pass-\(pass.trigger)", title: title, lane: pass.lane, minWidth: 2)
         }
         // Aggregate lanes: passes per bucket as bars.
@@ -202,19 +202,13 @@ struct Timeline {
         // Arrows of each edit's lineage.
         for link in model.links {
             guard let from = rowOf[link.fromLane], let to = rowOf[link.toLane] else { continue }
-            let colour = ["send": "#1971c2", "notice": "#495057", "hint": "#d9480f", "pull": "#2b8a3e", "repair": "#7048e8"][
-                link.kind.rawValue]!
             let focused = model.focused(link.keys)
             s +=
                 "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
             s +=
                 "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
             s +=
-                "x2=\"\(svgNum(x(link.toSim)))\" y2=\"\(svgNum(markY(to)))\" stroke=\"\(colour)\" stroke-width=\"\(focused ? 2.5 : 1)\" "
-            let repair = link.kind == .repair
-            s += "stroke-opacity=\"\(focused || repair ? 0.9 : 0.45)\"\(repair ? " stroke-dasharray=\"4,3\"" : "") "
-            s += "marker-end=\"url(#arrow-\(link.kind.rawValue))\">"
-            s += "<title>\(xmlEscape(link.label))</title></line>\n"
+                "x2=\"\(svgNum(x(link.toSim)))\" y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
         }
         // Marks.
         let labelDead = model.marks.filter { $0.kind == .hintDied || $0.kind == .hintIgnored }.count <= 40
@@ -229,7 +223,7 @@ struct Timeline {
                 "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" data-y=\"\(svgNum(y))\" "
             s +=
                 "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
-            s += shape(mark.kind, focused: focused)
+            s += (focused ? Self.ring : "") + "<use href=\"#m-\(mark.kind.rawValue)\"/>"
             if mark.kind == .hintDied || mark.kind == .hintIgnored, labelDead, let reason = mark.reason,
                 fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
             {
@@ -258,8 +252,29 @@ struct Timeline {
         reason.count <= 28 ? reason : String(reason.prefix(26)) + "…"
     }
 
+    static let ring = "<circle r=\"8\" fill=\"none\" stroke=\"#e03131\" stroke-width=\"2.5\"/>"
+
+    static let markKinds: [TimelineModel.MarkKind] = [
+        .saved, .sent, .applied, .hintAccepted, .hintDelivered, .hintDied, .hintDuplicated, .hintReceived, .hintIgnored,
+        .changeApplied, .step, .unknownOutcome, .needsAttention,
+    ]
+
+    /// How links and passes look, by class.
+    static var svgStyle: String {
+        var css = ".link{stroke-width:1;stroke-opacity:.45}.link.focus{stroke-width:2.5;stroke-opacity:1}"
+        css += ".link-repair{stroke-dasharray:4,3;stroke-opacity:.9}"
+        for (kind, colour) in linkColours { css += ".link-\(kind){stroke:\(colour);marker-end:url(#arrow-\(kind))}" }
+        css += ".pass{fill:#495057;fill-opacity:.9}"
+        for trigger in triggerColours.keys.sorted() { css += ".pass-\(trigger){fill:\(triggerColours[trigger]!)}" }
+        return css
+    }
+
+    static let linkColours: [(String, String)] = [
+        ("send", "#1971c2"), ("notice", "#495057"), ("hint", "#d9480f"), ("pull", "#2b8a3e"), ("repair", "#7048e8"),
+    ]
+
     private func shape(_ kind: TimelineModel.MarkKind, focused: Bool) -> String {
-        let ring = focused ? "<circle r=\"8\" fill=\"none\" stroke=\"#e03131\" stroke-width=\"2.5\"/>" : ""
+        let ring = focused ? Self.ring : ""
         switch kind {
         case .saved: return ring + "<circle r=\"4\" fill=\"#1971c2\" stroke=\"#fff\"/>"
         case .sent: return ring + "<path d=\"M0,-4V4\" stroke=\"#1971c2\" stroke-width=\"1.5\"/>"
@@ -313,15 +328,16 @@ struct Timeline {
     }
 
     private func rect(
-        _ t0: Double, _ t1: Double, y: Double, h: Double, fill: String, opacity: Double, cls: String,
+        _ t0: Double, _ t1: Double, y: Double, h: Double, fill: String?, opacity: Double, cls: String,
         title: String, lane: String? = nil, minWidth: Double = 1
     ) -> String {
         let width = max(minWidth, x(t1) - x(t0))
         var s =
             "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
         s +=
-            "data-t2=\"\(svgNum(t1))\" data-min=\"\(svgNum(minWidth))\" x=\"\(svgNum(x(t0)))\" y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" "
-        s += "height=\"\(svgNum(h))\" fill=\"\(fill)\"\(opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "")>"
+            "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") x=\"\(svgNum(x(t0)))\" "
+        s += "y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" height=\"\(svgNum(h))\""
+        s += (fill.map { " fill=\"\($0)\"" } ?? "") + (opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "") + ">"
         s += "<title>\(xmlEscape(title))</title></rect>\n"
         return s
     }
@@ -491,7 +507,7 @@ struct Timeline {
     static let style = """
         .timeline-box{overflow-x:auto;border:1px solid #dee2e6;margin:.5rem 0}
         #timeline{display:block;cursor:grab;user-select:none}
-        #timeline .picked path,#timeline .picked rect,#timeline .picked circle{stroke:#f08c00;stroke-width:3}
+        #timeline g.picked{filter:drop-shadow(0 0 2px #f08c00) drop-shadow(0 0 2px #f08c00)}
         #timeline line.picked{stroke:#f08c00;stroke-opacity:1;stroke-width:3}
         .legend{font-size:12px;line-height:1.9}.legend span{margin-right:.9rem;white-space:nowrap}
         .legend i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle;border:1px solid #adb5bd}
