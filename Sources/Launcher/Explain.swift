@@ -91,7 +91,8 @@ struct Explain {
                         "got the server's acknowledgement for \(it(key!))" + (e.int("seq").map { " (seq \($0))" } ?? "")
                 case "unknown":
                     text =
-                        "got no answer for \(it(key!)) in time, outcome unknown\(reason); it stays confirmationDelayed and is resent with the same key"
+                        "got no answer for \(it(key!)) in time, outcome unknown\(reason); it stays "
+                            + "confirmationDelayed and is resent with the same key"
                 case "retry": text = "was told to retry \(it(key!)) later\(reason)"
                 case "needsAttention": text = "gave up on \(it(key!)): it needs attention\(reason)"
                 case let other: text = "recorded outcome \(other) for \(it(key!))\(reason)"
@@ -208,7 +209,8 @@ struct Explain {
                         Line(
                             sim: e.sim,
                             text: "broker (incarnation \(incarnation)) accepted hint \(hint) for "
-                                + "\(device ?? "?"): account \(e.string("account") ?? "?") head \(e.int("head") ?? 0), about seq \(seqs)"
+                                + "\(device ?? "?"): account \(e.string("account") ?? "?") head "
+                                + "\(e.int("head") ?? 0), about seq \(seqs)"
                                 + (e.string("origin").map { " saved on \($0)" } ?? "")))
                 case "hint.delivered":
                     lines.append(Line(sim: e.sim, text: "broker delivered it to \(device ?? "?")"))

@@ -34,8 +34,10 @@ struct Plots {
     private var plotH: Double { Self.height - Self.margin.top - Self.margin.bottom }
 
     private func frame(_ title: String, cls: String) -> String {
-        "<svg class=\"plot \(cls)\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Self.width))\" height=\"\(Int(Self.height))\" "
-            + "font-family=\"system-ui,sans-serif\" font-size=\"11\"><text x=\"\(Self.margin.left)\" y=\"15\" font-weight=\"600\">"
+        "<svg class=\"plot \(cls)\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Self.width))\" "
+            + "height=\"\(Int(Self.height))\" "
+            + "font-family=\"system-ui,sans-serif\" font-size=\"11\"><text x=\"\(Self.margin.left)\" y=\"15\" "
+            + "font-weight=\"600\">"
             + "\(xmlEscape(title))</text><rect x=\"\(Self.margin.left)\" y=\"\(Self.margin.top)\" width=\"\(plotW)\" "
             + "height=\"\(plotH)\" fill=\"#f8f9fa\" stroke=\"#dee2e6\"/>"
     }
@@ -81,15 +83,19 @@ struct Plots {
         while marks.count > 8 { marks = marks.enumerated().filter { $0.offset % 2 == 0 }.map(\.element) }
         for t in marks {
             s +=
-                "<line x1=\"\(svgNum(x(t)))\" x2=\"\(svgNum(x(t)))\" y1=\"\(m.top)\" y2=\"\(m.top + plotH)\" stroke=\"#e9ecef\"/>"
+                "<line x1=\"\(svgNum(x(t)))\" x2=\"\(svgNum(x(t)))\" y1=\"\(m.top)\" y2=\"\(m.top + plotH)\" "
+                    + "stroke=\"#e9ecef\"/>"
             s +=
-                "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(xmlEscape(format(t)))</text>"
+                "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" "
+                    + "fill=\"#495057\">\(xmlEscape(format(t)))</text>"
         }
         for f in [0.0, 0.5, 0.9, 1.0] {
             s +=
-                "<text x=\"\(m.left - 6)\" y=\"\(svgNum(y(f) + 4))\" text-anchor=\"end\" fill=\"#495057\">\(Int(f * 100)) %</text>"
+                "<text x=\"\(m.left - 6)\" y=\"\(svgNum(y(f) + 4))\" text-anchor=\"end\" "
+                    + "fill=\"#495057\">\(Int(f * 100)) %</text>"
             s +=
-                "<line x1=\"\(m.left)\" x2=\"\(m.left + plotW)\" y1=\"\(svgNum(y(f)))\" y2=\"\(svgNum(y(f)))\" stroke=\"#e9ecef\"/>"
+                "<line x1=\"\(m.left)\" x2=\"\(m.left + plotW)\" y1=\"\(svgNum(y(f)))\" y2=\"\(svgNum(y(f)))\" "
+                    + "stroke=\"#e9ecef\"/>"
         }
         s += "<text x=\"\(m.left + plotW / 2)\" y=\"\(Self.height - 6)\" text-anchor=\"middle\" fill=\"#495057\">"
         s += "saved on one device → applied on another (\(unit), log scale)</text>"
@@ -108,9 +114,11 @@ struct Plots {
                 pts += " \(svgNum(x(v))),\(svgNum(y(Double(next) / Double(values.count))))"
             }
             s +=
-                "<polyline class=\"series\" data-path=\"\(xmlEscape(path))\" points=\"\(pts)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\">"
+                "<polyline class=\"series\" data-path=\"\(xmlEscape(path))\" points=\"\(pts)\" fill=\"none\" "
+                    + "stroke=\"\(colour)\" stroke-width=\"2\">"
             s +=
-                "<title>\(xmlEscape(path)): \(values.count) arrivals, median \(xmlEscape(format(values[values.count / 2])))</title></polyline>"
+                "<title>\(xmlEscape(path)): \(values.count) arrivals, median "
+                    + "\(xmlEscape(format(values[values.count / 2])))</title></polyline>"
             s += "<text x=\"\(m.left + plotW - 6)\" y=\"\(svgNum(legendY))\" text-anchor=\"end\" fill=\"\(colour)\">"
             s += "\(xmlEscape(path)) (\(values.count))</text>"
             legendY += 13
@@ -126,7 +134,8 @@ struct Plots {
         while t <= span {
             let x = m.left + t / max(span, 1) * plotW
             s +=
-                "<text x=\"\(svgNum(x))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(data.start + t))</text>"
+                "<text x=\"\(svgNum(x))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" "
+                    + "fill=\"#495057\">\(formatSim(data.start + t))</text>"
             t += step
         }
     }
@@ -155,9 +164,11 @@ struct Plots {
                 let h = Double(v) / top * plotH
                 let y = m.top + plotH - base[i] - h
                 s +=
-                    "<rect x=\"\(svgNum(m.left + Double(i) * w))\" y=\"\(svgNum(y))\" width=\"\(svgNum(max(w - 0.5, 0.5)))\" "
+                    "<rect x=\"\(svgNum(m.left + Double(i) * w))\" y=\"\(svgNum(y))\" "
+                        + "width=\"\(svgNum(max(w - 0.5, 0.5)))\" "
                 s +=
-                    "height=\"\(svgNum(h))\" fill=\"\(colour)\"><title>\(xmlEscape(name)): \(v) at \(formatSim(data.start + Double(i) * bucketSec))</title></rect>"
+                    "height=\"\(svgNum(h))\" fill=\"\(colour)\"><title>\(xmlEscape(name)): \(v) at "
+                        + "\(formatSim(data.start + Double(i) * bucketSec))</title></rect>"
                 base[i] += h
             }
         }
@@ -187,20 +198,24 @@ struct Plots {
         var t = (data.start / step).rounded(.up) * step
         while t <= data.end {
             s +=
-                "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(t))</text>"
+                "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" "
+                    + "fill=\"#495057\">\(formatSim(t))</text>"
             t += step
         }
         s += "<line class=\"budget\" x1=\"\(m.left)\" x2=\"\(m.left + plotW)\" y1=\"\(svgNum(y(data.budgetSec)))\" "
         s += "y2=\"\(svgNum(y(data.budgetSec)))\" stroke=\"#e03131\" stroke-dasharray=\"5,3\"/>"
         s +=
-            "<text x=\"\(m.left + plotW - 4)\" y=\"\(svgNum(y(data.budgetSec) - 4))\" text-anchor=\"end\" fill=\"#e03131\">"
+            "<text x=\"\(m.left + plotW - 4)\" y=\"\(svgNum(y(data.budgetSec) - 4))\" text-anchor=\"end\" "
+                + "fill=\"#e03131\">"
         s += "budget \(formatSim(data.budgetSec))</text>"
         for age in data.ages {
             let over = age.age > data.budgetSec
             s +=
-                "<circle cx=\"\(svgNum(x(age.sim)))\" cy=\"\(svgNum(y(age.age)))\" r=\"3\" fill=\"\(over ? "#e03131" : "#1971c2")\">"
+                "<circle cx=\"\(svgNum(x(age.sim)))\" cy=\"\(svgNum(y(age.age)))\" r=\"3\" "
+                    + "fill=\"\(over ? "#e03131" : "#1971c2")\">"
             s +=
-                "<title>\(xmlEscape(age.device)) opened at \(formatSim(age.sim)): data \(formatSim(age.age)) old</title></circle>"
+                "<title>\(xmlEscape(age.device)) opened at \(formatSim(age.sim)): data \(formatSim(age.age)) "
+                    + "old</title></circle>"
         }
         let over = data.ages.filter { $0.age > data.budgetSec }.count
         s += "<text x=\"\(m.left + plotW / 2)\" y=\"\(Self.height - 6)\" text-anchor=\"middle\" fill=\"#495057\">"

@@ -114,7 +114,8 @@ extension Report {
             md += "\n## Ops that need attention\n\n| device | op | attempts | reason |\n| --- | --- | --- | --- |\n"
             for (device, op) in attention.prefix(100) {
                 md +=
-                    "| \(device) | \(op.key) | \(op.attempts) | \(op.lastError.isEmpty ? "(no reason recorded)" : op.lastError.replacingOccurrences(of: "|", with: "\\|")) |\n"
+                    "| \(device) | \(op.key) | \(op.attempts) | "
+                        + "\(op.lastError.isEmpty ? "(no reason recorded)" : op.lastError.replacingOccurrences(of: "|", with: "\\|")) |\n"
             }
             if attention.count > 100 { md += "| … | \(attention.count - 100) more | | |\n" }
         }

@@ -20,7 +20,8 @@ struct Timeline {
 
     static let bandStyles: [TimelineModel.BandKind: (fill: String, opacity: Double)] = [
         .foreground: ("#8ce99a", 1), .background: ("#a5d8ff", 1), .closed: ("#ced4da", 1), .forceQuit: ("#e03131", 1),
-        .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .charging: ("#fab005", 1), .window: ("#66d9e8", 0.6), .down: ("#c92a2a", 0.45),
+        .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .charging: ("#fab005", 1), .window: ("#66d9e8", 0.6),
+        .down: ("#c92a2a", 0.45),
         .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6),
         .quiesce: ("#fff3bf", 0.7),
     ]
@@ -66,14 +67,17 @@ struct Timeline {
         var s = "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Self.width))\" "
         s += "height=\"\(Int(height))\" viewBox=\"0 0 \(Int(Self.width)) \(Int(height))\" "
         s +=
-            "data-left=\"\(Self.left)\" data-plot=\"\(Self.plot)\" data-t0=\"\(svgNum(model.start))\" data-t1=\"\(svgNum(model.end))\" "
+            "data-left=\"\(Self.left)\" data-plot=\"\(Self.plot)\" data-t0=\"\(svgNum(model.start))\" "
+                + "data-t1=\"\(svgNum(model.end))\" "
         s += "data-lanes=\"\(rows.count)\" font-family=\"system-ui,sans-serif\" font-size=\"11\">\n"
         s +=
-            "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" height=\"\(Int(height))\"/>"
+            "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" "
+                + "height=\"\(Int(height))\"/>"
         s += "</clipPath>"
         for (kind, colour) in Self.linkColours {
             s +=
-                "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" markerHeight=\"6\" "
+                "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" "
+                    + "markerHeight=\"6\" "
             s += "orient=\"auto\"><path d=\"M0,0L6,3L0,6z\" fill=\"\(colour)\"/></marker>"
         }
         // One shape per kind of mark, used by every mark of that kind; links and passes styled by class: a week's
@@ -139,7 +143,8 @@ struct Timeline {
             case .fault: text = band.label
             case .down, .paused, .offline:
                 text =
-                    "\(band.kind == .down ? "down" : band.kind.rawValue) \(formatSim(band.start))–\(formatSim(band.end))"
+                    "\(band.kind == .down ? "down" : band.kind.rawValue) "
+                        + "\(formatSim(band.start))–\(formatSim(band.end))"
             default: text = band.label.components(separatedBy: " (").first ?? band.label
             }
             if [.down, .paused, .offline, .fault].contains(band.kind), x(band.end) - x(band.start) > 30,
@@ -148,16 +153,19 @@ struct Timeline {
                 let textY: Double
                 if case .device = row.lane.kind { textY = y + min(h, 24) - 3 } else { textY = y + h - 4 }
                 s +=
-                    "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" y=\"\(svgNum(textY))\" "
+                    "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" "
+                        + "y=\"\(svgNum(textY))\" "
                 s +=
-                    "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
+                    "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" "
+                        + "paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
             }
         }
         // Passes: a small bar per pass, coloured by its trigger.
         for pass in model.passes {
             guard let row = rowOf[pass.lane] else { continue }
             let title =
-                "pass by \(pass.trigger) \(formatSim(pass.start)) – \(formatSim(pass.end))\(pass.cutOff ? " (cut off)" : "")"
+                "pass by \(pass.trigger) \(formatSim(pass.start)) – "
+                    + "\(formatSim(pass.end))\(pass.cutOff ? " (cut off)" : "")"
             s += rect(
                 pass.start, max(pass.end, pass.start), y: row.top + 28, h: 6, fill: nil, opacity: 1,
                 cls: "pass pass-\(pass.trigger)", title: title, lane: pass.lane, minWidth: 2)
@@ -204,11 +212,14 @@ struct Timeline {
             guard let from = rowOf[link.fromLane], let to = rowOf[link.toLane] else { continue }
             let focused = model.focused(link.keys)
             s +=
-                "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
+                "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" "
+                    + "data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
             s +=
-                "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
+                "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" "
+                    + "x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
             s +=
-                "x2=\"\(svgNum(x(link.toSim)))\" y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
+                "x2=\"\(svgNum(x(link.toSim)))\" "
+                    + "y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
         }
         // Marks.
         let labelDead = model.marks.filter { $0.kind == .hintDied || $0.kind == .hintIgnored }.count <= 40
@@ -218,9 +229,11 @@ struct Timeline {
             var y = markY(row)
             if mark.kind == .step { y = row.top + 6 }
             s +=
-                "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" data-lane=\"\(xmlEscape(mark.lane))\" "
+                "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" "
+                    + "data-lane=\"\(xmlEscape(mark.lane))\" "
             s +=
-                "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" data-y=\"\(svgNum(y))\" "
+                "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" "
+                    + "data-y=\"\(svgNum(y))\" "
             s +=
                 "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
             s += (focused ? Self.ring : "") + "<use href=\"#m-\(mark.kind.rawValue)\"/>"
@@ -228,13 +241,15 @@ struct Timeline {
                 fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
             {
                 s +=
-                    "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
+                    "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" "
+                        + "fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
             }
             if mark.kind == .step, Self.faultSteps.contains(where: { mark.label.contains(" \($0) ") }),
                 fits("\(mark.lane)/step", x(mark.sim), mark.label)
             {
                 s +=
-                    "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">"
+                    "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" "
+                        + "stroke-width=\"3\" paint-order=\"stroke\">"
                 s += "\(xmlEscape(mark.label))</text>"
             }
             s += "</g>\n"
@@ -335,7 +350,8 @@ struct Timeline {
         var s =
             "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
         s +=
-            "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") x=\"\(svgNum(x(t0)))\" "
+            "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") "
+                + "x=\"\(svgNum(x(t0)))\" "
         s += "y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" height=\"\(svgNum(h))\""
         s += (fill.map { " fill=\"\($0)\"" } ?? "") + (opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "") + ">"
         s += "<title>\(xmlEscape(title))</title></rect>\n"
@@ -356,7 +372,8 @@ struct Timeline {
         var s = "<div class=\"legend\">"
         let bands: [(TimelineModel.BandKind, String)] = [
             (.foreground, "foreground"), (.background, "background"), (.closed, "closed"), (.forceQuit, "force-quit"),
-            (.offline, "offline"), (.doze, "doze"), (.charging, "charging"), (.window, "iOS window / doze maintenance"), (.down, "process down"),
+            (.offline, "offline"), (.doze, "doze"), (.charging, "charging"), (.window, "iOS window / doze maintenance"),
+            (.down, "process down"),
             (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"),
             (.quiesce, "quiesce phase"),
         ]
@@ -378,10 +395,12 @@ struct Timeline {
         ]
         for (kind, label) in marks {
             s +=
-                "<span><svg width=\"16\" height=\"14\"><g transform=\"translate(8,8)\">\(shape(kind, focused: false))</g></svg>\(label)</span>"
+                "<span><svg width=\"16\" height=\"14\"><g "
+                    + "transform=\"translate(8,8)\">\(shape(kind, focused: false))</g></svg>\(label)</span>"
         }
         s +=
-            "<div>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → broker</b>, "
+            "<div>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → "
+                + "broker</b>, "
         s += "<b style=\"color:#d9480f\">hint → device</b>, <b style=\"color:#2b8a3e\">change pulled by a pass</b>, "
         s += "<b style=\"color:#7048e8\">- - lost or ignored hint → where its edit reached the device anyway</b>; "
         s += "under each device, its cursor (blue) against its account's head (grey)</div>"

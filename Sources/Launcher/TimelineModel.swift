@@ -2,9 +2,9 @@ import Foundation
 import SyncProtocol
 
 /// What the report's timeline draws, computed from a run's events alone: lanes (one per process), bands (app state,
-/// offline, doze, process down or paused, faults on, the heal and quiesce phases), marks and links (each edit's lineage,
-/// each hint's fate), passes, and each device's cursor against its account's head. Pure: no IO, no SVG; `Timeline`
-/// draws it.
+/// offline, doze, process down or paused, faults on, the heal and quiesce phases), marks and links (each edit's
+/// lineage, each hint's fate), passes, and each device's cursor against its account's head. Pure: no IO, no SVG;
+/// `Timeline` draws it.
 struct TimelineModel {
     /// A device as the topology declares it.
     struct DeviceInfo {
@@ -501,7 +501,9 @@ extension TimelineModel {
             case "power.plugged":
                 if chargingSince[lane] == nil { chargingSince[lane] = e.sim }
             case "power.unplugged":
-                if let since = chargingSince.removeValue(forKey: lane) { band(lane, .charging, since, e.sim, "charging") }
+                if let since = chargingSince.removeValue(forKey: lane) {
+                    band(lane, .charging, since, e.sim, "charging")
+                }
             case "doze.enter":
                 if dozeSince[lane] == nil { dozeSince[lane] = e.sim }
             case "doze.exit":
@@ -542,9 +544,11 @@ extension TimelineModel {
                 guard let key = e.string("key"), drawn.contains(key) else { return }
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
                 if e.string("outcome") == "unknown" {
-                    mark(lane, e.sim, .unknownOutcome, "\(key) outcome unknown\(reason); resent with the same key", [key])
+                    mark(lane, e.sim, .unknownOutcome, "\(key) outcome unknown\(reason); resent with the same "
+                        + "key", [key])
                 } else if e.string("outcome") == "needsAttention" {
-                    mark(lane, e.sim, .needsAttention, "\(key) needs attention\(reason)", [key], reason: e.string("reason"))
+                    mark(lane, e.sim, .needsAttention, "\(key) needs "
+                        + "attention\(reason)", [key], reason: e.string("reason"))
                 }
                 guard let at = applied[key],
                     e.string("outcome") == "acknowledged" || e.string("outcome") == "duplicate"
