@@ -227,6 +227,17 @@ struct TimelineModelTests {
         #expect(model.focused(["k7"]) && !model.focused(["k8"]))
     }
 
+    @Test func aRunWithoutEventsStillDrawsItsLanesAndEmptyPlots() {
+        let model = TimelineModel(events: [], devices: Self.devices)
+        #expect(model.lanes.count == 4 && model.marks.isEmpty && model.links.isEmpty)
+        #expect(model.bands.isEmpty, "a run of no time has no spans")
+        let svg = Timeline(model: model).svg
+        #expect(svg.hasPrefix("<svg id=\"timeline\"") && svg.hasSuffix("</svg>\n"))
+        let plots = Plots(data: PlotData(events: [], devices: ["a", "b"], lineages: [], budgetSec: 3600,
+                                         scenarioEnd: 0)).html
+        #expect(plots.components(separatedBy: "plot-empty").count - 1 == 5)
+    }
+
     @Test func theSvgHasALanePerProcessAndABandPerFault() {
         var rows = Self.edit
         rows += [
