@@ -62,9 +62,21 @@ struct Explain {
         var ourHints: [String: String] = [:]  // "incarnation/hint" → key
         var deliveredTo: [String: String] = [:]  // "device/hint" → key
         var appliedOn: [String: Set<String>] = [:]
+        var heldFor: [String: String] = [:]     // "incarnation/hint" → device, accepted and not yet settled
+        var brokerKilled: Double?
         func it(_ key: String) -> String { named ? key : "it" }
         for e in events {
-            if e.proc == "broker" && e.type == "process.started" { incarnation += 1 }
+            if e.proc == "launcher" && e.type == "process.killed" && e.string("target") == "broker" { brokerKilled = e.sim }
+            if e.proc == "broker" && e.type == "process.started" {
+                for (id, device) in heldFor.sorted(by: { $0.key < $1.key }) {
+                    let hint = id.split(separator: "/").last.map(String.init) ?? id
+                    lines.append(Line(sim: brokerKilled ?? e.sim, text: "the broker was killed holding hint \(hint) "
+                        + "for \(device): the hint died with it; \(device)'s cursor will bring the change"))
+                }
+                heldFor = [:]
+                brokerKilled = nil
+                incarnation += 1
+            }
             let key = e.string("key")
             switch e.type {
             case "op.saved" where key.map(keys.contains) == true:
@@ -130,6 +142,7 @@ struct Explain {
                 let mine = (e["seqs"]?.arrayValue ?? []).compactMap(\.intValue).compactMap { seqs["\(account)/\($0)"] }
                 guard let first = mine.first, let hint = e.string("hint") else { continue }
                 ourHints["\(incarnation)/\(hint)"] = first
+                heldFor["\(incarnation)/\(hint)"] = e.string("device") ?? "?"
                 lines.append(
                     Line(
                         sim: e.sim,
@@ -143,6 +156,7 @@ struct Explain {
                     continue
                 }
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
+                if HintAccounting.fates.contains(type) { heldFor["\(incarnation)/\(hint)"] = nil }
                 switch type {
                 case "hint.delivered":
                     deliveredTo["\(device)/\(hint)"] = mine

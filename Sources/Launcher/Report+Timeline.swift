@@ -143,8 +143,12 @@ extension Report {
         {
             counts[String(event.type.dropFirst(5)), default: [:]][event.string("reason") ?? "—", default: 0] += 1
         }
-        return counts.keys.sorted().flatMap { fate in
+        var rows = counts.keys.sorted().flatMap { fate in
             counts[fate]!.keys.sorted().map { (fate, $0, counts[fate]![$0]!) }
         }
+        if figures.hints.lostInCrash > 0 {
+            rows.append(("lost", "held by the broker when it was killed", figures.hints.lostInCrash))
+        }
+        return rows
     }
 }

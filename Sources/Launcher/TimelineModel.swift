@@ -222,6 +222,9 @@ extension TimelineModel {
         var phaseOpen: (name: String, since: Double)?
         var passOpen: [String: (start: Double, trigger: String)] = [:]
         var brokerIncarnation = 0
+        /// Hints the broker accepted and has not settled yet (this incarnation), and when it was last killed.
+        var heldHints: Set<String> = []
+        var brokerKilledAt: Double?
         var serverStarts = 0
         /// Op key → where it was applied on the server (sim, seq, account).
         var applied: [String: (sim: Double, seq: Int, account: String)] = [:]
@@ -339,6 +342,7 @@ extension TimelineModel {
                 }
                 phaseOpen = (name, e.sim)
             case "process.killed":
+                if e.string("target") == TimelineModel.brokerLane { brokerKilledAt = e.sim }
                 for lane in lanes(of: e.string("target") ?? "") where downSince[lane] == nil { downSince[lane] = e.sim }
             case "process.restarted":
                 for lane in lanes(of: e.string("target") ?? "") {
@@ -415,6 +419,20 @@ extension TimelineModel {
         private mutating func broker(_ e: Event) {
             switch e.type {
             case "process.started":
+                // The hints a killed broker still held died with it, where it was killed.
+                for id in heldHints.sorted() {
+                    guard let info = hintInfo[id], laneSet.contains(info.device) else { continue }
+                    let hint = String(id.split(separator: "/").last ?? "")
+                    let at = brokerKilledAt ?? e.sim
+                    mark(
+                        TimelineModel.brokerLane, at, .hintDied, "hint \(hint) to \(info.device) lost with the broker",
+                        info.keys + [hint, info.device], reason: "lost with the broker")
+                    for key in info.keys where drawn.contains(key) && !(appliedOn[key]?.contains(info.device) ?? false) {
+                        unrepaired["\(info.device)/\(key)"] = (TimelineModel.brokerLane, at, hint)
+                    }
+                }
+                heldHints = []
+                brokerKilledAt = nil
                 brokerIncarnation += 1
                 closeFaults(prefix: "broker/", at: e.sim)
                 return
@@ -455,6 +473,7 @@ extension TimelineModel {
                     keyOfSeq["\(account)/\($0)"]
                 }
                 hintInfo[id] = (device, keys, e.sim)
+                heldHints.insert(id)
                 guard laneSet.contains(device), keys.contains(where: drawn.contains) else { return }
                 // The notice: the server's apply of the newest edit the hint is about → the broker's accept.
                 if let key = keys.last, let at = applied[key] {
@@ -463,6 +482,7 @@ extension TimelineModel {
                         "notice: head \(e.int("head") ?? 0) of \(account)", keys + [hint])
                 }
             case "hint.delivered":
+                heldHints.remove(id)
                 guard let info = hintInfo[id] else { return }
                 deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
             case "hint.duplicated":
@@ -472,6 +492,7 @@ extension TimelineModel {
                     info.keys + [hint, info.device])
                 deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
             case let type where HintAccounting.fates.contains(type) && type != "hint.delivered":
+                heldHints.remove(id)
                 guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
                 let fate = String(type.dropFirst(5))
                 let reason = e.string("reason")

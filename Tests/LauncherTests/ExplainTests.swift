@@ -41,6 +41,17 @@ struct ExplainTests {
         #expect(explain.subject(of: "nothing-here") == nil)
     }
 
+    @Test func aHintHeldByAKilledBrokerDiesWithItInTheStory() {
+        var rows = TimelineModelTests.edit
+        rows.removeAll { $0.2 == "hint.dropped" }
+        rows.insert((24, "launcher", "process.killed", #""target":"broker""#), at: rows.count - 3)
+        rows.insert((26, "broker", "process.started", #""role":"broker""#), at: rows.count - 3)
+        let lines = Explain(events: TimelineModelTests.events(rows)).story(.op("k2")).map(\.rendered)
+        #expect(lines.contains { $0.hasPrefix("24s") && $0.contains("the broker was killed holding hint h-2 for b") })
+        let k1 = Explain(events: TimelineModelTests.events(rows)).story(.op("k1")).map(\.text)
+        #expect(!k1.contains { $0.contains("killed") })
+    }
+
     @Test func anOpNeverAppliedSaysSo() {
         var rows = TimelineModelTests.edit
         rows.append((50, "a", "op.saved", #""key":"k3","draft":"d9","action":"create""#))

@@ -55,6 +55,13 @@ struct ReportTimelineTests {
         #expect(md.contains("| a | k9 | 1 | rejected: draft d9 is too long |"))
         #expect(md.contains("| throttled | background-budget | 1 |"))
         #expect(report.summary.contains("hints that died: 1 throttled (background-budget)"))
+        // A hint the broker held when it was killed is lost with it.
+        fixture.events.append(
+            fixture.event(15, "broker", "hint.accepted", #""hint":"h-3","device":"a","account":"acme","head":1,"seqs":[1]"#))
+        fixture.events.append(fixture.event(16, "broker", "process.started", #""role":"broker""#))
+        let killed = try fixture.report()
+        #expect(killed.markdown.contains("| lost | held by the broker when it was killed | 1 |"))
+        #expect(killed.summary.contains("1 lost (held by the broker when it was killed)"))
         let plain = try RunFixture()
         defer { plain.remove() }
         let clean = try plain.report().markdown

@@ -107,6 +107,21 @@ struct TimelineModelTests {
         #expect(attention.count == 1 && attention.first?.reason == "rejected: too long")
     }
 
+    @Test func hintsHeldByAKilledBrokerAreMarkedLostWhereItWasKilled() {
+        var rows = Self.edit
+        // h-2 is accepted but neither delivered nor dropped when the broker is killed.
+        rows.removeAll { $0.2 == "hint.dropped" }
+        rows.insert((24, "launcher", "process.killed", #""target":"broker""#), at: rows.count - 3)
+        rows.insert((26, "broker", "process.started", #""role":"broker""#), at: rows.count - 3)
+        let model = TimelineModel(events: Self.events(rows), devices: Self.devices)
+        let lost = model.marks.filter { $0.kind == .hintDied }
+        #expect(lost.count == 1)
+        #expect(lost.first?.sim == 24 && lost.first?.reason == "lost with the broker")
+        #expect(lost.first?.keys.contains("k2") == true)
+        // Delivered before the kill: h-1 did not die.
+        #expect(!lost.contains { $0.keys.contains("h-1") })
+    }
+
     @Test func appStateBandsStartFromTheDeclaredStateAndFollowAppEvents() {
         var rows = Self.edit
         rows.insert((5, "b", "app.foreground", #""from":"background""#), at: 1)
