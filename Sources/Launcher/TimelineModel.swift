@@ -197,8 +197,11 @@ struct TimelineModel {
     func bands(on lane: String) -> [Band] { bands.filter { $0.lane == lane } }
     func marks(on lane: String) -> [Mark] { marks.filter { $0.lane == lane } }
 
-    /// Is anything of this mark or link in the focus?
-    func focused(_ keys: [String]) -> Bool { keys.contains { focus.contains($0) } }
+    /// Is anything of this mark or link in the focus? A device in the focus marks its lane, not every mark that
+    /// names it.
+    func focused(_ keys: [String]) -> Bool {
+        keys.contains { key in focus.contains(key) && !lanes.contains { $0.id == key } }
+    }
 }
 
 extension TimelineModel {

@@ -240,6 +240,9 @@ struct TimelineModelTests {
         #expect(saved == ["k0", "k5", "k7", "k10", "k15", "k20", "k25", "k30", "k35", "k40", "k45"])
         #expect(model.rules.contains { $0.contains("every 5th") })
         #expect(model.focused(["k7"]) && !model.focused(["k8"]))
+        // A device in the focus: its lane, not every mark naming it.
+        let byDevice = TimelineModel(events: Self.events(rows), devices: Self.devices, focus: ["a"])
+        #expect(!byDevice.focused(["k1", "d", "a"]))
     }
 
     @Test func aRunWithoutEventsStillDrawsItsLanesAndEmptyPlots() {
