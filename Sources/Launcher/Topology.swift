@@ -44,6 +44,8 @@ public struct ServerSettings: Sendable {
     public var transient = 0.0
     public var reject = 0.0
     public var replyDelayMs = 0
+    /// Probability a push is dropped before its commit (nothing applied, no reply).
+    public var dropRequest = 0.0
     /// "push" (PUSH → PULL, nothing lost) or "pub" (PUB → SUB with a small high-water mark: natural loss).
     public var notifyMode = "push"
     public var notifyHwm = 1000
@@ -123,6 +125,9 @@ public enum ScenarioAction: Sendable, Equatable {
     case chaos(args: [String: JSONValue])
     /// Server fault settings.
     case faults(args: [String: JSONValue])
+    /// Arms a crash point (`crashAt`) in "server", "broker" or a device: the process SIGKILLs itself on the `nth`
+    /// time it reaches `point` from now.
+    case crash(target: String, point: String, nth: Int)
 
     public var name: String {
         switch self {
@@ -133,6 +138,7 @@ public enum ScenarioAction: Sendable, Equatable {
         case .signal(_, let command): return command
         case .chaos: return "chaos"
         case .faults: return "faults"
+        case .crash: return "crash"
         }
     }
 }

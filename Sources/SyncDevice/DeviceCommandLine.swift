@@ -47,6 +47,9 @@ public enum DeviceCommandLine {
                  help: "real or simulated: the clock pass execution (iOS 30 s window, Android limits) is measured on"),
             Flag("synchronous", value: "MODE", default: "normal",
                  help: "SQLite synchronous: normal (survives kill -9), full (fsync per commit) or off"),
+            Flag("crash-at", value: "[DEVICE:]POINT[@N]",
+                 help: "SIGKILL itself on the Nth time (default 1st) it reaches POINT; repeatable or comma-separated; "
+                    + "in a pool, DEVICE: names the device (without it, every device of the pool)"),
         ],
         footer: """
             By hand (a server and a broker already running, see their --help):
@@ -54,10 +57,12 @@ public enum DeviceCommandLine {
                   --server tcp://127.0.0.1:7001 --broker tcp://127.0.0.1:7002 --control tcp://127.0.0.1:7101 \\
                   --start-state foreground --events /tmp/pixel.jsonl
             then send it control commands (edit, open, background, forceQuit, close, offline, online, plug, unplug,
-            engagement, refresh, sync, status, ping, stop) on --control, e.g.
+            engagement, refresh, sync, status, ping, stop, crashAt) on --control, e.g.
               synclab-device control --to tcp://127.0.0.1:7101 edit '{"draft":"d1","action":"create","title":"Hi"}'
             (docs/DEVICE.md walks through a server, a broker and two devices by hand).
             A stopped or running device's state: synclab-device status --db /tmp/pixel.sqlite
+            Crash points (--crash-at, control crashAt {point, nth}):
+            \(CrashPoint.helpText(role: "device"))
             """
     )
 
@@ -146,11 +151,18 @@ public enum DeviceCommandLine {
         guard let seed = UInt64(seedText) else {
             throw LabError.usage("--seed must be a whole number, got \"\(seedText)\"")
         }
-        return DeviceConfiguration(
+        var configuration = DeviceConfiguration(
             identity: identity, settings: settings, databasePath: try options.require("db"),
             serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),
             controlEndpoint: options.string("control"), eventsPath: options.string("events"),
             name: options.string("name"), clock: SimClock(epochMicros: epoch, scale: settings.timeScale), seed: seed,
             synchronous: synchronous)
+        for value in options.all("crash-at") {
+            for item in try CrashPoints.parse(value, role: "device")
+            where item.device == nil || item.device == identity.device {
+                configuration.crashAt.append(item)
+            }
+        }
+        return configuration
     }
 }
