@@ -137,7 +137,8 @@ extension Topology {
         t.scenario.sort { $0.at < $1.at }
 
         for b in try r.array("behaviours") ?? [] {
-            try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts"])
+            try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts",
+                            "deleteShare"])
             var ids: [String] = []
             for d in try b.array("devices") ?? [] {
                 guard case .string(let id) = d.node.value else { throw d.fail("expected a device id string") }
@@ -160,7 +161,8 @@ extension Topology {
                 editsPerSession: try b.int("editsPerSession", in: 0...1000) ?? 1,
                 sessionMinutes: try b.number("sessionMinutes", in: 0.1...1440) ?? 5,
                 drafts: try b.int("drafts", in: 1...100_000) ?? 5,
-                line: b.node.line))
+                line: b.node.line,
+                deleteShare: try b.number("deleteShare", in: 0...1) ?? 0.1))
         }
         return t
     }

@@ -104,6 +104,9 @@ public struct Behaviour: Sendable {
     public var sessionMinutes: Double
     public var drafts: Int
     public var line: Int
+    /// Share of a session's edits that delete the draft instead of updating it (only a draft this device has
+    /// written before in the run, so most deletes find a live draft; one deleted meanwhile elsewhere is refused).
+    public var deleteShare = 0.1
 }
 
 /// One thing that happens at a simulated time.
