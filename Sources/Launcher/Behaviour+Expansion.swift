@@ -50,6 +50,7 @@ extension Topology {
                 }
             }
         }
+        steps += nemesisSchedule().steps
         // Stable: steps at the same time keep their written order.
         return steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
     }

@@ -196,6 +196,11 @@ public final class LabRun {
 
     private func playTimeline() throws {
         let steps = topology.timeline()
+        if topology.nemesis != nil {
+            let schedule = topology.nemesisSchedule()
+            folder.write("nemesis.json5", schedule.fileText(seed: topology.seed))
+            log.emit("nemesis.schedule", schedule.fields)
+        }
         say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated (\(formatReal(clock.realSeconds(topology.duration))) real)")
         for step in steps {
             try waitUntil(sim: step.at)
@@ -222,6 +227,7 @@ public final class LabRun {
         watchCrashes()
         var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
                                              ("line", .int(step.line))]
+        if let kind = step.nemesis { fields.append(("nemesis", .string(kind))) }
         do {
             switch step.action {
             case .edit(let device, let draft, let action, let title, let body):

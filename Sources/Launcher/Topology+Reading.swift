@@ -28,7 +28,7 @@ extension Topology {
         let r = NodeReader(file: file, node: root, path: "")
         try r.onlyKeys([
             "name", "description", "seed", "timeScale", "duration", "transport", "server", "broker", "device",
-            "accounts", "scenario", "behaviours", "heal", "pools",
+            "accounts", "scenario", "behaviours", "heal", "pools", "nemesis",
         ])
         var t = Topology(
             name: try r.string("name") ?? defaultName,
@@ -164,6 +164,7 @@ extension Topology {
                 line: b.node.line,
                 deleteShare: try b.number("deleteShare", in: 0...1) ?? 0.1))
         }
+        if root["nemesis"] != nil { t.nemesis = try readNemesis(r, topology: t) }
         return t
     }
 

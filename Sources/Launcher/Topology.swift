@@ -22,6 +22,8 @@ public struct Topology: Sendable {
     public var healTimeoutSec: Double
     /// 0: every device is a process of its own; N: the devices are spread over N pool processes `pool-1`…`pool-N`.
     public var pools = 0
+    /// Seeded fault generators whose schedule joins the scenario (`Nemesis.swift`); nil: none.
+    public var nemesis: Nemesis?
 
     public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
 
@@ -114,6 +116,9 @@ public struct ScenarioStep: Sendable {
     public var at: Double
     public var action: ScenarioAction
     public var line: Int
+    /// The nemesis kind that generated the step ("kill", or "kill.end" for the step that ends it); nil when the
+    /// topology's scenario or a behaviour wrote it.
+    public var nemesis: String? = nil
 }
 
 public enum ScenarioAction: Sendable, Equatable {
