@@ -30,6 +30,9 @@ public enum LauncherCommand {
             Flag("time-scale", value: "X", help: "override the topology's timeScale (simulated seconds per real second)"),
             Flag("quiet", help: "no progress line and no summary; only the exit status and the run folder's path"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
+            Flag("nemesis", value: "KINDS",
+                 help: "add a standard seeded fault mix to the topology: comma-separated kinds among "
+                    + Nemesis.Kind.allCases.map(\.rawValue).joined(separator: ",") + " (docs/TOPOLOGY.md, \"nemesis\")"),
         ],
         footer: "The run folder holds topology.json5, events.jsonl, logs/, the SQLite files and report.{md,json,html}.")
 
@@ -80,6 +83,7 @@ public enum LauncherCommand {
                 guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
                 topology.timeScale = scale
             }
+            if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
         } catch {
             Output.stderr("synclab: \(error)\n")
             return 2
@@ -159,6 +163,14 @@ public enum LauncherCommand {
             do {
                 let t = try Topology.load(path: path)
                 Output.stdout("\(path): ok — \(t.devices.count) devices, \(t.timeline().count) steps over \(formatSim(t.duration))\n")
+                if t.nemesis != nil {
+                    let schedule = t.nemesisSchedule()
+                    let kinds = schedule.counts.map { kind in
+                        "\(kind.kind) \(kind.total) (" + kind.byTarget.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ")"
+                    }
+                    Output.stdout("  nemesis: \(schedule.faults.count) faults, \(schedule.skipped) skipped by limits; "
+                        + kinds.joined(separator: "; ") + "\n")
+                }
             } catch {
                 Output.stderr("\(error)\n")
                 status = 2

@@ -327,6 +327,25 @@ extension Topology {
     }
 }
 
+extension Topology {
+    /// `synclab run --nemesis kill,pause,…`: one generator with every default per kind, added to the topology's
+    /// nemesis (created with the default limits when it has none).
+    public mutating func addStandardNemesis(_ list: String) throws {
+        var kinds: [Nemesis.Kind] = []
+        for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !name.isEmpty {
+            guard let kind = Nemesis.Kind(rawValue: name) else {
+                let known = Nemesis.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw LabError.usage("--nemesis: unknown kind \"\(name)\": use \(known)")
+            }
+            kinds.append(kind)
+        }
+        guard !kinds.isEmpty else { throw LabError.usage("--nemesis needs at least one kind, e.g. kill,pause,offline") }
+        var nemesis = self.nemesis ?? Nemesis()
+        nemesis.generators += Nemesis.standard(kinds)
+        self.nemesis = nemesis
+    }
+}
+
 extension ScenarioStep {
     /// The step in the `scenario` syntax of a topology file (one JSON object; `at` in simulated seconds).
     var json: JSONValue {

@@ -14,6 +14,8 @@ public struct Report {
     /// The phase the launcher was in when the run was stopped before its checks (Ctrl-C), or nil for a whole run
     /// (and for a folder no launcher wrote). Read once from the events: a big run has millions of them.
     public let interruptedIn: String?
+    /// What the nemesis did (nil for a run without one).
+    var nemesis: NemesisFigures?
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -35,8 +37,10 @@ public struct Report {
     public static func make(folder: RunFolder) throws -> Report {
         let data = try RunData.load(folder: folder)
         let notes = (data.stats["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
-        return Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes,
-                      interruptedIn: interruptedIn(data))
+        var report = Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes,
+                            interruptedIn: interruptedIn(data))
+        report.nemesis = NemesisFigures(data)
+        return report
     }
 
     public func write() {
@@ -96,6 +100,7 @@ public struct Report {
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
             ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
+            ("nemesis", nemesis?.json ?? .null),
         ])
     }
 
@@ -117,6 +122,7 @@ public struct Report {
                           f.propagation.count, f.propagation.p50Ms, f.propagation.p99Ms, f.propagation.maxMs,
                           formatSim(f.propagation.p50SimSec))
         }
+        if let nemesis { out += "  \(nemesis.summary)\n" }
         for note in notes { out += "  note: \(note)\n" }
         out += "  report: \(data.folder.path("report.md"))\n"
         return out
@@ -148,6 +154,7 @@ public struct Report {
         md += "\n## Ops (durable state is the recovery mechanism)\n\n"
         md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
         md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
+        if let nemesis { md += nemesis.markdown }
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
         md += "\n## Passes by trigger\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
         md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 1) + "\n"
