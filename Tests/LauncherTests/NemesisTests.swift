@@ -167,3 +167,42 @@ import Testing
         #expect(Set(short.nemesisSchedule().faults.map(\.kind)) == Set(Nemesis.Kind.allCases))
     }
 }
+
+/// A real run of the short storm: the verdict passes and the report counts exactly the faults the seed generated.
+@Suite(.serialized) struct NemesisEndToEndTests {
+    @Test func theShortStormPassesWithTheFaultsItsSeedGenerated() throws {
+        let run = try EndToEndTests.run("chaos/storm-short", limit: 180)
+        defer { EndToEndTests.expectNoneLeft(run) }
+        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        #expect(run.report["verdict"]?.stringValue == "pass")
+        let topology = try Topology.load(path: EndToEndTests.topologies.appendingPathComponent("chaos/storm-short.json5").path)
+        let schedule = topology.nemesisSchedule()
+        let nemesis = try #require(run.report["nemesis"])
+        #expect(nemesis["scheduled"]?.intValue == schedule.faults.count)
+        #expect(nemesis["skippedByLimits"]?.intValue == schedule.skipped)
+        #expect(nemesis["carriedOut"]?.intValue == schedule.faults.count, "\(run.report["notes"] ?? .null)")
+        #expect(nemesis["failed"]?.intValue == 0)
+        for kind in schedule.counts {
+            #expect(nemesis["byKind"]?[kind.kind]?["total"]?.intValue == kind.total, "\(kind.kind)")
+            for (target, count) in kind.byTarget {
+                #expect(nemesis["byKind"]?[kind.kind]?["byTarget"]?[target]?.intValue == count, "\(kind.kind) \(target)")
+            }
+        }
+        // The schedule is in the run folder, as the steps it became.
+        let file = try String(contentsOfFile: "\(run.folder)/nemesis.json5", encoding: .utf8)
+        #expect(file == schedule.fileText(seed: topology.seed))
+        #expect(run.output.contains("nemesis: \(schedule.faults.count) of \(schedule.faults.count) faults carried out"))
+    }
+
+    @Test func theCommandLineTurnsAQuietTopologyIntoAChaosExperiment() throws {
+        let run = try EndToEndTests.run("quickstart", extra: ["--nemesis", "kill,pause,offline", "--time-scale", "120"])
+        defer { EndToEndTests.expectNoneLeft(run) }
+        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+        var topology = try Topology.load(path: EndToEndTests.topologies.appendingPathComponent("quickstart.json5").path)
+        try topology.addStandardNemesis("kill,pause,offline")
+        let schedule = topology.nemesisSchedule()
+        #expect(!schedule.faults.isEmpty)
+        #expect(run.report["nemesis"]?["carriedOut"]?.intValue == schedule.faults.count)
+        #expect(FileManager.default.fileExists(atPath: "\(run.folder)/nemesis.json5"))
+    }
+}
