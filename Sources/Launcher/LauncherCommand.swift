@@ -9,7 +9,7 @@ public enum LauncherCommand {
         scenario of user actions and faults, heals and quiesces, checks the sync invariants and writes a report.
 
         Usage:
-          synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--quiet]
+          synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--nemesis KINDS] [--quiet]
           synclab check RUNDIR      re-check the invariants from a run folder's databases and events
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
@@ -23,7 +23,7 @@ public enum LauncherCommand {
 
     static let runSpec = CommandSpec(
         name: "synclab run", summary: "run a topology and check the sync invariants",
-        usage: "synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--quiet]",
+        usage: "synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--nemesis KINDS] [--quiet]",
         flags: [
             Flag("out", value: "DIR", help: "run folder (default: runs/NAME-YYYYMMDD-HHMMSS, with runs/latest)"),
             Flag("seed", value: "N", help: "override the topology's seed"),

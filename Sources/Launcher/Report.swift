@@ -16,6 +16,8 @@ public struct Report {
     public let interruptedIn: String?
     /// What the nemesis did (nil for a run without one).
     var nemesis: NemesisFigures?
+    /// Where each self-kill at a crash point landed.
+    var crashes: CrashDeaths?
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -40,6 +42,7 @@ public struct Report {
         var report = Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes,
                             interruptedIn: interruptedIn(data))
         report.nemesis = NemesisFigures(data)
+        report.crashes = CrashDeaths(data)
         return report
     }
 
@@ -100,8 +103,12 @@ public struct Report {
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
             ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
-            ("nemesis", nemesis?.json ?? .null),
-        ])
+        ] + faultFields)
+    }
+
+    /// report.json's `nemesis` (null without one) and `crashes` (each self-kill at a crash point).
+    var faultFields: [(String, JSONValue)] {
+        [("nemesis", nemesis?.json ?? .null), ("crashes", crashes?.json ?? .array([]))]
     }
 
     // MARK: - Terminal
@@ -155,6 +162,7 @@ public struct Report {
         md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
         md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
         if let nemesis { md += nemesis.markdown }
+        if let crashes { md += crashes.markdown }
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
         md += "\n## Passes by trigger\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
         md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 1) + "\n"

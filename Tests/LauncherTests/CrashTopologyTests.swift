@@ -48,8 +48,11 @@ import Testing
             #expect(crashing.contains(point.rawValue), "no process.crashing at \(point.rawValue)")
             #expect(killed.contains(point.rawValue), "the launcher did not notice the death at \(point.rawValue)")
         }
-        // Each death was followed by a restart of the same process.
+        // Each death was followed by a restart of the same process, and the report lists where each one landed.
         #expect(Self.ofType("process.restarted", events).count >= CrashPoint.allCases.count)
+        let listed = run.report["crashes"]?.arrayValue ?? []
+        #expect(Set(listed.compactMap { $0["point"]?.stringValue }) == Set(CrashPoint.allCases.map(\.rawValue)))
+        #expect(listed.allSatisfy { $0["restartedSim"]?.doubleValue != nil })
     }
 
     @Test func crashTakesEveryDangerousPath() throws {
