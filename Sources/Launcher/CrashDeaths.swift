@@ -14,10 +14,16 @@ struct CrashDeaths {
     var deaths: [Death] = []
 
     init(_ data: RunData) {
-        for event in data.events where event.proc == "launcher" {
+        // The moment of death is the process's own `process.crashing`; the launcher notices it a little later.
+        var crashing: [String: Double] = [:]
+        for event in data.events {
+            if event.type == "process.crashing" { crashing[event.proc] = event.sim }
+            guard event.proc == "launcher" else { continue }
             switch event.type {
             case "process.killed" where event.string("by") == "crash":
-                deaths.append(Death(sim: event.sim, target: event.string("target") ?? "?", device: event.string("device"),
+                let target = event.string("target") ?? "?"
+                let sim = crashing.removeValue(forKey: event.string("device") ?? target) ?? event.sim
+                deaths.append(Death(sim: sim, target: target, device: event.string("device"),
                                     point: event.string("point") ?? "?", restartedSim: nil))
             case "process.restarted":
                 let target = event.string("target")
