@@ -29,7 +29,8 @@ extension Topology {
                         if written.contains(draft) && deletes.chance(behaviour.deleteShare) {
                             written.remove(draft)
                             steps.append(ScenarioStep(
-                                at: at, action: .edit(device: device, draft: draft, action: .delete, title: nil, body: nil),
+                                at: at,
+                                action: .edit(device: device, draft: draft, action: .delete, title: nil, body: nil),
                                 line: behaviour.line))
                             continue
                         }

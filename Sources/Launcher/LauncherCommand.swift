@@ -32,7 +32,8 @@ public enum LauncherCommand {
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
             Flag("nemesis", value: "KINDS",
                  help: "add a standard seeded fault mix to the topology: comma-separated kinds among "
-                    + Nemesis.Kind.allCases.map(\.rawValue).joined(separator: ",") + " (docs/TOPOLOGY.md, \"nemesis\")"),
+                    + Nemesis.Kind.allCases.map(\.rawValue).joined(separator: ",")
+                    + " (docs/TOPOLOGY.md, \"nemesis\")"),
         ],
         footer: "The run folder holds topology.json5, events.jsonl, logs/, the SQLite files and report.{md,json,html}.")
 
@@ -166,7 +167,8 @@ public enum LauncherCommand {
                 if t.nemesis != nil {
                     let schedule = t.nemesisSchedule()
                     let kinds = schedule.counts.map { kind in
-                        "\(kind.kind) \(kind.total) (" + kind.byTarget.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + ")"
+                        let targets = kind.byTarget.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+                        return "\(kind.kind) \(kind.total) (\(targets))"
                     }
                     Output.stdout("  nemesis: \(schedule.faults.count) faults, \(schedule.skipped) skipped by limits; "
                         + kinds.joined(separator: "; ") + "\n")

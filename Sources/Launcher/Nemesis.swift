@@ -150,7 +150,8 @@ public struct NemesisSchedule: Sendable {
     func fileText(seed: UInt64) -> String {
         var text = "// The nemesis schedule of this run, drawn from seed \(seed): \(faults.count) faults "
             + "(\(skipped) drawn faults skipped by the limits).\n"
-        text += "// Each line is an ordinary scenario step: paste `scenario` into a topology to replay it without generators.\n"
+        text += "// Each line is an ordinary scenario step: paste `scenario` into a topology to replay it without "
+            + "generators.\n"
         let counts = JSONValue.object(self.counts.map { ($0.kind, .object($0.byTarget.map { ($0.0, .int($0.1)) })) })
         text += "{\n  seed: \(seed),\n  faults: \(faults.count),\n  skipped: \(skipped),\n  byKind: \(counts),\n"
         text += "  scenario: [\n"
@@ -271,9 +272,11 @@ extension Topology {
         case .kill: return (.signal(target: target, command: "kill"), .signal(target: target, command: "restart"))
         case .pause: return (.signal(target: target, command: "pause"), .signal(target: target, command: "resume"))
         case .crash:
-            return (.crash(target: target, point: fault.point ?? "", nth: 1), .signal(target: target, command: "restart"))
+            return (.crash(target: target, point: fault.point ?? "", nth: 1),
+                    .signal(target: target, command: "restart"))
         case .offline: return (.device(device: target, command: "offline"), .device(device: target, command: "online"))
-        case .forceQuit: return (.device(device: target, command: "forceQuit"), .device(device: target, command: "open"))
+        case .forceQuit:
+            return (.device(device: target, command: "forceQuit"), .device(device: target, command: "open"))
         case .chaos:
             let settings = nemesis?.generators[fault.generator].settings ?? [:]
             if target == "broker" {
@@ -403,7 +406,9 @@ extension Topology {
         return nemesis
     }
 
-    private static func readGenerator(_ g: NodeReader, topology t: Topology) throws(TopologyError) -> Nemesis.Generator {
+    private static func readGenerator(_ g: NodeReader, topology t: Topology) throws(TopologyError)
+        -> Nemesis.Generator
+    {
         let kinds = Nemesis.Kind.allCases.map(\.rawValue)
         guard let kindName = try g.oneOf("kind", kinds), let kind = Nemesis.Kind(rawValue: kindName) else {
             throw g.fail("missing required key \"kind\" (one of \(kinds.joined(separator: ", ")))")
@@ -431,12 +436,16 @@ extension Topology {
                 }
                 names.append(name)
             }
-            guard !names.isEmpty else { throw g.fail("needs at least one target", at: g.node["targets"], key: g.child("targets")) }
+            guard !names.isEmpty else {
+                throw g.fail("needs at least one target", at: g.node["targets"], key: g.child("targets"))
+            }
             generator.targets = names
         }
         generator.rate = try g.number("rate", in: 0...100_000) ?? 6
         if let interval = try g.duration("interval") {
-            guard interval > 0 else { throw g.fail("must be more than 0", at: g.node["interval"], key: g.child("interval")) }
+            guard interval > 0 else {
+                throw g.fail("must be more than 0", at: g.node["interval"], key: g.child("interval"))
+            }
             generator.interval = interval
         }
         if let downtime = g.node["downtime"] {
@@ -489,7 +498,9 @@ extension Topology {
             guard value > 0 else { throw d.fail("must be more than 0") }
             return .constant(value)
         case .string(let text):
-            guard let value = parseDuration(text), value > 0 else { throw d.fail("expected a duration above 0 like \"30s\"") }
+            guard let value = parseDuration(text), value > 0 else {
+                throw d.fail("expected a duration above 0 like \"30s\"")
+            }
             return .constant(value)
         default:
             try d.onlyKeys(["kind", "value", "min", "max", "mean"])

@@ -84,9 +84,11 @@ struct NemesisFigures {
         let deaths: String = inFlightAtServerDeaths.isEmpty ? "none died"
             : inFlightAtServerDeaths.map { String($0) }.joined(separator: ", ")
         var md = "\n## Nemesis\n\n"
-        md += "\(scheduled) faults scheduled from the seed (nemesis.json5), \(skipped) drawn faults skipped by the limits; "
+        md += "\(scheduled) faults scheduled from the seed (nemesis.json5), "
+        md += "\(skipped) drawn faults skipped by the limits; "
         md += "\(carriedOut) carried out, \(failed) failed; \(crashesFired) crash points fired. "
-        md += "Ops in flight at each server death: \(deaths); device deaths mid-pass: \(deviceDeathsMidPass) of \(deviceDeaths).\n\n"
+        md += "Ops in flight at each server death: \(deaths); "
+        md += "device deaths mid-pass: \(deviceDeathsMidPass) of \(deviceDeaths).\n\n"
         md += "| kind | faults | by target |\n| --- | --- | --- |\n"
         for kind in byKind.keys.sorted() {
             let targets = byKind[kind]!

@@ -35,7 +35,8 @@ public struct ServerFaults: Sendable, Equatable {
     public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "off"]
 
     /// These settings changed by the arguments of the control command `faults`: `{dropReply, transient, reject,
-    /// replyDelayMs, dropRequest}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all first.
+    /// replyDelayMs, dropRequest}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all
+    /// first.
     public func updated(with args: [String: JSONValue]) throws(ServerError) -> ServerFaults {
         for name in args.keys.sorted() where !Self.argumentNames.contains(name) {
             throw .invalidArgument(command: "faults", name: name,

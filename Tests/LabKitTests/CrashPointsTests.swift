@@ -50,8 +50,9 @@ struct CrashPointsTests {
         #expect(try points.control(["off": true], role: "broker") == "every crash point disarmed")
         #expect(points.reach(.brokerAfterDeliver) == nil)
         #expect(points.armed.isEmpty)
-        #expect(throws: LabError.self) { _ = try points.control(["point": "broker.after-deliver", "when": 1], role: "broker") }
-        #expect(throws: LabError.self) { _ = try points.control(["point": "broker.after-deliver", "nth": 0], role: "broker") }
+        let point: JSONValue = "broker.after-deliver"
+        #expect(throws: LabError.self) { _ = try points.control(["point": point, "when": 1], role: "broker") }
+        #expect(throws: LabError.self) { _ = try points.control(["point": point, "nth": 0], role: "broker") }
         #expect(throws: LabError.self) { _ = try points.control(["nth": 1], role: "broker") }
         #expect(throws: LabError.self) { _ = try points.control(["off": false], role: "broker") }
     }

@@ -26,7 +26,8 @@ import Testing
         { maxDown: 2, generators: [
             { kind: "kill", rate: 20, downtime: { kind: "uniform", min: "1m", max: "5m" } },
             { kind: "pause", targets: ["server", "zeta"], interval: "20m", downtime: "2m" },
-            { kind: "crash", targets: ["a1", "server"], rate: 4, points: ["device.after-claim", "server.after-notice"] },
+            { kind: "crash", targets: ["a1", "server"], rate: 4,
+              points: ["device.after-claim", "server.after-notice"] },
             { kind: "offline", targets: ["ios", "w2"], rate: 6, downtime: { kind: "exponential", mean: "3m" } },
             { kind: "forceQuit", rate: 3 },
             { kind: "chaos", interval: "1h", downtime: "10m", loss: 0.7 },
@@ -57,13 +58,16 @@ import Testing
             let overlapping = down.filter { $0.start <= fault.start && $0.end >= fault.start }
             #expect(overlapping.count <= 2, "more than maxDown down at \(fault.start)")
             let processes = Set(overlapping.filter { !$0.kind.isDeviceState }.map(\.target))
-            #expect(!(processes.contains("server") && processes.contains("broker")), "server and broker down at \(fault.start)")
-            #expect(Set(overlapping.map(\.target)).count == overlapping.count, "one target down twice at \(fault.start)")
+            #expect(!(processes.contains("server") && processes.contains("broker")),
+                    "server and broker down at \(fault.start)")
+            #expect(Set(overlapping.map(\.target)).count == overlapping.count,
+                    "one target down twice at \(fault.start)")
         }
         for fault in schedule.faults {
             #expect(fault.end > fault.start && fault.end <= 6 * 3600)
             if fault.kind == .crash {
-                #expect(fault.target == "server" ? fault.point == "server.after-notice" : fault.point == "device.after-claim")
+                let expected = fault.target == "server" ? "server.after-notice" : "device.after-claim"
+                #expect(fault.point == expected)
             }
             if fault.kind.isDeviceState { #expect(["i1", "w2", "a1", "w1"].contains(fault.target)) }
             if fault.kind == .offline { #expect(["i1", "w2"].contains(fault.target)) }
@@ -91,7 +95,8 @@ import Testing
         // nemesis.json5's scenario, pasted into the same topology without a nemesis, gives the same steps.
         let file = schedule.fileText(seed: t.seed)
         let scenario = try #require(file.range(of: "scenario: [")).lowerBound
-        let replay = Self.base.replacingOccurrences(of: "nemesis: NEMESIS,", with: String(file[scenario...].dropLast(2)))
+        let steps = String(file[scenario...].dropLast(2))
+        let replay = Self.base.replacingOccurrences(of: "nemesis: NEMESIS,", with: steps)
         let replayed = try Topology.parse(replay, file: "replay.json5", defaultName: "replay")
         #expect(replayed.nemesis == nil)
         #expect(replayed.scenario.map(\.action) == schedule.steps.map(\.action))
@@ -101,7 +106,8 @@ import Testing
     }
 
     @Test func windowsEndOnTheTopologysOwnSettings() throws {
-        let text = Self.base.replacingOccurrences(of: "seed: 5,", with: "seed: 5, server: { dropReply: 0.2 }, broker: { loss: 0.1 },")
+        let settings = "seed: 5, server: { dropReply: 0.2 }, broker: { loss: 0.1 },"
+        let text = Self.base.replacingOccurrences(of: "seed: 5,", with: settings)
             .replacingOccurrences(of: "NEMESIS", with: """
                 { generators: [{ kind: "chaos", interval: "2h", downtime: "5m", loss: 0.9 },
                                { kind: "faults", interval: "2h", downtime: "5m", reject: 0.5 }] }
@@ -111,7 +117,8 @@ import Testing
         let faults = steps.compactMap { if case .faults(let args) = $0.action { return args } else { return nil } }
         #expect(chaos.count == 4 && faults.count == 4)
         #expect(chaos[0]["loss"] == .double(0.9) && chaos[1]["loss"] == .double(0.1))
-        #expect(faults[0]["reject"] == .double(0.5) && faults[1]["reject"] == .double(0) && faults[1]["dropReply"] == .double(0.2))
+        #expect(faults[0]["reject"] == .double(0.5))
+        #expect(faults[1]["reject"] == .double(0) && faults[1]["dropReply"] == .double(0.2))
     }
 
     @Test(arguments: [
@@ -152,7 +159,8 @@ import Testing
     }
 
     @Test func theShippedStormsKillEveryRoleAboutAHundredTimes() throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../topologies/chaos")
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../topologies/chaos")
         for name in ["storm", "storm-pooled"] {
             let t = try Topology.load(path: folder.appendingPathComponent("\(name).json5").path)
             let kills = t.nemesisSchedule().faults.filter { $0.kind == .kill }
@@ -175,7 +183,8 @@ import Testing
         defer { EndToEndTests.expectNoneLeft(run) }
         #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
         #expect(run.report["verdict"]?.stringValue == "pass")
-        let topology = try Topology.load(path: EndToEndTests.topologies.appendingPathComponent("chaos/storm-short.json5").path)
+        let path = EndToEndTests.topologies.appendingPathComponent("chaos/storm-short.json5").path
+        let topology = try Topology.load(path: path)
         let schedule = topology.nemesisSchedule()
         let nemesis = try #require(run.report["nemesis"])
         #expect(nemesis["scheduled"]?.intValue == schedule.faults.count)
@@ -185,7 +194,8 @@ import Testing
         for kind in schedule.counts {
             #expect(nemesis["byKind"]?[kind.kind]?["total"]?.intValue == kind.total, "\(kind.kind)")
             for (target, count) in kind.byTarget {
-                #expect(nemesis["byKind"]?[kind.kind]?["byTarget"]?[target]?.intValue == count, "\(kind.kind) \(target)")
+                #expect(nemesis["byKind"]?[kind.kind]?["byTarget"]?[target]?.intValue == count,
+                        "\(kind.kind) \(target)")
             }
         }
         // The schedule is in the run folder, as the steps it became.

@@ -17,11 +17,14 @@ struct DropRequestTests {
 
     func frames(_ message: Message) -> [[UInt8]] { Codec.encode(message) }
 
+    var hello: [[UInt8]] { frames(.hello(Hello(device: "pixel", account: "acme", token: "t1", platform: .android))) }
+
     @Test("a dropped request reaches no store, gets no reply, and logs one fault per op")
     func droppedBeforeTheCommit() {
         var instance = makeInstance(faults: ServerFaults(dropRequest: 1))
-        _ = instance.onDeviceMessage(from: peer, frames: frames(.hello(Hello(device: "pixel", account: "acme", token: "t1", platform: .android))))
-        let ops = [Op(key: "a", draft: "d", action: .create, base: 0), Op(key: "b", draft: "e", action: .create, base: 0)]
+        _ = instance.onDeviceMessage(from: peer, frames: hello)
+        let ops = [Op(key: "a", draft: "d", action: .create, base: 0),
+                   Op(key: "b", draft: "e", action: .create, base: 0)]
         let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 2, ops: ops))))
         #expect(!out.contains { if case .apply = $0 { return true } else { return false } })
         #expect(!out.contains { if case .reply = $0 { return true } else { return false } })
@@ -36,7 +39,7 @@ struct DropRequestTests {
     @Test("off, a push goes to the store as before")
     func offAppliesAsBefore() {
         var instance = makeInstance(faults: .off)
-        _ = instance.onDeviceMessage(from: peer, frames: frames(.hello(Hello(device: "pixel", account: "acme", token: "t1", platform: .android))))
+        _ = instance.onDeviceMessage(from: peer, frames: hello)
         let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 2, ops: [
             Op(key: "a", draft: "d", action: .create, base: 0),
         ]))))
