@@ -52,7 +52,7 @@ public enum BrokerCommand {
             Flag("reorder-window-sec", value: "SEC", default: "60",
                  help: "chaos: simulated seconds a reordered hint waits at most"),
             Flag("crash-at", value: "POINT[@N]",
-                 help: "SIGKILL itself on the Nth time (default 1st) it reaches POINT; repeatable or comma-separated"),
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):

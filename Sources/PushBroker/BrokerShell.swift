@@ -110,7 +110,11 @@ public final class BrokerShell {
         ])
         notices.close()
         devices.close()
+        // The answer to `stop` (or anything else queued on control) goes out before the process exits.
+        try? control?.setLinger(ms: 500)
         control?.close()
+        // Terminating the context is what waits out the linger; an exit alone would drop the queued answer.
+        context.terminate()
     }
 
     private func pollTimeout(now: Double) -> Int {

@@ -48,8 +48,8 @@ public enum DeviceCommandLine {
             Flag("synchronous", value: "MODE", default: "normal",
                  help: "SQLite synchronous: normal (survives kill -9), full (fsync per commit) or off"),
             Flag("crash-at", value: "[DEVICE:]POINT[@N]",
-                 help: "SIGKILL itself on the Nth time (default 1st) it reaches POINT; repeatable or comma-separated; "
-                    + "in a pool, DEVICE: names the device (without it, every device of the pool)"),
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable; in a pool DEVICE: "
+                    + "names the device (default: none)"),
         ],
         footer: """
             By hand (a server and a broker already running, see their --help):

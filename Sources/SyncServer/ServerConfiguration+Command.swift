@@ -33,7 +33,7 @@ extension ServerConfiguration {
             Flag("synchronous", value: "full|normal", default: "normal",
                  help: "SQLite synchronous: normal (survives kill -9) or full (fsync per commit)"),
             Flag("crash-at", value: "POINT[@N]",
-                 help: "SIGKILL itself on the Nth time (default 1st) it reaches POINT; repeatable or comma-separated"),
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
         ],
         footer: """
             Start one by hand:
