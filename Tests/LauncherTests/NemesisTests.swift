@@ -158,6 +158,36 @@ import Testing
         #expect(!t.nemesisSchedule().faults.isEmpty)
     }
 
+    @Test func aCrashStepIsReadAndItsPointCheckedAgainstTheTargetsRole() throws {
+        let ok = try Self.topology("[]").timeline()
+        #expect(ok.isEmpty)
+        let text = Self.base.replacingOccurrences(of: "nemesis: NEMESIS,", with: """
+            scenario: [{ at: "1m", action: "crash", target: "i1", point: "device.after-claim", nth: 3 },
+                       { at: "2m", action: "crash", target: "server", point: "server.after-notice" }],
+            """)
+        let t = try Topology.parse(text, file: "c.json5", defaultName: "c")
+        #expect(t.scenario.map(\.action) == [.crash(target: "i1", point: "device.after-claim", nth: 3),
+                                             .crash(target: "server", point: "server.after-notice", nth: 1)])
+        for (step, key, words) in [
+            ("{ at: \"1m\", action: \"crash\", target: \"broker\", point: \"server.after-reply\" }",
+             "scenario[0].point", "broker.after-accept-before-deliver"),
+            ("{ at: \"1m\", action: \"crash\", target: \"moon\", point: \"device.after-claim\" }",
+             "scenario[0].target", "target must be"),
+            ("{ at: \"1m\", action: \"crash\", target: \"i1\" }", "scenario[0]", "missing required key \"point\""),
+            ("{ at: \"1m\", action: \"crash\", target: \"i1\", point: \"device.after-claim\", nth: 0 }",
+             "scenario[0].nth", "between 1 and"),
+        ] {
+            let bad = Self.base.replacingOccurrences(of: "nemesis: NEMESIS,", with: "scenario: [\(step)],")
+            do {
+                _ = try Topology.parse(bad, file: "c.json5", defaultName: "c")
+                Issue.record("accepted \(step)")
+            } catch {
+                #expect(error.key == key, "\(error)")
+                #expect(error.description.contains(words), "\(error)")
+            }
+        }
+    }
+
     @Test func theShippedStormsKillEveryRoleAboutAHundredTimes() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../topologies/chaos")
