@@ -17,7 +17,7 @@ public enum BrokerCommand {
                  help: "send high-water mark per device; a hint past it is dropped (reason hwm); 0: no limit"),
             Flag("accounts", value: "PATH", help: "the run's accounts file (docs/ARCHITECTURE.md); required"),
             Flag("control", value: "ENDPOINT",
-                 help: "control ROUTER to bind (ping, stop, stats, chaos); default: none"),
+                 help: "control ROUTER to bind (ping, stop, stats, chaos, crashAt); default: none"),
             Flag("events", value: "PATH", help: "append events here, one JSON object a line; default: none"),
             Flag("name", value: "NAME", default: "broker", help: "the proc field of the events"),
             Flag("epoch", value: "MICROS", help: "simulated time 0, wall µs since the Unix epoch; default: at start"),
@@ -51,6 +51,8 @@ public enum BrokerCommand {
                  help: "chaos: probability a hint waits until the device's next hint has overtaken it"),
             Flag("reorder-window-sec", value: "SEC", default: "60",
                  help: "chaos: simulated seconds a reordered hint waits at most"),
+            Flag("crash-at", value: "POINT[@N]",
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
@@ -58,6 +60,8 @@ public enum BrokerCommand {
                 --control tcp://127.0.0.1:7303 --accounts accounts.json --events broker.jsonl --seed 7 --loss 0.1
             Devices connect a DEALER to --listen; the server connects a PUSH (or PUB) to --notices.
             SIGTERM, SIGINT or the control command stop: clean stop, exit 0. Exit 2: bad flags or accounts file.
+            Crash points (--crash-at, control crashAt {point, nth}):
+            \(CrashPoint.helpText(role: "broker"))
             """
     )
 
@@ -101,6 +105,9 @@ public enum BrokerCommand {
             delayKind: try choice("delay-kind", options), delaySec: try nonNegative("delay-sec", options),
             reorder: try options.probability("reorder"))
         config.reorderWindowSec = try nonNegative("reorder-window-sec", options)
+        for value in options.all("crash-at") {
+            config.crashAt += try CrashPoints.parse(value, role: "broker")
+        }
         return config
     }
 

@@ -1,3 +1,5 @@
+import LabKit
+
 /// Everything `synclab-broker` is started with (see `BrokerCommand` for the flags and their defaults).
 public struct BrokerConfiguration: Sendable, Equatable {
     /// How the server's notices arrive.
@@ -30,6 +32,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var profiles = ProfileSettings()
     public var chaos = ChaosSettings.off
     public var reorderWindowSec: Double = 60
+    /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
+    public var crashAt: [ArmedCrash] = []
 
     public init(listen: String, notices: String, accountsPath: String) {
         self.listen = listen
