@@ -14,6 +14,7 @@ public enum LauncherCommand {
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
           synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
+          synclab keys --out DIR NAME…   make a CURVE key pair per NAME (DIR/NAME.secret 0600, DIR/NAME.public)
           synclab COMMAND --help    the options of one command
 
         Exit status: 0 every invariant held, 1 an invariant failed, 2 the topology or the command line was wrong.
@@ -55,6 +56,8 @@ public enum LauncherCommand {
             return validate(rest)
         case "bench":
             return bench(rest)
+        case "keys":
+            return RunKeys.command(rest)
         default:
             Output.stderr("synclab: unknown command \"\(command)\"\n\n" + overview)
             return 2

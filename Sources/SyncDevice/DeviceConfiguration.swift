@@ -18,10 +18,14 @@ public struct DeviceConfiguration: Sendable {
     public var clock: SimClock
     public var seed: UInt64
     public var synchronous: Synchronous
+    /// CURVE (docs/SECURITY.md): nil runs every socket with NULL.
+    public var keys: DeviceKeyFiles?
 
     public init(identity: DeviceIdentity, settings: DeviceSettings, databasePath: String, serverEndpoint: String,
                 brokerEndpoint: String? = nil, controlEndpoint: String? = nil, eventsPath: String? = nil,
-                name: String? = nil, clock: SimClock, seed: UInt64 = 1, synchronous: Synchronous = .normal) {
+                name: String? = nil, clock: SimClock, seed: UInt64 = 1, synchronous: Synchronous = .normal,
+                keys: DeviceKeyFiles? = nil) {
+        self.keys = keys
         self.identity = identity
         self.settings = settings
         self.databasePath = databasePath

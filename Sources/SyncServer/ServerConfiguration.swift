@@ -28,6 +28,12 @@ public struct ServerConfiguration: Sendable {
     /// WAL with `normal`: a commit survives the process being killed at any moment (the lab's faults); only a power
     /// cut or OS crash could roll back the last commits. `full` adds an fsync to every commit (docs/PERFORMANCE.md).
     public var synchronous: Synchronous = .normal
+    /// CURVE (docs/SECURITY.md): this server's secret key file; nil: every socket uses NULL (no security).
+    public var keyFile: String?
+    /// The launcher's public key file: the only key the control socket admits (required with `keyFile`).
+    public var launcherKeyFile: String?
+    /// The broker's public key file, for the notice socket's CURVE handshake (required with `keyFile` and `notify`).
+    public var brokerKeyFile: String?
 
     public init(databasePath: String, listen: String) {
         self.databasePath = databasePath

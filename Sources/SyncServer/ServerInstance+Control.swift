@@ -67,7 +67,7 @@ extension ServerInstance {
             }
             return value
         }
-        let allowed = ["account", "device", "platform", "token"]
+        let allowed = ["account", "device", "platform", "token", "publicKey"]
         for name in args.keys.sorted() where !allowed.contains(name) {
             throw .invalidArgument(command: "addDevice", name: name,
                                    problem: "is unknown: use \(allowed.joined(separator: ", "))")
@@ -77,8 +77,16 @@ extension ServerInstance {
             let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
             throw .invalidArgument(command: "addDevice", name: "platform", problem: "must be one of \(names)")
         }
+        var publicKey: String?
+        if args["publicKey"] != nil {
+            guard let key = args["publicKey"]?.stringValue, key.utf8.count == 40 else {
+                throw .invalidArgument(command: "addDevice", name: "publicKey",
+                                       problem: "must be a CURVE public key: 40 characters of Z85")
+            }
+            publicKey = key
+        }
         return DeviceRecord(id: try text("device"), account: try text("account"), platform: platform,
-                            token: try text("token"))
+                            token: try text("token"), publicKey: publicKey)
     }
 
     func acknowledge(_ ticket: ControlTicket, ok: Bool, detail: String, data: JSONValue? = nil) -> [ServerDirective] {

@@ -19,6 +19,14 @@ public final class ServerShell {
     /// Replies held back by the fault plan, soonest first.
     var delayed: [(due: UInt64, frames: [[UInt8]])] = []
     var stopping = false
+    /// CURVE: the context's ZAP handler (admits the accounts file's keys on `devices`, the launcher's on `control`)
+    /// and the monitor that ends a connection's session when it closes. nil under NULL.
+    let zap: ZapHandler?
+    let monitor: ConnectionMonitor?
+    /// Bounds the `request.refused` lines a flood can write (per peer and in all).
+    var refusals = RefusalLimiter()
+    /// The last refusal was held back, so the `hello.refused` that follows it is too.
+    var refusalSuppressed = false
 
     /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
     /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
@@ -27,6 +35,9 @@ public final class ServerShell {
     static let maxPollMs = 200
     /// Messages handled from one socket before looking at the others.
     static let drainBatch = 256
+    /// Replies queued for one connection before more are dropped (`reply.lost`): with pages under
+    /// `Limits.maxBodyBytes`, a client that never reads pins at most this many MiB of replies.
+    static let replyHighWaterMark: Int32 = 16
 
     /// Opens the event log and the database, loads the accounts file, binds and connects the sockets.
     /// Every failure names the flag or file at fault.
@@ -61,14 +72,44 @@ public final class ServerShell {
         }
         instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
                                   faults: configuration.faults, seed: configuration.seed)
+        var keys: (own: CurveKeyPair, launcher: String?, broker: String?)?
+        if let keyFile = configuration.keyFile {
+            do {
+                keys = (try CurveKeyPair.read(secretFile: keyFile),
+                        try configuration.launcherKeyFile.map { path throws(CurveKeyError) in
+                            try CurveKeyPair.read(publicFile: path)
+                        },
+                        try configuration.brokerKeyFile.map { path throws(CurveKeyError) in
+                            try CurveKeyPair.read(publicFile: path)
+                        })
+            } catch {
+                throw .startup("cannot use a key file: \(error)")
+            }
+        }
         do {
             let context = try Context()
             self.context = context
-            devices = try Self.router(context, bind: configuration.listen, flag: "listen")
-            control = try configuration.control.map { try Self.router(context, bind: $0, flag: "control") }
+            if let keys {
+                // Before any CURVE socket binds: without a handler libzmq would admit every key.
+                var deviceKeys: [String: String] = [:]
+                if let path = configuration.accountsPath { deviceKeys = try AccountsFile.load(path: path).devicesByPublicKey }
+                zap = try ZapHandler(context, policy: [
+                    "devices": deviceKeys, "control": keys.launcher.map { [$0: "launcher"] } ?? [:],
+                ])
+            } else {
+                zap = nil
+            }
+            devices = try Self.router(context, bind: configuration.listen, flag: "listen", curve: keys?.own,
+                                      domain: "devices")
+            try devices.setSendHighWaterMark(Self.replyHighWaterMark)
+            monitor = keys == nil ? nil : try ConnectionMonitor(context, watching: devices)
+            control = try configuration.control.map {
+                try Self.router(context, bind: $0, flag: "control", curve: keys?.own, domain: "control")
+            }
             notices = try configuration.notify.map {
                 try Self.noticeSocket(context, connect: $0, mode: configuration.notifyMode,
-                                      highWaterMark: configuration.notifyHighWaterMark)
+                                      highWaterMark: configuration.notifyHighWaterMark,
+                                      curve: keys.map { ($0.own, $0.broker!) })
             }
         } catch let error as ServerError {
             throw error
@@ -78,11 +119,13 @@ public final class ServerShell {
     }
 
     private static func noticeSocket(_ context: Context, connect endpoint: String,
-                                     mode: ServerConfiguration.NotifyMode, highWaterMark: Int) throws -> Socket
+                                     mode: ServerConfiguration.NotifyMode, highWaterMark: Int,
+                                     curve: (CurveKeyPair, String)?) throws -> Socket
     {
         // A short linger lets notices queued at a clean stop reach the broker.
         let socket = try Socket(context, mode == .push ? .push : .pub, lingerMs: 200)
         try socket.setSendHighWaterMark(Int32(highWaterMark))
+        if let (own, broker) = curve { try socket.setCurveClient(own, serverKey: broker) }
         do {
             try socket.connect(endpoint)
         } catch {
@@ -91,8 +134,11 @@ public final class ServerShell {
         return socket
     }
 
-    private static func router(_ context: Context, bind endpoint: String, flag: String) throws -> Socket {
+    private static func router(_ context: Context, bind endpoint: String, flag: String, curve: CurveKeyPair?,
+                               domain: String) throws -> Socket
+    {
         let socket = try Socket(context, .router)
+        if let curve { try socket.setCurveServer(curve, domain: domain) }
         try socket.setMaxMessageSize(maxMessageBytes)
         // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
         try socket.setRouterMandatory(true)
@@ -122,6 +168,8 @@ public final class ServerShell {
         events.emit("process.started", started)
         defer { close() }
         var poller = Poller([devices] + (control.map { [$0] } ?? []))
+        let zapIndex = zap.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
+        let monitorIndex = monitor.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
@@ -131,10 +179,59 @@ public final class ServerShell {
             } catch {
                 throw .io("poll: \(error)")
             }
-            if ready.contains(0) { try drain(devices) { handleDevice($0) } }
+            // Ended connections first, so their sessions are gone before a new connection's messages are read.
+            if ready.contains(monitorIndex), let monitor {
+                do {
+                    for connection in try monitor.ended() { instance.onConnectionEnded(connection) }
+                } catch {
+                    throw .io("monitor: \(error)")
+                }
+            }
+            if ready.contains(zapIndex), let zap { serveZap(zap) }
+            if ready.contains(0) { try drainDevices() }
             if ready.contains(1), let control { try drain(control) { handleControl($0) } }
             sendDueReplies(now: SimClock.monotonicNanos())
         }
+    }
+
+    /// Answers the ZAP handler's requests; a refused key is a rate-limited `request.refused` (code `badKey`).
+    private func serveZap(_ zap: ZapHandler) {
+        guard let decisions = try? zap.serve() else { return }
+        for decision in decisions where decision.userID == nil {
+            let peer = "\(decision.domain)@\(decision.address)"
+            let key = decision.publicKey.isEmpty ? "none" : decision.publicKey
+            logRefusal(ServerEvent("request.refused", [
+                ("code", "badKey"), ("message", .string("\(decision.mechanism) key \(key) is not admitted")),
+                ("peer", .string(peer)),
+            ]))
+        }
+    }
+
+    private func drainDevices() throws(ServerError) {
+        for _ in 0..<Self.drainBatch {
+            guard !stopping && !Signals.stopRequested else { return }
+            let received: Received?
+            do {
+                received = try devices.receiveWithSender(dontWait: true)
+            } catch {
+                throw .io("receive: \(error)")
+            }
+            guard let received else { return }
+            guard let (peer, payload) = Peer.split(received.frames, user: received.userID,
+                                                   connection: zap == nil ? -1 : received.connection)
+            else { continue }
+            perform(instance.onDeviceMessage(from: peer, frames: payload))
+        }
+    }
+
+    /// Writes a refusal unless this peer (or everyone) refused too many this second; what is held back is counted
+    /// and reported with the next line that is written for that peer.
+    private func logRefusal(_ event: ServerEvent) {
+        let peer = event.fields.first(where: { $0.0 == "peer" })?.1.stringValue ?? ""
+        let (write, suppressed) = refusals.admit(peer: peer, nanos: SimClock.monotonicNanos())
+        refusalSuppressed = !write
+        guard write else { return }
+        events.emit(event.type, suppressed > 0 ? event.fields + [("suppressed", .int(suppressed))] : event.fields)
     }
 
     private func close() {
@@ -144,7 +241,10 @@ public final class ServerShell {
         devices.close()
         control?.close()
         notices?.close()
-        events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid())))])
+        zap?.close()
+        monitor?.close()
+        events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid()))),
+                                        ("refusalsSuppressed", .int(refusals.suppressedTotal))])
     }
 
     private func drain(_ socket: Socket, _ handle: ([[UInt8]]) -> Void) throws(ServerError) {
@@ -215,12 +315,23 @@ public final class ServerShell {
             case .addDevice(let record, let ticket):
                 do {
                     try store.addDevice(record)
+                    if let zap {
+                        // A new key replaces the device's old one: connections with the old key are refused.
+                        zap.policy["devices"] = zap.policy["devices", default: [:]].filter { $0.value != record.id }
+                        if let key = record.publicKey { zap.policy["devices"]?[key] = record.id }
+                    }
                     perform(instance.onDeviceAdded(record, ticket: ticket))
                 } catch {
                     perform(instance.onDeviceAddFailed(error, ticket: ticket))
                 }
             case .log(let event):
-                events.emit(event.type, event.fields)
+                if event.type == "request.refused" {
+                    logRefusal(event)
+                } else if event.type == "hello.refused" {
+                    if !refusalSuppressed { events.emit(event.type, event.fields) }
+                } else {
+                    events.emit(event.type, event.fields)
+                }
             case .stop:
                 stopping = true
             }
