@@ -21,6 +21,7 @@ extension ServerInstance {
         case "ping":
             return acknowledge(ticket, ok: true, detail: "pong")
         case "stats":
+            stats.sessions = sessions.count
             return acknowledge(ticket, ok: true, detail: "", data: stats.json)
         case "stop":
             return acknowledge(ticket, ok: true, detail: "stopping") + [.stop]
@@ -47,7 +48,9 @@ extension ServerInstance {
 
     /// The shell added the device to the database: hellos from it are accepted from now on.
     public mutating func onDeviceAdded(_ record: DeviceRecord, ticket: ControlTicket) -> [ServerDirective] {
-        directory[record.id] = record
+        var stored = record
+        stored.token = TokenHash.stored(record.token)
+        directory[record.id] = stored
         if stats.heads[record.account] == nil { stats.heads[record.account] = 0 }
         // A new token ends the sessions opened with the old one.
         for (id, session) in sessions where session.device == record.id { sessions[id] = nil }

@@ -79,7 +79,7 @@ public struct ServerInstance: Sendable {
             // The connection's CURVE key is another device's: the key, not the hello, says who this is.
             refusal = (.badToken, "this connection's key is not device \"\(Self.quoted(hello.device))\"'s")
         } else if let record = directory[hello.device] {
-            if record.token != hello.token {
+            if !TokenHash.matches(stored: record.token, presented: hello.token) {
                 refusal = (.badToken, "bad token for device \"\(hello.device)\"")
             } else if record.account != hello.account {
                 // Only a holder of the device's token learns which account it belongs to.
