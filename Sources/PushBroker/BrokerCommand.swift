@@ -54,9 +54,9 @@ public enum BrokerCommand {
             Flag("key-file", value: "PATH",
                  help: "CURVE on every socket: the broker's secret key file, mode 0600 (default: none, NULL)"),
             Flag("launcher-key-file", value: "PATH",
-                 help: "the public key file of the only client the control socket admits (with --key-file)"),
+                 help: "the public key file of the only client --control admits (with --key-file; default: none)"),
             Flag("server-key-file", value: "PATH",
-                 help: "the server's public key file: the only key --notices admits (with --key-file)"),
+                 help: "the server's public key file: the only key --notices admits (with --key-file; default: none)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
