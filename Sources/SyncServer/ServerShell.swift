@@ -36,8 +36,9 @@ public final class ServerShell {
     /// Messages handled from one socket before looking at the others.
     static let drainBatch = 256
     /// Replies queued for one connection before more are dropped (`reply.lost`): with pages under
-    /// `Limits.maxBodyBytes`, a client that never reads pins at most this many MiB of replies.
-    static let replyHighWaterMark: Int32 = 16
+    /// `Limits.maxBodyBytes` (1 MiB), a client that never reads pins at most this many MiB of replies
+    /// (devices have one request in flight, a push or a pull, so a legitimate one never comes near it).
+    static let replyHighWaterMark: Int32 = 8
 
     /// Opens the event log and the database, loads the accounts file, binds and connects the sockets.
     /// Every failure names the flag or file at fault.
@@ -100,8 +101,7 @@ public final class ServerShell {
                 zap = nil
             }
             devices = try Self.router(context, bind: configuration.listen, flag: "listen", curve: keys?.own,
-                                      domain: "devices")
-            try devices.setSendHighWaterMark(Self.replyHighWaterMark)
+                                      domain: "devices", sendHighWaterMark: Self.replyHighWaterMark)
             monitor = keys == nil ? nil : try ConnectionMonitor(context, watching: devices)
             control = try configuration.control.map {
                 try Self.router(context, bind: $0, flag: "control", curve: keys?.own, domain: "control")
@@ -134,10 +134,13 @@ public final class ServerShell {
         return socket
     }
 
+    /// Options are set before the bind: libzmq copies them into the listener, so connections accepted later get
+    /// them (an option set after the bind would not apply to them).
     private static func router(_ context: Context, bind endpoint: String, flag: String, curve: CurveKeyPair?,
-                               domain: String) throws -> Socket
+                               domain: String, sendHighWaterMark: Int32? = nil) throws -> Socket
     {
         let socket = try Socket(context, .router)
+        if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
         if let curve { try socket.setCurveServer(curve, domain: domain) }
         try socket.setMaxMessageSize(maxMessageBytes)
         // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
