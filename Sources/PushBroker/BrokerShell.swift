@@ -148,7 +148,11 @@ public final class BrokerShell {
         ])
         notices.close()
         devices.close()
+        // The answer to `stop` (queued just before) goes out before the socket closes.
+        try? control?.setLinger(ms: 500)
         control?.close()
+        // Waits (at most each socket's linger) for what is queued, the `stop` ack among it, before the exit.
+        context.terminate()
     }
 
     private func pollTimeout(now: Double) -> Int {

@@ -242,12 +242,16 @@ public final class ServerShell {
         for reply in delayed { sendDevice(reply.frames) }
         delayed.removeAll()
         devices.close()
+        // The answer to `stop` (queued just before) goes out before the socket closes.
+        try? control?.setLinger(ms: 500)
         control?.close()
         notices?.close()
         zap?.close()
         monitor?.close()
         events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid()))),
                                         ("refusalsSuppressed", .int(refusals.suppressedTotal))])
+        // Waits (at most each socket's linger) for what is queued, the `stop` ack and last notices among it.
+        context.terminate()
     }
 
     private func drain(_ socket: Socket, _ handle: ([[UInt8]]) -> Void) throws(ServerError) {
