@@ -358,7 +358,13 @@ public final class ServerShell {
         }
         let type = frames.count >= 2 ? String(decoding: frames[frames.count - 2], as: UTF8.self) : ""
         let peer = Peer(routingID: frames.first ?? []).label
-        events.emit("reply.lost", [("peer", .string(peer)), ("header", .string(type)), ("reason", .string(failure))])
+        // Rate-limited per peer like refusals: a client that floods and never reads cannot grow the log either.
+        let (write, suppressed) = refusals.admit(peer: "lost:" + peer, nanos: SimClock.monotonicNanos())
+        guard write else { return }
+        var fields: [(String, JSONValue)] = [("peer", .string(peer)), ("header", .string(type)),
+                                             ("reason", .string(failure))]
+        if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
+        events.emit("reply.lost", fields)
     }
 
     // MARK: - Delayed replies

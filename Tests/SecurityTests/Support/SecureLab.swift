@@ -27,9 +27,13 @@ final class SecureLab {
     static func token(_ device: String) -> String { "t-\(device)" }
 
     /// `tcp`: the server's device socket listens on 127.0.0.1 (for tests that speak raw TCP to it).
-    init(tcp: Bool = false, serverArguments: [String] = []) throws {
+    /// `curve` false: the same lab with NULL on every socket (the control case: what the mechanisms change).
+    let curve: Bool
+
+    init(tcp: Bool = false, curve: Bool = true, serverArguments: [String] = []) throws {
         context = try Context()
         self.tcp = tcp
+        self.curve = curve
         serverListen = tcp ? "tcp://127.0.0.1:\(freePort())" : folder.ipc("server.ipc")
         serverControl = folder.ipc("server-control.ipc")
         brokerListen = folder.ipc("broker.ipc")
@@ -62,14 +66,15 @@ final class SecureLab {
     private func start(serverArguments: [String]) throws {
         broker = try ChildProcess(try Binaries.path("synclab-broker"), [
             "--listen", brokerListen, "--notices", brokerNotices, "--control", brokerControl,
-            "--accounts", accountsPath, "--events", brokerEvents, "--key-file", secretFile("broker"),
-            "--launcher-key-file", publicFile("launcher"), "--server-key-file", publicFile("server"),
-        ], log: folder.file("broker.log"))
+            "--accounts", accountsPath, "--events", brokerEvents,
+        ] + (curve ? ["--key-file", secretFile("broker"), "--launcher-key-file", publicFile("launcher"),
+                      "--server-key-file", publicFile("server")] : []), log: folder.file("broker.log"))
         server = try ChildProcess(try Binaries.path("synclab-server"), [
             "--db", dbPath, "--listen", serverListen, "--control", serverControl, "--accounts", accountsPath,
-            "--notify", brokerNotices, "--events", serverEvents, "--key-file", secretFile("server"),
-            "--launcher-key-file", publicFile("launcher"), "--broker-key-file", publicFile("broker"),
-        ] + serverArguments, log: folder.file("server.log"))
+            "--notify", brokerNotices, "--events", serverEvents,
+        ] + (curve ? ["--key-file", secretFile("server"), "--launcher-key-file", publicFile("launcher"),
+                      "--broker-key-file", publicFile("broker")] : []) + serverArguments,
+            log: folder.file("server.log"))
         try waitReady(serverControl, serverKey: "server", process: server!)
         try waitReady(brokerControl, serverKey: "broker", process: broker!)
     }
@@ -114,7 +119,7 @@ final class SecureLab {
     func launcher(_ endpoint: String, serverKey: String, pair: CurveKeyPair? = nil, null: Bool = false) throws
         -> Client
     {
-        let key = null ? nil : pair ?? keys["launcher"]!
+        let key = null || !curve ? nil : pair ?? keys["launcher"]!
         return try Client(context, endpoint, pair: key, serverKey: key == nil ? nil : keys[serverKey]!.publicKey)
     }
 
