@@ -98,7 +98,8 @@ struct Bench {
             keyArgs = ["--key-file", keys.secretFile("server"), "--launcher-key-file", keys.publicFile("launcher")]
             publicKey = #","publicKey":"\#(keys.pairs["client"]!.publicKey)""#
         }
-        try #"{"accounts":[{"id":"bench","devices":[{"id":"client","platform":"android","token":"t-bench"\#(publicKey)}]}]}"#
+        let device = #"{"id":"client","platform":"android","token":"t-bench"\#(publicKey)}"#
+        try #"{"accounts":[{"id":"bench","devices":[\#(device)]}]}"#
             .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
         let listen = "ipc://\(folder)/server.sock"
         let server = ChildProcess(name: "server", executable: "\(bin)/synclab-server",

@@ -88,6 +88,8 @@ public final class LabRun {
     /// With CURVE: a key pair for the launcher, server, broker, every device and pool; accounts.json rewritten with
     /// each device's public key. Returns the extra flags of a process (key FILE paths only, docs/SECURITY.md).
     private func makeKeys() throws {
+        // It holds every device's token: owner-only whatever the security.
+        chmod(folder.accountsPath, 0o600)
         guard topology.security == "curve" else { return }
         var keys = RunKeys(directory: folder.path("keys"))
         for name in ["launcher", "server", "broker"] { try keys.make(name) }

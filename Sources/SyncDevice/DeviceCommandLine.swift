@@ -114,7 +114,8 @@ public enum DeviceCommandLine {
             }
             token = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
             guard !token.isEmpty, token.utf8.count <= Limits.maxIDBytes else {
-                throw LabError.usage("--token-file \(path): the first line must be a token of 1…\(Limits.maxIDBytes) bytes")
+                throw LabError.usage("--token-file \(path): the first line must be a token of 1…"
+                    + "\(Limits.maxIDBytes) bytes")
             }
         } else {
             token = try id("token")

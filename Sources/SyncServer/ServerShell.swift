@@ -93,7 +93,9 @@ public final class ServerShell {
             if let keys {
                 // Before any CURVE socket binds: without a handler libzmq would admit every key.
                 var deviceKeys: [String: String] = [:]
-                if let path = configuration.accountsPath { deviceKeys = try AccountsFile.load(path: path).devicesByPublicKey }
+                if let path = configuration.accountsPath {
+                    deviceKeys = try AccountsFile.load(path: path).devicesByPublicKey
+                }
                 zap = try ZapHandler(context, policy: [
                     "devices": deviceKeys, "control": keys.launcher.map { [$0: "launcher"] } ?? [:],
                 ])

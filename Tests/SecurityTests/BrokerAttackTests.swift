@@ -58,7 +58,8 @@ import ZeroMQ
     func registerWithoutAdmittedKeyGetsNothing(_ who: String) async throws {
         try await onOwnThread {
             let lab = try SecureLab()
-            let client = who == "null" ? try lab.brokerClient() : try lab.brokerClient(pair: try CurveKeyPair.generate())
+            let client = who == "null"
+                ? try lab.brokerClient() : try lab.brokerClient(pair: try CurveKeyPair.generate())
             try lab.expectUnchanged {
                 let reply = try client.request(.register(Register(device: "pixel", account: "acme", platform: .android,
                                                                   token: "t-pixel")), timeoutMs: silenceMs)

@@ -34,7 +34,8 @@ import ZeroMQ
                 lab.events(lab.serverEvents, type: "op.applied").contains { $0["device"]?.stringValue == "pixel" }
             })
             #expect(lab.eventually(timeout: 20) {
-                lab.events(lab.brokerEvents, type: "device.registered").contains { $0["device"]?.stringValue == "pixel" }
+                lab.events(lab.brokerEvents, type: "device.registered")
+                    .contains { $0["device"]?.stringValue == "pixel" }
             })
             // Anyone else, even with a valid key of the lab, gets nothing from its control socket.
             for pair in [lab.keys["laptop"]!, lab.keys["server"]!, try CurveKeyPair.generate()] {

@@ -245,7 +245,9 @@ import ZeroMQ
                 }
                 for client in clients { try client.send(.pull(Pull(req: 1, cursor: 0, limit: 100, account: nil))) }
                 for client in clients {
-                    if case .page? = try client.receive(timeoutMs: silenceMs) { Issue.record("a guessed id was served") }
+                    if case .page? = try client.receive(timeoutMs: silenceMs) {
+                        Issue.record("a guessed id was served")
+                    }
                 }
             }
             // The victim, connecting again with its key, is served.

@@ -91,7 +91,9 @@ final class SecureLab {
         throw TestFailure.setup("a lab process did not answer ping: \(log("server"))\(log("broker"))")
     }
 
-    func log(_ name: String) -> String { (try? String(contentsOfFile: folder.file("\(name).log"), encoding: .utf8)) ?? "" }
+    func log(_ name: String) -> String {
+        (try? String(contentsOfFile: folder.file("\(name).log"), encoding: .utf8)) ?? ""
+    }
 
     deinit {
         server?.killNow()
@@ -105,8 +107,8 @@ final class SecureLab {
     func serverClient(as device: String? = nil, pair: CurveKeyPair? = nil, serverKey: String? = nil,
                       routingID: [UInt8]? = nil, receiveHWM: Int32? = nil) throws -> Client {
         let key = pair ?? device.flatMap { keys[$0] }
-        return try Client(context, serverListen, pair: key, serverKey: key == nil ? nil : serverKey ?? keys["server"]!.publicKey,
-                          routingID: routingID, receiveHWM: receiveHWM)
+        return try Client(context, serverListen, pair: key,
+                          serverKey: key == nil ? nil : serverKey ?? keys["server"]!.publicKey, routingID: routingID, receiveHWM: receiveHWM)
     }
 
     func brokerClient(as device: String? = nil, pair: CurveKeyPair? = nil, routingID: [UInt8]? = nil) throws -> Client {
@@ -208,7 +210,9 @@ func freePort() -> Int {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
     _ = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
