@@ -16,7 +16,8 @@ public enum DevicePoolCommandLine {
         usage: "synclab-device pool --spec FILE --server ENDPOINT [--broker ENDPOINT] [--control ENDPOINT] [options]",
         flags: [
             Flag("spec", value: "FILE", help: "JSON listing the devices: {\"devices\": [{\"id\", \"account\", "
-                + "\"token\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?}]} (required)"),
+                + "\"token\" or \"tokenFile\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?, "
+                + "\"keyFile\"? (CURVE: the device's own secret key file)}]} (required)"),
             Flag("control", value: "ENDPOINT", help: "bind ONE ROUTER for the pool; a command for one device carries "
                 + "args.device = its id; without args.device: ping, stop, statusAll, syncAll"),
             Flag("events", value: "PATH", help: "append every pooled device's events here (proc = the device id)"),
