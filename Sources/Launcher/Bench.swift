@@ -35,6 +35,8 @@ struct Bench {
         let rt = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 2_000 : 20_000)
         let rtTCP = try Floors.zmqRoundTripMicros(endpoint: "tcp://127.0.0.1:*", count: quick ? 2_000 : 20_000)
         let rtIdle = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 50 : 300, idleMicros: 10_000)
+        let rtCurve = try Floors.zmqRoundTripMicros(endpoint: "ipc://\(out)/floor-curve.sock",
+                                                    count: quick ? 2_000 : 20_000, curve: true)
         // The processes the bench starts run WAL with synchronous=normal (their default): that commit is the floor;
         // the fsync'ing FULL commit is measured beside it.
         let commit = try Floors.sqliteCommitMicros(folder: out, count: quick ? 500 : 5_000, synchronous: .normal)
@@ -42,6 +44,7 @@ struct Bench {
         record("floor.zmqRoundTripUs", rt)
         record("floor.zmqRoundTripTcpUs", rtTCP)
         record("floor.zmqRoundTripIdleUs", rtIdle)
+        record("floor.zmqRoundTripCurveUs", rtCurve)
         record("floor.sqliteCommitUs", commit)
         record("floor.sqliteCommitFullUs", commitFull)
         // Edit commit, op send (½ rt), server commit, notice (½ rt), hint (½ rt), pull round trip, apply commit.
@@ -336,6 +339,8 @@ struct Bench {
         func row(_ name: String, _ v: String, _ beside: String, _ target: String) { rows.append((name, v, beside, target)) }
         func verdict(_ ok: Bool, _ miss: String) -> String { ok ? "met" : "MISSED \(miss)" }
         row("zmq round trip (ipc)", String(format: "%.1f µs", rt), String(format: "tcp %.1f µs", value("floor.zmqRoundTripTcpUs")), "floor")
+        row("zmq round trip (ipc), CURVE", String(format: "%.1f µs", value("floor.zmqRoundTripCurveUs")),
+            String(format: "%+.1f µs over NULL", value("floor.zmqRoundTripCurveUs") - rt), "floor")
         row("SQLite WAL commit (normal)", String(format: "%.1f µs", commit),
             String(format: "full (fsync) %.1f µs", value("floor.sqliteCommitFullUs")), "floor")
         row("push-path floor", String(format: "%.3f ms", floor), "3 commits + 2.5 round trips", "floor")
