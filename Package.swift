@@ -49,6 +49,9 @@ let package = Package(
                     dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "SyncDeviceTests",
                     dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
+        // The hostile-client suite: real CURVE processes attacked from outside (docs/SECURITY.md).
+        .testTarget(name: "SecurityTests",
+                    dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "LauncherTests",
                     dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
     ],

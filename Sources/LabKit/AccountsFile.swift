@@ -19,17 +19,30 @@ public struct AccountsFile: Codable, Sendable, Equatable {
         public var id: String
         public var platform: Platform
         public var token: String
+        /// The device's CURVE public key (40 characters of Z85): the server and the broker admit a connection only
+        /// with a key named here, and bind it to this device. Optional so a file for a run without CURVE needs none.
+        public var publicKey: String?
 
-        public init(id: String, platform: Platform, token: String) {
+        public init(id: String, platform: Platform, token: String, publicKey: String? = nil) {
             self.id = id
             self.platform = platform
             self.token = token
+            self.publicKey = publicKey
         }
     }
 
     public var accounts: [Account]
 
     public init(accounts: [Account]) { self.accounts = accounts }
+
+    /// Device id of every public key the file names: what a ZAP handler admits.
+    public var devicesByPublicKey: [String: String] {
+        var out: [String: String] = [:]
+        for account in accounts {
+            for device in account.devices { if let key = device.publicKey { out[key] = device.id } }
+        }
+        return out
+    }
 
     /// Reads and checks the file at `path`; errors name the file and the key that is wrong.
     public static func load(path: String) throws(AccountsFileError) -> AccountsFile {
@@ -62,6 +75,7 @@ public struct AccountsFile: Codable, Sendable, Equatable {
     private func check(path: String) throws(AccountsFileError) {
         var accountIDs: Set<String> = []
         var deviceIDs: Set<String> = []
+        var publicKeys: Set<String> = []
         for (a, account) in accounts.enumerated() {
             try Self.checkID(account.id, path: path, key: "accounts[\(a)].id")
             guard accountIDs.insert(account.id).inserted else {
@@ -72,6 +86,16 @@ public struct AccountsFile: Codable, Sendable, Equatable {
                 let key = "accounts[\(a)].devices[\(d)]"
                 try Self.checkID(device.id, path: path, key: key + ".id")
                 try Self.checkID(device.token, path: path, key: key + ".token")
+                if let publicKey = device.publicKey {
+                    guard publicKey.utf8.count == 40 else {
+                        throw AccountsFileError(path: path, key: key + ".publicKey",
+                                                problem: "must be a CURVE public key: 40 characters of Z85")
+                    }
+                    guard publicKeys.insert(publicKey).inserted else {
+                        throw AccountsFileError(path: path, key: key + ".publicKey",
+                                                problem: "is the key of another device too")
+                    }
+                }
                 guard deviceIDs.insert(device.id).inserted else {
                     throw AccountsFileError(path: path, key: key + ".id", problem: "device \"\(device.id)\" appears twice")
                 }

@@ -35,6 +35,8 @@ struct Bench {
         let rt = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 2_000 : 20_000)
         let rtTCP = try Floors.zmqRoundTripMicros(endpoint: "tcp://127.0.0.1:*", count: quick ? 2_000 : 20_000)
         let rtIdle = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 50 : 300, idleMicros: 10_000)
+        let rtCurve = try Floors.zmqRoundTripMicros(endpoint: "ipc://\(out)/floor-curve.sock",
+                                                    count: quick ? 2_000 : 20_000, curve: true)
         // The processes the bench starts run WAL with synchronous=normal (their default): that commit is the floor;
         // the fsync'ing FULL commit is measured beside it.
         let commit = try Floors.sqliteCommitMicros(folder: out, count: quick ? 500 : 5_000, synchronous: .normal)
@@ -42,6 +44,7 @@ struct Bench {
         record("floor.zmqRoundTripUs", rt)
         record("floor.zmqRoundTripTcpUs", rtTCP)
         record("floor.zmqRoundTripIdleUs", rtIdle)
+        record("floor.zmqRoundTripCurveUs", rtCurve)
         record("floor.sqliteCommitUs", commit)
         record("floor.sqliteCommitFullUs", commitFull)
         // Edit commit, op send (½ rt), server commit, notice (½ rt), hint (½ rt), pull round trip, apply commit.
@@ -51,9 +54,15 @@ struct Bench {
         record("floor.propagationIdleMs", (3 * commit + 2.5 * rtIdle) / 1000)
 
         section("server: exactly-once apply and pulls") { try $0.measureServer() }
+        section("server: the same with CURVE") { try $0.measureServer(curve: true) }
         section("broker: hints against a raw fan-out") { try $0.measureBroker() }
         section("propagation: 3 devices") {
             try $0.measurePropagation(devices: 3, edits: $0.quick ? 100 : 1_000, spacingMs: 10, key: "devices3")
+        }
+        // The lab runs CURVE by default (docs/SECURITY.md): the same run in plaintext says what it costs.
+        section("propagation: 3 devices, CURVE off") {
+            try $0.measurePropagation(devices: 3, edits: $0.quick ? 100 : 1_000, spacingMs: 10, key: "devices3plain",
+                                      security: "none")
         }
         section("propagation: \(quick ? 20 : 100) devices of one account") {
             try $0.measurePropagation(devices: $0.quick ? 20 : 100, edits: $0.quick ? 20 : 200,
@@ -79,10 +88,21 @@ struct Bench {
 
     // MARK: - Server
 
-    mutating func measureServer() throws {
-        let folder = "\(out)/server"
+    /// `curve`: the server runs CURVE (keys made here) and the figures are recorded as `server.curve.*`.
+    mutating func measureServer(curve: Bool = false) throws {
+        let folder = "\(out)/server\(curve ? "-curve" : "")"
+        let prefix = curve ? "server.curve" : "server"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try #"{"accounts":[{"id":"bench","devices":[{"id":"client","platform":"android","token":"t-bench"}]}]}"#
+        var keys = RunKeys(directory: "\(folder)/keys")
+        var keyArgs: [String] = []
+        var publicKey = ""
+        if curve {
+            for name in ["server", "launcher", "client"] { try keys.make(name) }
+            keyArgs = ["--key-file", keys.secretFile("server"), "--launcher-key-file", keys.publicFile("launcher")]
+            publicKey = #","publicKey":"\#(keys.pairs["client"]!.publicKey)""#
+        }
+        let device = #"{"id":"client","platform":"android","token":"t-bench"\#(publicKey)}"#
+        try #"{"accounts":[{"id":"bench","devices":[\#(device)]}]}"#
             .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
         let listen = "ipc://\(folder)/server.sock"
         let server = ChildProcess(name: "server", executable: "\(bin)/synclab-server",
@@ -90,14 +110,17 @@ struct Bench {
                                               "--accounts", "\(folder)/accounts.json",
                                               "--control", "ipc://\(folder)/control.sock",
                                               // As in every lab run: each event is written to its file.
-                                              "--events", "\(folder)/events.jsonl"],
+                                              "--events", "\(folder)/events.jsonl"] + keyArgs,
                                   logPath: "\(folder)/server.log")
         try server.start()
         defer { server.signal(SIGTERM); if !server.wait(timeout: 5) { server.killNow() } }
         let context = try Context()
-        let control = try ControlClient(context: context, name: "server", endpoint: "ipc://\(folder)/control.sock")
+        let serverKey = keys.pairs["server"]?.publicKey
+        let control = try ControlClient(context: context, name: "server", endpoint: "ipc://\(folder)/control.sock",
+                                        curve: curve ? (keys.pairs["launcher"]!, serverKey!) : nil)
         try control.waitReady(timeout: 20, alive: { !server.poll() })
-        let client = try WireClient(context: context, endpoint: listen)
+        let client = try WireClient(context: context, endpoint: listen,
+                                    curve: curve ? (keys.pairs["client"]!, serverKey!) : nil)
         let welcome = try client.call(.hello(Hello(device: "client", account: "bench", token: "t-bench", platform: .android)))
         guard case .welcome = welcome else { throw LabError.io("bench: server refused hello: \(welcome)") }
 
@@ -115,9 +138,11 @@ struct Bench {
             else { throw LabError.io("bench: a push batch was not applied") }
         }
         let applySeconds = Double(SimClock.monotonicNanos() - start) / 1e9
-        record("server.opsPerSec", Double(batches * 100) / applySeconds)
-        record("memory.serverMB", server.residentMB ?? .nan)
-        record("memory.serverPrivateMB", server.privateMB ?? .nan)
+        record("\(prefix).opsPerSec", Double(batches * 100) / applySeconds)
+        if !curve {
+            record("memory.serverMB", server.residentMB ?? .nan)
+            record("memory.serverPrivateMB", server.privateMB ?? .nan)
+        }
 
         // Replays answer from the idempotency records and change nothing.
         let replayStart = SimClock.monotonicNanos()
@@ -129,7 +154,7 @@ struct Bench {
             }
             _ = try client.call(.push(Push(req: req, ops: ops)))
         }
-        record("server.replaysPerSec", Double(replays * 100) / (Double(SimClock.monotonicNanos() - replayStart) / 1e9))
+        record("\(prefix).replaysPerSec", Double(replays * 100) / (Double(SimClock.monotonicNanos() - replayStart) / 1e9))
 
         let pullStart = SimClock.monotonicNanos()
         var pulled = 0
@@ -147,7 +172,7 @@ struct Bench {
             }
             rounds += 1
         } while rounds < 3
-        record("server.pullChangesPerSec", Double(pulled) / (Double(SimClock.monotonicNanos() - pullStart) / 1e9))
+        record("\(prefix).pullChangesPerSec", Double(pulled) / (Double(SimClock.monotonicNanos() - pullStart) / 1e9))
     }
 
     // MARK: - Broker
@@ -220,7 +245,8 @@ struct Bench {
 
     // MARK: - Propagation
 
-    mutating func measurePropagation(devices: Int, edits: Int, spacingMs: Int, key: String, pools: Int = 0) throws {
+    mutating func measurePropagation(devices: Int, edits: Int, spacingMs: Int, key: String, pools: Int = 0,
+                                     security: String = "curve") throws {
         var ids: [String] = []
         var deviceLines: [String] = []
         for i in 0..<devices {
@@ -237,6 +263,7 @@ struct Bench {
         let text = """
             // Generated by synclab bench: one account, \(devices) devices, \(edits) edits on d0, no chaos.
             { name: "bench-\(key)", seed: 1, timeScale: 1, duration: \(duration), heal: { timeoutSec: 120 }, pools: \(pools),
+              security: "\(security)",
               accounts: [{ id: "bench", devices: [\(deviceLines.joined(separator: ", "))] }],
               scenario: [\(steps.joined(separator: ",\n"))] }
             """
@@ -312,6 +339,8 @@ struct Bench {
         func row(_ name: String, _ v: String, _ beside: String, _ target: String) { rows.append((name, v, beside, target)) }
         func verdict(_ ok: Bool, _ miss: String) -> String { ok ? "met" : "MISSED \(miss)" }
         row("zmq round trip (ipc)", String(format: "%.1f µs", rt), String(format: "tcp %.1f µs", value("floor.zmqRoundTripTcpUs")), "floor")
+        row("zmq round trip (ipc), CURVE", String(format: "%.1f µs", value("floor.zmqRoundTripCurveUs")),
+            String(format: "%+.1f µs over NULL", value("floor.zmqRoundTripCurveUs") - rt), "floor")
         row("SQLite WAL commit (normal)", String(format: "%.1f µs", commit),
             String(format: "full (fsync) %.1f µs", value("floor.sqliteCommitFullUs")), "floor")
         row("push-path floor", String(format: "%.3f ms", floor), "3 commits + 2.5 round trips", "floor")
@@ -323,6 +352,11 @@ struct Bench {
             verdict(p50 <= 1 && p50 <= 4 * floor, String(format: "(≤ 1 ms and ≤ 4× floor: %.1f×)", p50 / floor)))
         row("propagation p99, 3 devices", String(format: "%.3f ms", p99), String(format: "%.1f× floor", p99 / floor),
             verdict(p99 <= 5, String(format: "(≤ 5 ms: %.1f×)", p99 / 5)))
+        let plain = value("propagation.devices3plain.p50Ms")
+        let curveCost = (p50 / plain - 1) * 100
+        row("propagation p50, 3 devices, CURVE off", String(format: "%.3f ms", plain),
+            String(format: "CURVE adds %.0f %% (p99 off %.3f ms)", curveCost, value("propagation.devices3plain.p99Ms")),
+            verdict(curveCost < 30, String(format: "(CURVE < 30 %%: %.0f %%)", curveCost)))
         let devices = value("propagation.devices100.devices")
         let n = devices.isFinite ? String(Int(devices)) : (quick ? "20" : "100")
         let p50n = value("propagation.devices100.p50Ms")
@@ -337,6 +371,10 @@ struct Bench {
         row("server ops applied/s (batches of 100)", String(format: "%.0f", ops),
             String(format: "%.1f µs per op (one commit of %.1f µs per 100)", 1e6 / ops, commit),
             verdict(ops >= 50_000, String(format: "(≥ 50,000: %.2f×)", ops / 50_000)))
+        let curveOps = value("server.curve.opsPerSec")
+        row("server ops applied/s with CURVE", String(format: "%.0f", curveOps),
+            String(format: "%.0f %% of plaintext; pulls %.0f/s", curveOps / ops * 100,
+                   value("server.curve.pullChangesPerSec")), "")
         row("server replays answered/s", String(format: "%.0f", value("server.replaysPerSec")), "", "")
         let pulls = value("server.pullChangesPerSec")
         row("server changes pulled/s", String(format: "%.0f", pulls), "",
@@ -362,8 +400,9 @@ struct Bench {
 final class WireClient {
     let socket: Socket
 
-    init(context: Context, endpoint: String) throws {
+    init(context: Context, endpoint: String, curve: (CurveKeyPair, String)? = nil) throws {
         socket = try Socket(context, .dealer)
+        if let (own, server) = curve { try socket.setCurveClient(own, serverKey: server) }
         try socket.connect(endpoint)
     }
 

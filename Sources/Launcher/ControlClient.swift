@@ -11,10 +11,13 @@ final class ControlClient {
     private let socket: Socket
     private var nextRequest = 1
 
-    init(context: Context, name: String, endpoint: String) throws {
+    /// `curve`: the launcher's key pair and the target's public key (its control socket admits only that pair).
+    init(context: Context, name: String, endpoint: String, curve: (CurveKeyPair, String)? = nil) throws {
         self.name = name
         self.endpoint = endpoint
         socket = try Socket(context, .dealer)
+        try socket.setRandomRoutingID()
+        if let (own, server) = curve { try socket.setCurveClient(own, serverKey: server) }
         try socket.setReconnectInterval(ms: 20)
         try socket.setImmediate(true)
         try socket.connect(endpoint)

@@ -10,9 +10,14 @@ enum Floors {
     /// Median µs of a DEALER → ROUTER → DEALER round trip of a small message between two threads. With `idleMicros`
     /// the sender sleeps that long before each message, so every round trip starts from idle threads, as an edit
     /// does in the propagation runs (one every 10 ms): the machine's wake-up cost, beside the hot figure.
-    static func zmqRoundTripMicros(endpoint: String, count: Int, idleMicros: UInt32 = 0) throws -> Double {
+    /// With `curve`, both ends speak CURVE (no ZAP handler: libzmq's own cost of the mechanism, nothing of the lab's).
+    static func zmqRoundTripMicros(endpoint: String, count: Int, idleMicros: UInt32 = 0, curve: Bool = false) throws
+        -> Double
+    {
         let context = try Context()
         let router = try Socket(context, .router)
+        let serverPair = try CurveKeyPair.generate()
+        if curve { try router.setCurveServer(serverPair, domain: "floor") }
         try router.bind(endpoint)
         let bound = router.lastEndpoint
         let echo = Thread {
@@ -27,6 +32,7 @@ enum Floors {
         }
         echo.start()
         let dealer = try Socket(context, .dealer)
+        if curve { try dealer.setCurveClient(try CurveKeyPair.generate(), serverKey: serverPair.publicKey) }
         try dealer.connect(bound)
         let payload = Array("SL1 hint".utf8)
         var samples: [Double] = []

@@ -87,7 +87,32 @@ public final class LabRun {
          "--epoch", String(clock.epochMicros), "--time-scale", format(topology.timeScale), "--seed", String(topology.seed)]
     }
 
+    /// CURVE keys of the run (nil with `security: "none"`): made in `startAll`, in `keys/` of the run folder.
+    private var keys: RunKeys?
+
+    /// With CURVE: a key pair for the launcher, server, broker, every device and pool; accounts.json rewritten with
+    /// each device's public key. Returns the extra flags of a process (key FILE paths only, docs/SECURITY.md).
+    private func makeKeys() throws {
+        // It holds every device's token: owner-only whatever the security.
+        chmod(folder.accountsPath, 0o600)
+        guard topology.security == "curve" else { return }
+        var keys = RunKeys(directory: folder.path("keys"))
+        for name in ["launcher", "server", "broker"] { try keys.make(name) }
+        for device in topology.devices { try keys.make(device.id) }
+        for pool in Set(poolOf.values) { try keys.make(pool) }
+        self.keys = keys
+        try RunKeys.writeAccounts(topology, keys: keys, to: folder.accountsPath)
+    }
+
+    private func keyArgs(_ name: String, peers: [(flag: String, name: String)]) -> [String] {
+        guard let keys else { return [] }
+        var args = ["--key-file", keys.secretFile(name), "--launcher-key-file", keys.publicFile("launcher")]
+        for peer in peers { args += ["--\(peer.flag)-key-file", keys.publicFile(peer.name)] }
+        return args
+    }
+
     private func startAll() throws {
+        try makeKeys()
         let serverEndpoint = endpoint("server")
         let noticesEndpoint = endpoint("notices")
         let brokerEndpoint = endpoint("broker")
@@ -98,6 +123,7 @@ public final class LabRun {
         if s.dropRequest > 0 { serverArgs += ["--drop-request", format(s.dropRequest)] }
         serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient), "--reject", format(s.reject),
                        "--reply-delay-ms", String(s.replyDelayMs)]
+        serverArgs += keyArgs("server", peers: [("broker", "broker")])
         try add("server", executable: "synclab-server", arguments: serverArgs)
 
         let b = topology.broker
@@ -115,30 +141,38 @@ public final class LabRun {
         if let v = b.dozeWindowMin { brokerArgs += ["--doze-window-min", format(v)] }
         if let v = b.webpushTtlSec { brokerArgs += ["--webpush-ttl-sec", format(v)] }
         if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
+        brokerArgs += keyArgs("broker", peers: [("server", "server")])
         try add("broker", executable: "synclab-broker", arguments: brokerArgs)
 
         // Every device setting the topology gives topology-wide; a device's own values follow in its argv or its pool
         // spec entry.
         let shared = ["--server", serverEndpoint, "--broker", brokerEndpoint] + topology.device.flags()
+            + (keys.map { ["--server-key-file", $0.publicFile("server"), "--broker-key-file", $0.publicFile("broker"),
+                           "--launcher-key-file", $0.publicFile("launcher")] } ?? [])
         // Each pool's spec, in the shape `synclab-device pool --spec` reads (docs/DEVICE.md, "Device pool").
         var pooled: [String: [JSONValue]] = [:]
         for account in topology.accounts {
             for device in account.devices {
+                // The token goes in a file of its own (mode 0600), never on a command line.
+                let tokenFile = try RunKeys.writeSecret(folder.path("keys/\(device.id).token"), device.token)
                 if let pool = poolOf[device.id] {
-                    pooled[pool, default: []].append(.object([
-                        ("id", .string(device.id)), ("account", .string(account.id)), ("token", .string(device.token)),
+                    var entry: [(String, JSONValue)] = [
+                        ("id", .string(device.id)), ("account", .string(account.id)), ("tokenFile", .string(tokenFile)),
                         ("platform", .string(device.platform.rawValue)), ("db", .string(folder.devicePath(device.id))),
                         ("engagement", .double(device.engagement)), ("startState", .string(device.start)),
                         ("charging", .bool(device.charging)),
                         ("flags", .object(ownFlags(device).map { ($0.flag, .string($0.value)) })),
-                    ]))
+                    ]
+                    if let keys { entry.append(("keyFile", .string(keys.secretFile(device.id)))) }
+                    pooled[pool, default: []].append(.object(entry))
                     continue
                 }
-                var args = ["--id", device.id, "--account", account.id, "--token", device.token,
+                var args = ["--id", device.id, "--account", account.id, "--token-file", tokenFile,
                             "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
                             "--engagement", format(device.engagement), "--start-state", device.start] + shared
                     + ownFlags(device).flatMap { ["--\($0.flag)", $0.value] }
                 if device.charging { args.append("--charging") }
+                if let keys { args += ["--key-file", keys.secretFile(device.id)] }
                 try add(device.id, executable: "synclab-device", arguments: args)
             }
         }
@@ -147,7 +181,9 @@ public final class LabRun {
             let specPath = folder.path("\(pool).json")
             folder.write("\(pool).json", JSONValue.object([("devices", .array(devices))]).description + "\n")
             poolDevices[pool] = devices.compactMap { $0["id"]?.stringValue }
-            try add(pool, executable: "synclab-device", arguments: ["pool", "--spec", specPath] + shared)
+            try add(pool, executable: "synclab-device",
+                    arguments: ["pool", "--spec", specPath] + shared
+                        + (keys.map { ["--key-file", $0.secretFile(pool)] } ?? []))
         }
         say("starting \(order.count) processes…")
         for name in order {
@@ -172,7 +208,8 @@ public final class LabRun {
                                    arguments: arguments + common(name, control: control),
                                    logPath: folder.logPath(for: name))
         processes[name] = process
-        controls[name] = try ControlClient(context: context, name: name, endpoint: control)
+        controls[name] = try ControlClient(context: context, name: name, endpoint: control,
+                                           curve: keys.map { ($0.pairs["launcher"]!, $0.pairs[name]!.publicKey) })
         order.append(name)
     }
 

@@ -16,6 +16,7 @@ public enum LauncherCommand {
           synclab explain RUNDIR KEY  the whole story of an op key, a hint id or a draft, from events.jsonl
           synclab compare RUN_A RUN_B two runs side by side: verdicts, invariants, every figure (and compare.html)
           synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
+          synclab keys --out DIR NAME…   make a CURVE key pair per NAME (DIR/NAME.secret 0600, DIR/NAME.public)
           synclab COMMAND --help    the options of one command
 
         Exit status: 0 every invariant held, 1 an invariant failed, 2 the topology or the command line was wrong.
@@ -93,6 +94,8 @@ public enum LauncherCommand {
             return validate(rest)
         case "bench":
             return bench(rest)
+        case "keys":
+            return RunKeys.command(rest)
         default:
             Output.stderr("synclab: unknown command \"\(command)\"\n\n" + overview)
             return 2

@@ -28,7 +28,7 @@ extension Topology {
         }
         let r = NodeReader(file: file, node: root, path: "")
         try r.onlyKeys([
-            "name", "description", "seed", "timeScale", "duration", "transport", "server", "broker", "device",
+            "name", "description", "seed", "timeScale", "duration", "transport", "security", "server", "broker", "device",
             "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks", "nemesis",
         ])
         var t = Topology(
@@ -42,6 +42,7 @@ extension Topology {
             accounts: [], scenario: [], behaviours: [], healTimeoutSec: 60)
         guard t.duration > 0 else { throw r.fail("must be more than 0", at: root["duration"], key: "duration") }
         t.pools = try r.int("pools", in: 0...64) ?? 0
+        t.security = try r.oneOf("security", ["curve", "none"], default: "curve")!
 
         if let s = try r.object("server") {
             try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm",

@@ -13,6 +13,8 @@ public struct Topology: Sendable {
     /// Simulated seconds the scenario lasts (heal and quiesce come after).
     public var duration: Double
     public var transport: String
+    /// `curve` (default): every socket CURVE-encrypted and authenticated with keys made for the run; `none`: NULL.
+    public var security = "curve"
     public var server: ServerSettings
     public var broker: BrokerSettings
     /// The topology-wide device settings (`device: {…}`); an account's or a device's own `device: {…}` overrides

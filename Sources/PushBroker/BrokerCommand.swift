@@ -53,11 +53,20 @@ public enum BrokerCommand {
                  help: "chaos: simulated seconds a reordered hint waits at most"),
             Flag("crash-at", value: "POINT[@N]",
                  help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
+            Flag("key-file", value: "PATH",
+                 help: "CURVE on every socket: the broker's secret key file, mode 0600 (default: none, NULL)"),
+            Flag("launcher-key-file", value: "PATH",
+                 help: "the public key file of the only client --control admits (with --key-file; default: none)"),
+            Flag("server-key-file", value: "PATH",
+                 help: "the server's public key file: the only key --notices admits (with --key-file; default: none)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
               synclab-broker --listen tcp://127.0.0.1:7302 --notices tcp://127.0.0.1:7301 \\
                 --control tcp://127.0.0.1:7303 --accounts accounts.json --events broker.jsonl --seed 7 --loss 0.1
+            With CURVE (docs/SECURITY.md) add --key-file DIR/broker.secret --launcher-key-file DIR/launcher.public
+              --server-key-file DIR/server.public (keys from `synclab keys --out DIR …`; devices' keys in the
+              accounts file's "publicKey").
             Devices connect a DEALER to --listen; the server connects a PUSH (or PUB) to --notices.
             SIGTERM, SIGINT or the control command stop: clean stop, exit 0. Exit 2: bad flags or accounts file.
             Crash points (--crash-at, control crashAt {point, nth}):
@@ -107,6 +116,20 @@ public enum BrokerCommand {
         config.reorderWindowSec = try nonNegative("reorder-window-sec", options)
         for value in options.all("crash-at") {
             config.crashAt += try CrashPoints.parse(value, role: "broker")
+        }
+        config.keyFile = options.string("key-file")
+        config.launcherKeyFile = options.string("launcher-key-file")
+        config.serverKeyFile = options.string("server-key-file")
+        if config.keyFile != nil {
+            guard config.control == nil || config.launcherKeyFile != nil else {
+                throw LabError.usage("--key-file with --control needs --launcher-key-file: the control socket "
+                    + "admits only that key")
+            }
+            guard config.serverKeyFile != nil else {
+                throw LabError.usage("--key-file needs --server-key-file: the notices socket admits only that key")
+            }
+        } else if config.launcherKeyFile != nil || config.serverKeyFile != nil {
+            throw LabError.usage("--launcher-key-file and --server-key-file need --key-file")
         }
         return config
     }

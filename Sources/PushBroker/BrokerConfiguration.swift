@@ -34,6 +34,12 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var reorderWindowSec: Double = 60
     /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
     public var crashAt: [ArmedCrash] = []
+    /// CURVE (docs/SECURITY.md): the broker's secret key file; nil: NULL on every socket.
+    public var keyFile: String?
+    /// The launcher's public key file: the only key the control socket admits.
+    public var launcherKeyFile: String?
+    /// The server's public key file: the only key the notices socket admits.
+    public var serverKeyFile: String?
 
     public init(listen: String, notices: String, accountsPath: String) {
         self.listen = listen

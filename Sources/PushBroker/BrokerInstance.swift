@@ -51,19 +51,31 @@ public struct BrokerInstance: Sendable {
 
     // MARK: - Input from the sockets
 
-    /// A message on the device ROUTER from routing id `peer`: `register` or `deviceState`.
-    public mutating func onDeviceMessage(_ frames: [[UInt8]], peer: [UInt8], now: Double) -> [BrokerDirective] {
+    /// A message on the device ROUTER from routing id `peer`: `register` or `deviceState`. `user` is the device
+    /// the connection's CURVE key is bound to (nil under NULL) and `connection` its file descriptor: a registration
+    /// belongs to that key and that connection, never to a routing id alone.
+    public mutating func onDeviceMessage(_ frames: [[UInt8]], peer: [UInt8], now: Double, user: String? = nil,
+                                         connection: Int32 = -1) -> [BrokerDirective] {
         switch Codec.decodeOrReply(frames) {
         case .failure(let error):
-            return refusal(error.code, error.description, socket: .devices, peer: peer)
+            // Nobody answers an error, not even one that does not decode.
+            let answer = frames.first != Array("SL1 error".utf8)
+            return refusal(error.code, error.description, socket: answer ? .devices : nil, peer: peer)
         case .success(let message):
             switch message {
             case .register(let register):
-                return onRegister(register, peer: peer, now: now)
+                if let user, user != register.device {
+                    return refusal(.badToken, "register: this connection's key is not device "
+                        + "\"\(register.device)\"'s", socket: .devices, peer: peer, device: user)
+                }
+                return onRegister(register, peer: peer, now: now, user: user, connection: connection)
             case .deviceState(let state):
-                return onDeviceState(state, peer: peer, now: now)
+                return onDeviceState(state, peer: peer, now: now, user: user, connection: connection)
+            case .error:
+                let error = ProtocolError.unexpected(type: message.type, receiver: "the broker's device socket")
+                return refusal(error.code, error.description, socket: nil, peer: peer)
             case .hello, .welcome, .push, .pushResult, .pull, .page, .notice, .registered, .hint, .control,
-                .controlAck, .error:
+                .controlAck:
                 let error = ProtocolError.unexpected(type: message.type, receiver: "the broker's device socket")
                 return refusal(error.code, error.description, socket: .devices, peer: peer)
             }
@@ -109,7 +121,8 @@ public struct BrokerInstance: Sendable {
 
     /// A device asks for hints. Checked against the accounts file; a known device registering again (a restarted
     /// process, a new connection) moves its hints to the new routing id and keeps its state and held hints.
-    public mutating func onRegister(_ register: Register, peer: [UInt8], now: Double) -> [BrokerDirective] {
+    public mutating func onRegister(_ register: Register, peer: [UInt8], now: Double, user: String? = nil,
+                                    connection: Int32 = -1) -> [BrokerDirective] {
         let device = register.device
         guard let entry = directory[device] else {
             return refusal(.unknownDevice, "register: device \"\(device)\" is not in the accounts file",
@@ -132,12 +145,16 @@ public struct BrokerInstance: Sendable {
         if let known = slots[device] {
             slot = known
             devices[slot].peer = peer
+            devices[slot].user = user
+            devices[slot].connection = connection
         } else {
             let kind = profiles.kind(for: entry.platform)
             slot = devices.count
             devices.append(DeviceRecord(id: device, account: entry.account, platform: entry.platform, peer: peer,
                                         profile: DeliveryProfile(kind, settings: profiles)))
             slots[device] = slot
+            devices[slot].user = user
+            devices[slot].connection = connection
             let byID = { (other: Int) in self.devices[other].id > device }
             sortedSlots.insert(slot, at: sortedSlots.firstIndex(where: byID) ?? sortedSlots.endIndex)
             var list = registeredByAccount[entry.account] ?? []
@@ -156,8 +173,11 @@ public struct BrokerInstance: Sendable {
     }
 
     /// A registered device reports what its OS sees. Only the connection that registered the device may.
-    public mutating func onDeviceState(_ state: DeviceState, peer: [UInt8], now: Double) -> [BrokerDirective] {
-        guard let slot = slots[state.device], devices[slot].peer == peer else {
+    public mutating func onDeviceState(_ state: DeviceState, peer: [UInt8], now: Double, user: String? = nil,
+                                       connection: Int32 = -1) -> [BrokerDirective] {
+        guard let slot = slots[state.device], devices[slot].peer == peer, devices[slot].user == user,
+              devices[slot].connection == connection
+        else {
             return refusal(.notAuthenticated, "deviceState: device \"\(state.device)\" has not registered from this "
                 + "connection; send register first", socket: .devices, peer: peer, device: state.device)
         }
@@ -521,8 +541,21 @@ public struct BrokerInstance: Sendable {
         return out
     }
 
+    /// A connection of the device socket ended: a device registered over it gets no more hints until it registers
+    /// again (they are counted `unreachable`, as for any device that is gone), so a later connection that presents
+    /// the same routing id receives nothing meant for it.
+    public mutating func onConnectionEnded(_ connection: Int32) {
+        guard connection >= 0 else { return }
+        for slot in devices.indices where devices[slot].connection == connection {
+            devices[slot].peer = []
+            devices[slot].user = nil
+            devices[slot].connection = -1
+        }
+    }
+
     private func refusal(_ code: ErrorCode, _ message: String, socket: BrokerSocket?, peer: [UInt8]?,
                          device: String? = nil) -> [BrokerDirective] {
+        let message = Self.bounded(message)
         var fields: [(String, JSONValue)] = [
             ("code", .string(code.rawValue)), ("message", .string(message)),
             ("peer", .string(peer.map(PeerName.describe) ?? "notices")),
@@ -533,6 +566,18 @@ public struct BrokerInstance: Sendable {
             out.append(.reply(socket: socket, peer: peer, message: .error(ErrorReply(code: code, message: message))))
         }
         return out
+    }
+
+    /// An error message cut to at most 256 bytes on a character boundary: a refusal quotes a prefix of a huge
+    /// field, never all of it.
+    static func bounded(_ message: String) -> String {
+        guard message.utf8.count > 256 else { return message }
+        var prefix = ""
+        for character in message {
+            if prefix.utf8.count + character.utf8.count > 232 { break }
+            prefix.append(character)
+        }
+        return prefix + "…(\(message.utf8.count) bytes)"
     }
 
     /// Millisecond precision: enough for simulated waits, and the log stays readable.

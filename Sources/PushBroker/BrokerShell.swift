@@ -28,6 +28,12 @@ public final class BrokerShell {
     private var hintBody: [UInt8] = []
     /// Where this process kills itself (`--crash-at`, control `crashAt`).
     private var crashPoints = CrashPoints()
+    /// CURVE: the ZAP handler (devices: the accounts file's keys; control: the launcher's; notices: the server's) and
+    /// the monitor that ends a registration's binding when its connection closes. nil under NULL.
+    private let zap: ZapHandler?
+    private let monitor: ConnectionMonitor?
+    /// Bounds the `request.refused` lines a flood can write.
+    private var refusals = RefusalLimiter()
 
     /// Messages read from one socket before looking at the others, so a flood of notices cannot starve control.
     static let batch = 256
@@ -48,22 +54,43 @@ public final class BrokerShell {
                                        chaos: configuration.chaos, reorderWindowSec: configuration.reorderWindowSec,
                                        seed: configuration.seed)
         context = try Context()
+        var own: CurveKeyPair?
+        if let keyFile = configuration.keyFile {
+            let pair = try CurveKeyPair.read(secretFile: keyFile)
+            own = pair
+            let launcher = try configuration.launcherKeyFile.map { path throws(CurveKeyError) in
+                try CurveKeyPair.read(publicFile: path)
+            }
+            let server = try CurveKeyPair.read(publicFile: configuration.serverKeyFile ?? "")
+            // Before any CURVE socket binds: without a handler libzmq would admit every key.
+            zap = try ZapHandler(context, policy: [
+                "devices": try AccountsFile.load(path: configuration.accountsPath).devicesByPublicKey,
+                "control": launcher.map { [$0: "launcher"] } ?? [:],
+                "notices": [server: "server"],
+            ])
+        } else {
+            zap = nil
+        }
         notices = try Socket(context, configuration.noticesMode == .sub ? .sub : .pull)
         try notices.setReceiveHighWaterMark(configuration.noticesHWM)
         if configuration.noticesMode == .sub { try notices.subscribe() }
+        if let own { try notices.setCurveServer(own, domain: "notices") }
         try notices.bind(configuration.notices)
         devices = try Socket(context, .router)
         try devices.setRouterMandatory(true)
-        // A restarted device that reuses its routing id takes the old connection's place.
-        try devices.setRouterHandover(true)
+        // No ZMQ_ROUTER_HANDOVER: a connection that presents a connected device's routing id is refused by libzmq
+        // instead of taking over its pipe (devices use libzmq's own routing ids and register again on reconnect).
         try devices.setSendHighWaterMark(configuration.hintHWM)
         try devices.setMaxMessageSize(Self.maxMessageBytes)
+        if let own { try devices.setCurveServer(own, domain: "devices") }
         try devices.bind(configuration.listen)
+        monitor = own == nil ? nil : try ConnectionMonitor(context, watching: devices)
         if let endpoint = configuration.control {
             // A linger, so the acknowledgement of `stop` still leaves after the socket closes: with linger 0 it is
             // dropped whenever libzmq's IO thread has not written it yet, which a loaded machine makes likely.
             let socket = try Socket(context, .router, lingerMs: 500)
             try socket.setMaxMessageSize(Self.maxMessageBytes)
+            if let own { try socket.setCurveServer(own, domain: "control") }
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -90,6 +117,8 @@ public final class BrokerShell {
             events.emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.chaos.fields)
         }
         var poller = Poller([notices, devices] + (control.map { [$0] } ?? []))
+        if let zap { poller.add(zap.socket) }
+        if let monitor { poller.add(monitor.socket) }
         while !stopping && !Signals.stopRequested {
             let now = clock.now()
             if let wake = wakeAt, wake <= now {
@@ -103,19 +132,31 @@ public final class BrokerShell {
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
+            // Ended connections first, so a registration's binding is gone before a new connection is read.
+            if let monitor, ready.contains(where: { poller.sockets[$0] === monitor.socket }) {
+                for connection in try monitor.ended() { instance.onConnectionEnded(connection) }
+            }
             for index in ready {
-                try drain(poller.sockets[index])
+                let socket = poller.sockets[index]
+                if let zap, socket === zap.socket {
+                    serveZap(zap)
+                } else if socket !== monitor?.socket {
+                    try drain(socket)
+                }
             }
         }
+        zap?.close()
+        monitor?.close()
         events.emit("process.stopped", [
             ("role", "broker"), ("pid", .int(Int(getpid()))), ("hints", .object(instance.counters.fields)),
+            ("refusalsSuppressed", .int(refusals.suppressedTotal)),
         ])
         notices.close()
         devices.close()
-        // The answer to `stop` (or anything else queued on control) goes out before the process exits.
+        // The answer to `stop` (queued just before) goes out before the socket closes.
         try? control?.setLinger(ms: 500)
         control?.close()
-        // Terminating the context is what waits out the linger; an exit alone would drop the queued answer.
+        // Waits (at most each socket's linger) for what is queued, the `stop` ack among it, before the exit.
         context.terminate()
     }
 
@@ -134,12 +175,15 @@ public final class BrokerShell {
             flushBeforeSend = false
         }
         for _ in 0..<Self.batch {
-            guard let frames = try socket.receive(dontWait: true) else { return }
+            guard let received = try socket.receiveWithSender(dontWait: true) else { return }
+            let frames = received.frames
             let now = clock.now()
             if socket === notices {
                 carryOut(instance.onNoticeMessage(frames, now: now))
             } else if socket === devices {
-                carryOut(instance.onDeviceMessage(Array(frames.dropFirst()), peer: frames[0], now: now))
+                carryOut(instance.onDeviceMessage(Array(frames.dropFirst()), peer: frames[0], now: now,
+                                                  user: received.userID,
+                                                  connection: zap == nil ? -1 : received.connection))
             } else if !armCrash(Array(frames.dropFirst()), peer: frames[0]) {
                 carryOut(instance.onControlMessage(Array(frames.dropFirst()), peer: frames[0], now: now))
             }
@@ -172,7 +216,14 @@ public final class BrokerShell {
             case let .scheduleTick(at):
                 wakeAt = min(wakeAt ?? at, at)
             case let .log(type, fields):
-                events.emit(type, fields)
+                if type == "request.refused" {
+                    let peer = fields.first(where: { $0.0 == "peer" })?.1.stringValue ?? ""
+                    let (write, suppressed) = refusals.admit(peer: peer, nanos: SimClock.monotonicNanos())
+                    guard write else { continue }
+                    events.emit(type, suppressed > 0 ? fields + [("suppressed", .int(suppressed))] : fields)
+                } else {
+                    events.emit(type, fields)
+                }
                 if !outcome { flushBeforeSend = true }
             case let .hintAccepted(hint, device, origin, seqs, resync):
                 events.emit("hint.accepted") { line in
@@ -221,6 +272,18 @@ public final class BrokerShell {
     /// Counts one occurrence of `point`; dies there when it is the armed one.
     private func reach(_ point: CrashPoint) {
         if let nth = crashPoints.reach(point) { CrashPoints.die(at: point, nth: nth, events: events) }
+    }
+
+    /// Answers the ZAP handler; a refused key is a rate-limited `request.refused` (code `badKey`).
+    private func serveZap(_ zap: ZapHandler) {
+        guard let decisions = try? zap.serve() else { return }
+        for decision in decisions where decision.userID == nil {
+            let key = decision.publicKey.isEmpty ? "none" : decision.publicKey
+            carryOut([.log(type: "request.refused", fields: [
+                ("code", "badKey"), ("message", .string("\(decision.mechanism) key \(key) is not admitted")),
+                ("peer", .string("\(decision.domain)@\(decision.address)")),
+            ])])
+        }
     }
 
     private func flushIfNeeded() {

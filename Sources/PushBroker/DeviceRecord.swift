@@ -8,6 +8,9 @@ struct DeviceRecord: Sendable {
     let platform: Platform
     /// The routing id of the connection that registered last.
     var peer: [UInt8]
+    /// The ZAP user id (CURVE key's device) and file descriptor of that connection; nil / -1 under NULL.
+    var user: String?
+    var connection: Int32 = -1
     var conditions: DeviceConditions = .registered
     var profile: DeliveryProfile
     /// Monotonic counters; `held` is computed by `heldCount`.

@@ -9,15 +9,21 @@ public enum ControlCommand {
     public static let spec = CommandSpec(
         name: "synclab-device control",
         summary: "send one control command to a running lab process and print its answer",
-        usage: "synclab-device control --to ENDPOINT COMMAND [JSON-ARGS]",
+        usage: "synclab-device control --to ENDPOINT [--key-file PATH --server-key-file PATH] COMMAND [JSON-ARGS]",
         flags: [
             Flag("to", value: "ENDPOINT", help: "the process's --control endpoint (required)"),
+            Flag("key-file", value: "PATH",
+                 help: "CURVE: the secret key file of the client (the launcher's key, the only one admitted)"),
+            Flag("server-key-file", value: "PATH", help: "CURVE: the target process's public key file"),
             Flag("timeout-ms", value: "MS", default: "5000", help: "how long to wait for the answer"),
         ],
         footer: """
             Examples:
               synclab-device control --to tcp://127.0.0.1:7101 edit '{"draft":"d1","action":"create","title":"Hi"}'
               synclab-device control --to tcp://127.0.0.1:7102 status
+            A process started with --key-file (CURVE) admits only the launcher's key on control:
+              synclab-device control --to tcp://127.0.0.1:7102 --key-file keys/launcher.secret \\
+                  --server-key-file keys/pixel.public status
             Exit status: 0 acknowledged, 1 refused or no answer, 2 usage error.
             """
     )
@@ -49,7 +55,16 @@ public enum ControlCommand {
         do {
             let context = try Context()
             let socket = try Socket(context, .dealer)
+            try socket.setRandomRoutingID()
             defer { socket.close() }
+            if let keyFile = options.string("key-file") {
+                guard let serverKeyFile = options.string("server-key-file") else {
+                    Output.stderr("synclab-device control: --key-file needs --server-key-file\n")
+                    return 2
+                }
+                try socket.setCurveClient(try CurveKeyPair.read(secretFile: keyFile),
+                                          serverKey: try CurveKeyPair.read(publicFile: serverKeyFile))
+            }
             try socket.setImmediate(true)
             try socket.connect(endpoint)
             let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1_000)

@@ -1,3 +1,4 @@
+import Foundation
 import LabKit
 import SQLite
 import SyncProtocol
@@ -14,7 +15,15 @@ public enum DeviceCommandLine {
         flags: [
             Flag("id", value: "D", help: "device id, as in the accounts file (required)"),
             Flag("account", value: "A", help: "account the device belongs to (required)"),
-            Flag("token", value: "T", help: "the device's secret token, checked by server and broker (required)"),
+            Flag("token", value: "T",
+                 help: "the device's secret token (visible in ps: prefer --token-file); one of the two is required"),
+            Flag("token-file", value: "PATH", help: "a file holding the device's secret token (first line)"),
+            Flag("key-file", value: "PATH",
+                 help: "CURVE: the device's secret key file, mode 0600 (default: none, NULL on every socket)"),
+            Flag("server-key-file", value: "PATH", help: "CURVE: the server's public key file (with --key-file)"),
+            Flag("broker-key-file", value: "PATH", help: "CURVE: the broker's public key file (with --broker)"),
+            Flag("launcher-key-file", value: "PATH",
+                 help: "CURVE: the public key file of the only client --control admits (with --control)"),
             Flag("platform", value: "P", help: "android, ios or web: which scheduler model runs (required)"),
             Flag("db", value: "PATH", help: "the device's SQLite file; created if missing, resumed if not (required)"),
             Flag("server", value: "ENDPOINT", help: "the server's ROUTER, e.g. tcp://127.0.0.1:7001 (required)"),
@@ -77,8 +86,37 @@ public enum DeviceCommandLine {
         guard let platform = Platform(rawValue: platformText) else {
             throw LabError.usage("--platform must be android, ios or web, got \"\(platformText)\"")
         }
-        let identity = DeviceIdentity(device: try id("id"), account: try id("account"), token: try id("token"),
+        let token: String
+        if let path = options.string("token-file") {
+            guard options.string("token") == nil else { throw LabError.usage("give --token or --token-file, not both") }
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw LabError.usage("--token-file \(path): cannot read it")
+            }
+            token = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+            guard !token.isEmpty, token.utf8.count <= Limits.maxIDBytes else {
+                throw LabError.usage("--token-file \(path): the first line must be a token of 1…"
+                    + "\(Limits.maxIDBytes) bytes")
+            }
+        } else {
+            token = try id("token")
+        }
+        let identity = DeviceIdentity(device: try id("id"), account: try id("account"), token: token,
                                       platform: platform)
+        var keys: DeviceKeyFiles?
+        if let keyFile = options.string("key-file") {
+            guard let serverKey = options.string("server-key-file") else {
+                throw LabError.usage("--key-file needs --server-key-file")
+            }
+            guard options.string("broker") == nil || options.string("broker-key-file") != nil else {
+                throw LabError.usage("--key-file with --broker needs --broker-key-file")
+            }
+            guard options.string("control") == nil || options.string("launcher-key-file") != nil else {
+                throw LabError.usage("--key-file with --control needs --launcher-key-file: it admits only that key")
+            }
+            keys = DeviceKeyFiles(keyFile: keyFile, serverKeyFile: serverKey,
+                                  brokerKeyFile: options.string("broker-key-file"),
+                                  launcherKeyFile: options.string("launcher-key-file"))
+        }
         var settings = DeviceSettings()
         try settings.apply(options)
         guard settings.backoffCapSec >= settings.backoffBaseSec else {
@@ -112,7 +150,7 @@ public enum DeviceCommandLine {
             serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),
             controlEndpoint: options.string("control"), eventsPath: options.string("events"),
             name: options.string("name"), clock: SimClock(epochMicros: epoch, scale: settings.timeScale), seed: seed,
-            synchronous: settings.synchronous)
+            synchronous: settings.synchronous, keys: keys)
         for value in options.all("crash-at") {
             for item in try CrashPoints.parse(value, role: "device")
             where item.device == nil || item.device == identity.device {

@@ -20,10 +20,14 @@ public struct DeviceConfiguration: Sendable {
     public var synchronous: Synchronous
     /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
     public var crashAt: [ArmedCrash] = []
+    /// CURVE (docs/SECURITY.md): nil runs every socket with NULL.
+    public var keys: DeviceKeyFiles?
 
     public init(identity: DeviceIdentity, settings: DeviceSettings, databasePath: String, serverEndpoint: String,
                 brokerEndpoint: String? = nil, controlEndpoint: String? = nil, eventsPath: String? = nil,
-                name: String? = nil, clock: SimClock, seed: UInt64 = 1, synchronous: Synchronous = .normal) {
+                name: String? = nil, clock: SimClock, seed: UInt64 = 1, synchronous: Synchronous = .normal,
+                keys: DeviceKeyFiles? = nil) {
+        self.keys = keys
         self.identity = identity
         self.settings = settings
         self.databasePath = databasePath

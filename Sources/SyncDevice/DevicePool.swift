@@ -21,15 +21,28 @@ public final class DevicePool {
     var gathers: [Int: SyncGather] = [:]
     var nextGather = 1
     var stopping = false
+    /// CURVE: the ZAP handler of the pool's context (the control socket admits only the launcher's key).
+    let zap: ZapHandler?
 
     /// Opens every device's ledger and sockets and the pool's control socket; throws naming what could not be used.
     public init(_ configuration: DevicePoolConfiguration) throws {
         self.configuration = configuration
         events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: configuration.clock)
         context = try Context()
+        var own: CurveKeyPair?
+        if let keyFile = configuration.keyFile {
+            own = try CurveKeyPair.read(secretFile: keyFile)
+            let launcher = try configuration.launcherKeyFile.map { path throws(CurveKeyError) in
+                try CurveKeyPair.read(publicFile: path)
+            }
+            zap = try ZapHandler(context, policy: ["control": launcher.map { [$0: "launcher"] } ?? [:]])
+        } else {
+            zap = nil
+        }
         if let endpoint = configuration.controlEndpoint {
             let socket = try Socket(context, .router)
             try socket.setMaxMessageSize(DeviceShell.maxMessageBytes)
+            if let own { try socket.setCurveServer(own, domain: "control") }
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -71,7 +84,7 @@ public final class DevicePool {
             for index in ready {
                 let socket = poller.sockets[index]
                 guard let id = owners[index] else {
-                    try onControlSocket(socket)
+                    if let zap, socket === zap.socket { try zap.serve() } else { try onControlSocket(socket) }
                     continue
                 }
                 guard let shell = shells[id] else { continue }
@@ -88,6 +101,7 @@ public final class DevicePool {
         events.emit("process.stopped", [("role", "pool"), ("pid", .int(Int(getpid())))])
         try? control?.setLinger(ms: 500)
         control?.close()
+        zap?.close()
         context.terminate()
     }
 
@@ -97,6 +111,10 @@ public final class DevicePool {
         var owners: [String?] = []
         if let control {
             poller.add(control)
+            owners.append(nil)
+        }
+        if let zap {
+            poller.add(zap.socket)
             owners.append(nil)
         }
         for id in order {

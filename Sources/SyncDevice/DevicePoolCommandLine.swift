@@ -5,8 +5,8 @@ import SyncProtocol
 /// device has of its own (id, account, token, platform, db, engagement, start state, charging), which the spec lists.
 public enum DevicePoolCommandLine {
     /// The per-device flags a pool takes from its spec instead of its command line.
-    static let perDevice: Set<String> = ["id", "account", "token", "platform", "db", "engagement", "start-state",
-                                         "charging", "name", "control", "events"]
+    static let perDevice: Set<String> = ["id", "account", "token", "token-file", "key-file", "platform", "db",
+                                         "engagement", "start-state", "charging", "name", "control", "events"]
 
     /// Flags of `synclab-device pool`, with their defaults.
     public static let spec = CommandSpec(
@@ -16,12 +16,15 @@ public enum DevicePoolCommandLine {
         usage: "synclab-device pool --spec FILE --server ENDPOINT [--broker ENDPOINT] [--control ENDPOINT] [options]",
         flags: [
             Flag("spec", value: "FILE", help: "JSON listing the devices: {\"devices\": [{\"id\", \"account\", "
-                + "\"token\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?, \"flags\"?}]}; "
-                + "flags: this device's own device settings, e.g. {\"batch\": \"10\"} (required)"),
+                + "\"token\" or \"tokenFile\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?, "
+                + "\"keyFile\"? (CURVE: the device's own secret key file), \"flags\"? (this device's own device settings, "
+                + "e.g. {\"batch\": \"10\"})}]} (required)"),
             Flag("control", value: "ENDPOINT", help: "bind ONE ROUTER for the pool; a command for one device carries "
                 + "args.device = its id; without args.device: ping, stop, statusAll, syncAll"),
             Flag("events", value: "PATH", help: "append every pooled device's events here (proc = the device id)"),
             Flag("name", value: "NAME", default: "pool", help: "the proc field of the pool's own events"),
+            Flag("key-file", value: "PATH", help: "CURVE: the pool's secret key file, for its control socket "
+                + "(each device's own key is the spec's \"keyFile\")"),
         ] + DeviceCommandLine.spec.flags.filter { !perDevice.contains($0.name) },
         footer: """
             By hand (a server and a broker already running, see their --help), with devices.json
@@ -65,7 +68,9 @@ public enum DevicePoolCommandLine {
             var own = shared
             own.values["id"] = device.id
             own.values["account"] = device.account
-            own.values["token"] = device.token
+            if let token = device.token { own.values["token"] = token }
+            if let tokenFile = device.tokenFile { own.values["token-file"] = tokenFile }
+            if let keyFile = device.keyFile { own.values["key-file"] = keyFile }
             own.values["platform"] = device.platform
             own.values["db"] = device.db
             // Set explicitly: the pool's own `--name` default would otherwise become every device's `proc`.
@@ -83,9 +88,17 @@ public enum DevicePoolCommandLine {
             }
         }
         let clock = devices[0].clock
-        return DevicePoolConfiguration(devices: devices, controlEndpoint: options.string("control"),
-                                       eventsPath: options.string("events"), name: options.string("name") ?? "pool",
-                                       clock: clock)
+        var configuration = DevicePoolConfiguration(devices: devices, controlEndpoint: options.string("control"),
+                                                    eventsPath: options.string("events"),
+                                                    name: options.string("name") ?? "pool", clock: clock)
+        if let keyFile = options.string("key-file") {
+            guard options.string("control") == nil || options.string("launcher-key-file") != nil else {
+                throw LabError.usage("--key-file with --control needs --launcher-key-file: it admits only that key")
+            }
+            configuration.keyFile = keyFile
+            configuration.launcherKeyFile = options.string("launcher-key-file")
+        }
+        return configuration
     }
 
     static func format(_ value: Double) -> String {

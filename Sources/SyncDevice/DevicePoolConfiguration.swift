@@ -9,6 +9,10 @@ public struct DevicePoolConfiguration: Sendable {
     /// The `proc` of the pool's own events (each device writes its own as its id).
     public var name: String
     public var clock: SimClock
+    /// CURVE: the pool's secret key file (its control socket) and the launcher's public key file, the only key
+    /// that socket admits. nil: NULL.
+    public var keyFile: String?
+    public var launcherKeyFile: String?
 
     public init(devices: [DeviceConfiguration], controlEndpoint: String?, eventsPath: String?, name: String,
                 clock: SimClock) {

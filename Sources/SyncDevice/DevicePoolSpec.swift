@@ -7,7 +7,11 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
     public struct Device: Codable, Sendable, Equatable {
         public var id: String
         public var account: String
-        public var token: String
+        /// The token itself, or (`tokenFile`) a file holding it; one of the two.
+        public var token: String?
+        public var tokenFile: String?
+        /// CURVE: the device's own secret key file (mode 0600); every pooled device has a key of its own.
+        public var keyFile: String?
         public var platform: String
         /// The device's own SQLite ledger, the same schema as a separate device process's.
         public var db: String
@@ -20,9 +24,11 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
         /// pool's command line: how a topology gives one pooled device a setting of its own.
         public var flags: [String: String]?
 
-        public init(id: String, account: String, token: String, platform: String, db: String,
+        public init(id: String, account: String, token: String?, platform: String, db: String,
                     engagement: Double? = nil, startState: String? = nil, charging: Bool? = nil,
-                    flags: [String: String]? = nil) {
+                    tokenFile: String? = nil, keyFile: String? = nil, flags: [String: String]? = nil) {
+            self.tokenFile = tokenFile
+            self.keyFile = keyFile
             self.id = id
             self.account = account
             self.token = token

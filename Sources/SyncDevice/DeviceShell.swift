@@ -31,6 +31,8 @@ public final class DeviceShell {
     var recoveringCommit = false
     /// Where this process kills itself (`--crash-at`, control `crashAt`); in a pool, the whole pool dies.
     var crashPoints = CrashPoints()
+    /// CURVE with a control socket of its own: the context's ZAP handler, which admits only the launcher's key.
+    let zap: ZapHandler?
 
     /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
     /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
@@ -43,14 +45,25 @@ public final class DeviceShell {
                                           settings: configuration.settings, now: clock.now())
         self.context = try shared ?? Context()
         ownsContext = shared == nil
+        let keys = try configuration.keys?.load()
+        if let keys, configuration.controlEndpoint != nil {
+            // Before the control socket binds: without a handler libzmq would admit every key.
+            zap = try ZapHandler(context, policy: ["control": keys.launcher.map { [$0: "launcher"] } ?? [:]])
+        } else {
+            zap = nil
+        }
         server = try Socket(context, .dealer)
+        try server.setRandomRoutingID()
         try server.setMaxMessageSize(Self.maxMessageBytes)
         try server.setReconnectInterval(ms: 50)
+        if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
         try server.connect(configuration.serverEndpoint)
         if let endpoint = configuration.brokerEndpoint {
             let socket = try Socket(context, .dealer)
+            try socket.setRandomRoutingID()
             try socket.setMaxMessageSize(Self.maxMessageBytes)
             try socket.setReconnectInterval(ms: 50)
+            if let keys, let brokerKey = keys.broker { try socket.setCurveClient(keys.own, serverKey: brokerKey) }
             try socket.connect(endpoint)
             broker = socket
         } else {
@@ -59,6 +72,7 @@ public final class DeviceShell {
         if let endpoint = configuration.controlEndpoint {
             let socket = try Socket(context, .router)
             try socket.setMaxMessageSize(Self.maxMessageBytes)
+            if let keys { try socket.setCurveServer(keys.own, domain: "control") }
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -83,6 +97,7 @@ public final class DeviceShell {
         Signals.install()
         begin()
         var poller = Poller(sockets)
+        if let zap { poller.add(zap.socket) }
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
@@ -91,6 +106,10 @@ public final class DeviceShell {
                 break
             }
             for index in ready {
+                if let zap, poller.sockets[index] === zap.socket {
+                    try zap.serve()
+                    continue
+                }
                 try onFrames(from: poller.sockets[index])
             }
             tick()
@@ -142,6 +161,7 @@ public final class DeviceShell {
         // The answer to `stop` (or anything else queued on control) goes out before the process exits.
         try? control?.setLinger(ms: 500)
         control?.close()
+        zap?.close()
         if ownsContext { context.terminate() }
     }
 

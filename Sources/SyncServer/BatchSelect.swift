@@ -5,7 +5,9 @@ enum BatchSelect: CaseIterable {
     private var prefix: String {
         switch self {
         case .knownKeys:
-            return "SELECT key, device, outcome, seq, version, conflict, reason FROM applied_ops WHERE key IN "
+            // Keys are scoped by account: one account's keys neither collide with nor reveal another's.
+            return "SELECT key, device, outcome, seq, version, conflict, reason FROM applied_ops "
+                + "WHERE account = ? AND key IN "
         case .drafts:
             return "SELECT id, title, body, version, last_writer, deleted FROM drafts WHERE account = ? AND id IN "
         }

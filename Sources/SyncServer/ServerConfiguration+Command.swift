@@ -34,9 +34,18 @@ extension ServerConfiguration {
                  help: "SQLite synchronous: normal (survives kill -9) or full (fsync per commit)"),
             Flag("crash-at", value: "POINT[@N]",
                  help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
+            Flag("key-file", value: "PATH",
+                 help: "CURVE on every socket: this server's secret key file, mode 0600 (default: none, NULL)"),
+            Flag("launcher-key-file", value: "PATH",
+                 help: "the public key file of the only client the control socket admits (with --key-file)"),
+            Flag("broker-key-file", value: "PATH",
+                 help: "the broker's public key file, for --notify under CURVE (with --key-file)"),
         ],
         footer: """
-            Start one by hand:
+            With CURVE (docs/SECURITY.md): make keys with `synclab keys --out DIR server broker launcher pixel`, put
+            each device's public key in the accounts file ("publicKey"), and add
+              --key-file DIR/server.secret --launcher-key-file DIR/launcher.public --broker-key-file DIR/broker.public
+            Start one by hand (no CURVE):
               echo '{"accounts":[{"id":"acme","devices":[{"id":"pixel","platform":"android","token":"t1"}]}]}' \\
                   > accounts.json
               synclab-server --db server.sqlite --listen tcp://127.0.0.1:5550 --accounts accounts.json \\
@@ -90,6 +99,23 @@ extension ServerConfiguration {
                                   dropRequest: try options.probability("drop-request"))
             for value in options.all("crash-at") {
                 crashAt += try CrashPoints.parse(value, role: "server")
+            }
+            keyFile = options.string("key-file")
+            launcherKeyFile = options.string("launcher-key-file")
+            brokerKeyFile = options.string("broker-key-file")
+            if keyFile != nil {
+                guard accountsPath != nil else {
+                    throw ServerError.usage("--key-file needs --accounts: it names the devices' public keys")
+                }
+                guard control == nil || launcherKeyFile != nil else {
+                    throw ServerError.usage("--key-file with --control needs --launcher-key-file: the control "
+                        + "socket admits only that key")
+                }
+                guard notify == nil || brokerKeyFile != nil else {
+                    throw ServerError.usage("--key-file with --notify needs --broker-key-file")
+                }
+            } else if launcherKeyFile != nil || brokerKeyFile != nil {
+                throw ServerError.usage("--launcher-key-file and --broker-key-file need --key-file")
             }
             let sync = options.string("synchronous") ?? "normal"
             switch sync {

@@ -30,6 +30,12 @@ public struct ServerConfiguration: Sendable {
     public var synchronous: Synchronous = .normal
     /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
     public var crashAt: [ArmedCrash] = []
+    /// CURVE (docs/SECURITY.md): this server's secret key file; nil: every socket uses NULL (no security).
+    public var keyFile: String?
+    /// The launcher's public key file: the only key the control socket admits (required with `keyFile`).
+    public var launcherKeyFile: String?
+    /// The broker's public key file, for the notice socket's CURVE handshake (required with `keyFile` and `notify`).
+    public var brokerKeyFile: String?
 
     public init(databasePath: String, listen: String) {
         self.databasePath = databasePath

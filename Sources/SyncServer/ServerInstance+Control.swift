@@ -21,6 +21,7 @@ extension ServerInstance {
         case "ping":
             return acknowledge(ticket, ok: true, detail: "pong")
         case "stats":
+            stats.sessions = sessions.count
             return acknowledge(ticket, ok: true, detail: "", data: stats.json)
         case "stop":
             return acknowledge(ticket, ok: true, detail: "stopping") + [.stop]
@@ -47,7 +48,9 @@ extension ServerInstance {
 
     /// The shell added the device to the database: hellos from it are accepted from now on.
     public mutating func onDeviceAdded(_ record: DeviceRecord, ticket: ControlTicket) -> [ServerDirective] {
-        directory[record.id] = record
+        var stored = record
+        stored.token = TokenHash.stored(record.token)
+        directory[record.id] = stored
         if stats.heads[record.account] == nil { stats.heads[record.account] = 0 }
         // A new token ends the sessions opened with the old one.
         for (id, session) in sessions where session.device == record.id { sessions[id] = nil }
@@ -67,7 +70,7 @@ extension ServerInstance {
             }
             return value
         }
-        let allowed = ["account", "device", "platform", "token"]
+        let allowed = ["account", "device", "platform", "token", "publicKey"]
         for name in args.keys.sorted() where !allowed.contains(name) {
             throw .invalidArgument(command: "addDevice", name: name,
                                    problem: "is unknown: use \(allowed.joined(separator: ", "))")
@@ -77,8 +80,16 @@ extension ServerInstance {
             let names = Platform.allCases.map(\.rawValue).joined(separator: ", ")
             throw .invalidArgument(command: "addDevice", name: "platform", problem: "must be one of \(names)")
         }
+        var publicKey: String?
+        if args["publicKey"] != nil {
+            guard let key = args["publicKey"]?.stringValue, key.utf8.count == 40 else {
+                throw .invalidArgument(command: "addDevice", name: "publicKey",
+                                       problem: "must be a CURVE public key: 40 characters of Z85")
+            }
+            publicKey = key
+        }
         return DeviceRecord(id: try text("device"), account: try text("account"), platform: platform,
-                            token: try text("token"))
+                            token: try text("token"), publicKey: publicKey)
     }
 
     func acknowledge(_ ticket: ControlTicket, ok: Bool, detail: String, data: JSONValue? = nil) -> [ServerDirective] {

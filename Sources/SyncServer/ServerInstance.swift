@@ -33,8 +33,13 @@ public struct ServerInstance: Sendable {
         self.sessionCapacity = max(sessionCapacity, 1)
     }
 
-    /// The session of `peer`, if it said hello.
-    public func session(of peer: Peer) -> Session? { sessions[peer.routingID] }
+    /// The session of `peer`, if it said hello (over the same connection, with the same key).
+    public func session(of peer: Peer) -> Session? {
+        guard let session = sessions[peer.routingID], session.user == peer.user,
+              session.connection == peer.connection
+        else { return nil }
+        return session
+    }
 
     // MARK: - Device messages
 
@@ -45,6 +50,10 @@ public struct ServerInstance: Sendable {
         switch Codec.decodeOrReply(frames) {
         case .success(let decoded): message = decoded
         case .failure(let error):
+            // Nobody answers an error, not even one that does not decode: no error loops between two peers.
+            if frames.first == Self.errorHeader {
+                return refuse(peer, req: nil, code: error.code, message: error.description, answer: false)
+            }
             return refuse(peer, req: Self.requestNumber(in: frames), code: error.code, message: error.description)
         }
         switch message {
@@ -54,8 +63,11 @@ public struct ServerInstance: Sendable {
             return onPush(push, from: peer)
         case .pull(let pull):
             return onPull(pull, from: peer)
+        case .error:
+            let error = ProtocolError.unexpected(type: message.type, receiver: Self.receiver)
+            return refuse(peer, req: nil, code: error.code, message: error.description, answer: false)
         case .welcome, .pushResult, .page, .notice, .register, .registered, .deviceState, .hint, .control,
-            .controlAck, .error:
+            .controlAck:
             let error = ProtocolError.unexpected(type: message.type, receiver: Self.receiver)
             return refuse(peer, req: Self.requestNumber(in: frames), code: error.code, message: error.description)
         }
@@ -63,8 +75,11 @@ public struct ServerInstance: Sendable {
 
     mutating func onHello(_ hello: Hello, from peer: Peer) -> [ServerDirective] {
         let refusal: (ErrorCode, String)?
-        if let record = directory[hello.device] {
-            if record.token != hello.token {
+        if let user = peer.user, user != hello.device {
+            // The connection's CURVE key is another device's: the key, not the hello, says who this is.
+            refusal = (.badToken, "this connection's key is not device \"\(Self.quoted(hello.device))\"'s")
+        } else if let record = directory[hello.device] {
+            if !TokenHash.matches(stored: record.token, presented: hello.token) {
                 refusal = (.badToken, "bad token for device \"\(hello.device)\"")
             } else if record.account != hello.account {
                 // Only a holder of the device's token learns which account it belongs to.
@@ -78,14 +93,15 @@ public struct ServerInstance: Sendable {
         }
         if let (code, text) = refusal {
             // A failed hello ends whatever session this connection had.
-            sessions[peer.routingID] = nil
+            if session(of: peer) != nil { sessions[peer.routingID] = nil }
             var directives = refuse(peer, req: nil, code: code, message: text, device: hello.device)
             directives.append(.log(ServerEvent("hello.refused", [
                 ("device", .string(hello.device)), ("account", .string(hello.account)), ("reason", .string(text)),
             ])))
             return directives
         }
-        open(Session(device: hello.device, account: hello.account, lastUse: clock), for: peer)
+        open(Session(device: hello.device, account: hello.account, lastUse: clock, user: peer.user,
+                     connection: peer.connection), for: peer)
         let head = stats.heads[hello.account] ?? 0
         let accepted = ServerEvent("hello.accepted", [
             ("device", .string(hello.device)), ("account", .string(hello.account)),
@@ -102,7 +118,7 @@ public struct ServerInstance: Sendable {
         if let account = pull.account, account != session.account {
             return refuse(peer, req: pull.req, code: .wrongAccount,
                           message: "device \"\(session.device)\" may read only account \"\(session.account)\", "
-                              + "not \"\(account)\"", device: session.device)
+                              + "not \"\(Self.quoted(account))\"", device: session.device)
         }
         return [.pull(PullRequest(peer: peer, req: pull.req, device: session.device, account: session.account,
                                   cursor: pull.cursor, limit: pull.limit))]
@@ -133,17 +149,56 @@ public struct ServerInstance: Sendable {
 
     // MARK: - Helpers
 
-    /// An error reply and a `request.refused` event; nothing else happens.
-    mutating func refuse(_ peer: Peer, req: Int?, code: ErrorCode, message: String, device: String? = nil)
-        -> [ServerDirective]
+    /// An error reply (unless `answer` is false: the refused message was itself an `error`) and a
+    /// `request.refused` event; nothing else happens. The message quotes at most a short prefix of what was sent.
+    mutating func refuse(_ peer: Peer, req: Int?, code: ErrorCode, message: String, device: String? = nil,
+                         answer: Bool = true) -> [ServerDirective]
     {
+        let message = Self.bounded(message)
         stats.refused += 1
         var fields: [(String, JSONValue)] = [
             ("code", .string(code.rawValue)), ("message", .string(message)), ("peer", .string(peer.label)),
         ]
-        if let device = device ?? sessions[peer.routingID]?.device { fields.append(("device", .string(device))) }
+        if let device = device ?? session(of: peer)?.device { fields.append(("device", .string(device))) }
+        guard answer else { return [.log(ServerEvent("request.refused", fields))] }
         return [.log(ServerEvent("request.refused", fields))]
             + reply(peer, .error(ErrorReply(req: req, code: code, message: message)))
+    }
+
+    /// The header frame of an `error`, which is never answered.
+    static let errorHeader = Array("SL1 error".utf8)
+    /// Longest text of a sent field an error quotes (a longer one is cut, saying how long it was).
+    static let quoteBytes = 64
+    /// Longest error message: an error about a huge field or header quotes a prefix of it, never all of it.
+    static let maxMessageBytes = 256
+
+    /// `text` cut to `quoteBytes` on a character boundary, with its length when it was longer.
+    static func quoted(_ text: String) -> String {
+        guard text.utf8.count > quoteBytes else { return text }
+        var prefix = ""
+        for character in text {
+            if prefix.utf8.count + character.utf8.count > quoteBytes { break }
+            prefix.append(character)
+        }
+        return prefix + "…(\(text.utf8.count) bytes)"
+    }
+
+    /// An error message bounded to `maxMessageBytes`, cut on a character boundary.
+    static func bounded(_ message: String) -> String {
+        guard message.utf8.count > maxMessageBytes else { return message }
+        var prefix = ""
+        for character in message {
+            if prefix.utf8.count + character.utf8.count > maxMessageBytes - 24 { break }
+            prefix.append(character)
+        }
+        return prefix + "…(\(message.utf8.count) bytes)"
+    }
+
+    /// A connection ended (the shell's `ConnectionMonitor`): every session opened over it ends with it, so the
+    /// session table shrinks as peers leave and a later connection with the same routing id inherits nothing.
+    public mutating func onConnectionEnded(_ connection: Int32) {
+        guard connection >= 0 else { return }
+        for (id, session) in sessions where session.connection == connection { sessions[id] = nil }
     }
 
     /// A reply to a device, delayed by the fault plan when it says so (each delay is an injected fault).
@@ -151,7 +206,7 @@ public struct ServerInstance: Sendable {
         guard faults.replyDelayMs > 0 else { return [.reply(to: peer, message: message, delayMs: 0)] }
         stats.faultsInjected += 1
         var fields: [(String, JSONValue)] = [("kind", .string("replyDelay"))]
-        if let device = sessions[peer.routingID]?.device { fields.append(("device", .string(device))) }
+        if let device = session(of: peer)?.device { fields.append(("device", .string(device))) }
         fields.append(("delayMs", .int(faults.replyDelayMs)))
         return [.log(ServerEvent("fault.injected", fields)),
                 .reply(to: peer, message: message, delayMs: faults.replyDelayMs)]
@@ -168,7 +223,9 @@ public struct ServerInstance: Sendable {
 
     /// The peer's session, marked as just used.
     mutating func touch(_ peer: Peer) -> Session? {
-        guard var session = sessions[peer.routingID] else { return nil }
+        guard var session = sessions[peer.routingID], session.user == peer.user,
+              session.connection == peer.connection
+        else { return nil }
         session.lastUse = clock
         sessions[peer.routingID] = session
         return session

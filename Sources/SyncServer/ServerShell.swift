@@ -21,6 +21,14 @@ public final class ServerShell {
     var stopping = false
     /// Where this process kills itself (`--crash-at`, control `crashAt`).
     var crashPoints = CrashPoints()
+    /// CURVE: the context's ZAP handler (admits the accounts file's keys on `devices`, the launcher's on `control`)
+    /// and the monitor that ends a connection's session when it closes. nil under NULL.
+    let zap: ZapHandler?
+    let monitor: ConnectionMonitor?
+    /// Bounds the `request.refused` lines a flood can write (per peer and in all).
+    var refusals = RefusalLimiter()
+    /// The last refusal was held back, so the `hello.refused` that follows it is too.
+    var refusalSuppressed = false
 
     /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
     /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
@@ -29,6 +37,10 @@ public final class ServerShell {
     static let maxPollMs = 200
     /// Messages handled from one socket before looking at the others.
     static let drainBatch = 256
+    /// Replies queued for one connection before more are dropped (`reply.lost`): with pages under
+    /// `Limits.maxBodyBytes` (1 MiB), a client that never reads pins at most this many MiB of replies
+    /// (devices have one request in flight, a push or a pull, so a legitimate one never comes near it).
+    static let replyHighWaterMark: Int32 = 8
 
     /// Opens the event log and the database, loads the accounts file, binds and connects the sockets.
     /// Every failure names the flag or file at fault.
@@ -64,18 +76,45 @@ public final class ServerShell {
         for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
         instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
                                   faults: configuration.faults, seed: configuration.seed)
+        var keys: (own: CurveKeyPair, launcher: String?, broker: String?)?
+        if let keyFile = configuration.keyFile {
+            do {
+                keys = (try CurveKeyPair.read(secretFile: keyFile),
+                        try configuration.launcherKeyFile.map { path throws(CurveKeyError) in
+                            try CurveKeyPair.read(publicFile: path)
+                        },
+                        try configuration.brokerKeyFile.map { path throws(CurveKeyError) in
+                            try CurveKeyPair.read(publicFile: path)
+                        })
+            } catch {
+                throw .startup("cannot use a key file: \(error)")
+            }
+        }
         do {
             let context = try Context()
             self.context = context
-            devices = try Self.router(context, bind: configuration.listen, flag: "listen")
-            // A linger, so the acknowledgement of `stop` still leaves after the socket closes (linger 0 drops it when
-            // the IO thread has not yet written it, which a loaded machine makes likely).
+            if let keys {
+                // Before any CURVE socket binds: without a handler libzmq would admit every key.
+                var deviceKeys: [String: String] = [:]
+                if let path = configuration.accountsPath {
+                    deviceKeys = try AccountsFile.load(path: path).devicesByPublicKey
+                }
+                zap = try ZapHandler(context, policy: [
+                    "devices": deviceKeys, "control": keys.launcher.map { [$0: "launcher"] } ?? [:],
+                ])
+            } else {
+                zap = nil
+            }
+            devices = try Self.router(context, bind: configuration.listen, flag: "listen", curve: keys?.own,
+                                      domain: "devices", sendHighWaterMark: Self.replyHighWaterMark)
+            monitor = keys == nil ? nil : try ConnectionMonitor(context, watching: devices)
             control = try configuration.control.map {
-                try Self.router(context, bind: $0, flag: "control", lingerMs: 500)
+                try Self.router(context, bind: $0, flag: "control", curve: keys?.own, domain: "control")
             }
             notices = try configuration.notify.map {
                 try Self.noticeSocket(context, connect: $0, mode: configuration.notifyMode,
-                                      highWaterMark: configuration.notifyHighWaterMark)
+                                      highWaterMark: configuration.notifyHighWaterMark,
+                                      curve: keys.map { ($0.own, $0.broker!) })
             }
         } catch let error as ServerError {
             throw error
@@ -85,11 +124,13 @@ public final class ServerShell {
     }
 
     private static func noticeSocket(_ context: Context, connect endpoint: String,
-                                     mode: ServerConfiguration.NotifyMode, highWaterMark: Int) throws -> Socket
+                                     mode: ServerConfiguration.NotifyMode, highWaterMark: Int,
+                                     curve: (CurveKeyPair, String)?) throws -> Socket
     {
         // A short linger lets notices queued at a clean stop reach the broker.
         let socket = try Socket(context, mode == .push ? .push : .pub, lingerMs: 200)
         try socket.setSendHighWaterMark(Int32(highWaterMark))
+        if let (own, broker) = curve { try socket.setCurveClient(own, serverKey: broker) }
         do {
             try socket.connect(endpoint)
         } catch {
@@ -98,10 +139,14 @@ public final class ServerShell {
         return socket
     }
 
-    private static func router(_ context: Context, bind endpoint: String, flag: String, lingerMs: Int32 = 0) throws
-        -> Socket
+    /// Options are set before the bind: libzmq copies them into the listener, so connections accepted later get
+    /// them (an option set after the bind would not apply to them).
+    private static func router(_ context: Context, bind endpoint: String, flag: String, curve: CurveKeyPair?,
+                               domain: String, sendHighWaterMark: Int32? = nil) throws -> Socket
     {
-        let socket = try Socket(context, .router, lingerMs: lingerMs)
+        let socket = try Socket(context, .router)
+        if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
+        if let curve { try socket.setCurveServer(curve, domain: domain) }
         try socket.setMaxMessageSize(maxMessageBytes)
         // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
         try socket.setRouterMandatory(true)
@@ -131,6 +176,8 @@ public final class ServerShell {
         events.emit("process.started", started)
         defer { close() }
         var poller = Poller([devices] + (control.map { [$0] } ?? []))
+        let zapIndex = zap.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
+        let monitorIndex = monitor.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
@@ -140,10 +187,59 @@ public final class ServerShell {
             } catch {
                 throw .io("poll: \(error)")
             }
-            if ready.contains(0) { try drain(devices) { handleDevice($0) } }
+            // Ended connections first, so their sessions are gone before a new connection's messages are read.
+            if ready.contains(monitorIndex), let monitor {
+                do {
+                    for connection in try monitor.ended() { instance.onConnectionEnded(connection) }
+                } catch {
+                    throw .io("monitor: \(error)")
+                }
+            }
+            if ready.contains(zapIndex), let zap { serveZap(zap) }
+            if ready.contains(0) { try drainDevices() }
             if ready.contains(1), let control { try drain(control) { handleControl($0) } }
             sendDueReplies(now: SimClock.monotonicNanos())
         }
+    }
+
+    /// Answers the ZAP handler's requests; a refused key is a rate-limited `request.refused` (code `badKey`).
+    private func serveZap(_ zap: ZapHandler) {
+        guard let decisions = try? zap.serve() else { return }
+        for decision in decisions where decision.userID == nil {
+            let peer = "\(decision.domain)@\(decision.address)"
+            let key = decision.publicKey.isEmpty ? "none" : decision.publicKey
+            logRefusal(ServerEvent("request.refused", [
+                ("code", "badKey"), ("message", .string("\(decision.mechanism) key \(key) is not admitted")),
+                ("peer", .string(peer)),
+            ]))
+        }
+    }
+
+    private func drainDevices() throws(ServerError) {
+        for _ in 0..<Self.drainBatch {
+            guard !stopping && !Signals.stopRequested else { return }
+            let received: Received?
+            do {
+                received = try devices.receiveWithSender(dontWait: true)
+            } catch {
+                throw .io("receive: \(error)")
+            }
+            guard let received else { return }
+            guard let (peer, payload) = Peer.split(received.frames, user: received.userID,
+                                                   connection: zap == nil ? -1 : received.connection)
+            else { continue }
+            perform(instance.onDeviceMessage(from: peer, frames: payload))
+        }
+    }
+
+    /// Writes a refusal unless this peer (or everyone) refused too many this second; what is held back is counted
+    /// and reported with the next line that is written for that peer.
+    private func logRefusal(_ event: ServerEvent) {
+        let peer = event.fields.first(where: { $0.0 == "peer" })?.1.stringValue ?? ""
+        let (write, suppressed) = refusals.admit(peer: peer, nanos: SimClock.monotonicNanos())
+        refusalSuppressed = !write
+        guard write else { return }
+        events.emit(event.type, suppressed > 0 ? event.fields + [("suppressed", .int(suppressed))] : event.fields)
     }
 
     private func close() {
@@ -151,9 +247,16 @@ public final class ServerShell {
         for reply in delayed { sendDevice(reply.frames) }
         delayed.removeAll()
         devices.close()
+        // The answer to `stop` (queued just before) goes out before the socket closes.
+        try? control?.setLinger(ms: 500)
         control?.close()
         notices?.close()
-        events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid())))])
+        zap?.close()
+        monitor?.close()
+        events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid()))),
+                                        ("refusalsSuppressed", .int(refusals.suppressedTotal))])
+        // Waits (at most each socket's linger) for what is queued, the `stop` ack and last notices among it.
+        context.terminate()
     }
 
     private func drain(_ socket: Socket, _ handle: ([[UInt8]]) -> Void) throws(ServerError) {
@@ -248,12 +351,23 @@ public final class ServerShell {
             case .addDevice(let record, let ticket):
                 do {
                     try store.addDevice(record)
+                    if let zap {
+                        // A new key replaces the device's old one: connections with the old key are refused.
+                        zap.policy["devices"] = zap.policy["devices", default: [:]].filter { $0.value != record.id }
+                        if let key = record.publicKey { zap.policy["devices"]?[key] = record.id }
+                    }
                     perform(instance.onDeviceAdded(record, ticket: ticket))
                 } catch {
                     perform(instance.onDeviceAddFailed(error, ticket: ticket))
                 }
             case .log(let event):
-                events.emit(event.type, event.fields)
+                if event.type == "request.refused" {
+                    logRefusal(event)
+                } else if event.type == "hello.refused" {
+                    if !refusalSuppressed { events.emit(event.type, event.fields) }
+                } else {
+                    events.emit(event.type, event.fields)
+                }
             case .stop:
                 stopping = true
             }
@@ -273,7 +387,13 @@ public final class ServerShell {
         }
         let type = frames.count >= 2 ? String(decoding: frames[frames.count - 2], as: UTF8.self) : ""
         let peer = Peer(routingID: frames.first ?? []).label
-        events.emit("reply.lost", [("peer", .string(peer)), ("header", .string(type)), ("reason", .string(failure))])
+        // Rate-limited per peer like refusals: a client that floods and never reads cannot grow the log either.
+        let (write, suppressed) = refusals.admit(peer: "lost:" + peer, nanos: SimClock.monotonicNanos())
+        guard write else { return }
+        var fields: [(String, JSONValue)] = [("peer", .string(peer)), ("header", .string(type)),
+                                             ("reason", .string(failure))]
+        if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
+        events.emit("reply.lost", fields)
     }
 
     // MARK: - Delayed replies

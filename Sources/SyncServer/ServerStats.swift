@@ -14,6 +14,8 @@ public struct ServerStats: Sendable, Equatable {
     public var faultsInjected = 0
     /// Each account's head seq (from the database at start, then kept up to date).
     public var heads: [String: Int] = [:]
+    /// Open sessions now (set by the instance before it answers `stats`): it shrinks as connections end.
+    public var sessions = 0
 
     public init(heads: [String: Int] = [:]) { self.heads = heads }
 
@@ -23,7 +25,7 @@ public struct ServerStats: Sendable, Equatable {
             ("applied", .int(applied)), ("duplicates", .int(duplicates)), ("rejected", .int(rejected)),
             ("retryLater", .int(retryLater)), ("conflicts", .int(conflicts)), ("pulls", .int(pulls)),
             ("notices", .int(notices)), ("noticesDropped", .int(noticesDropped)), ("refused", .int(refused)),
-            ("faultsInjected", .int(faultsInjected)),
+            ("faultsInjected", .int(faultsInjected)), ("sessions", .int(sessions)),
             ("heads", .object(heads.keys.sorted().map { ($0, .int(heads[$0] ?? 0)) })),
         ])
     }

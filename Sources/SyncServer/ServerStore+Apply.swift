@@ -42,7 +42,7 @@ extension ServerStore {
             head = 0
         }
         let startHead = head
-        var keys = try knownKeys(Array(Set(ops.map(\.key))))
+        var keys = try knownKeys(account: account, Array(Set(ops.map(\.key))))
         var drafts = try currentDrafts(account: account, ids: Array(Set(ops.map(\.draft))))
         var written: [String] = []  // drafts to write, in first-write order
         var writtenSet: Set<String> = []
@@ -144,12 +144,12 @@ extension ServerStore {
         return AppliedOp(result: OpResult(key: key, outcome: .rejected, reason: record.reason), replay: true)
     }
 
-    private func knownKeys(_ keys: [String]) throws -> [String: KeyRecord] {
+    private func knownKeys(account: String, _ keys: [String]) throws -> [String: KeyRecord] {
         var records: [String: KeyRecord] = [:]
         records.reserveCapacity(keys.count)
         for chunk in Self.chunks(keys) {
             let sql = BatchSelect.knownKeys.sql(count: chunk.count)
-            try database.forEach(sql, values: chunk.map { .text($0) }) { row in
+            try database.forEach(sql, values: [.text(account)] + chunk.map { .text($0) }) { row in
                 records[row.string(0)] = KeyRecord(
                     device: row.string(1), outcome: Outcome(rawValue: row.string(2)) ?? .rejected,
                     seq: row.optionalInt(3), version: row.optionalInt(4),

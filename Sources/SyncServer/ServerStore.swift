@@ -63,6 +63,25 @@ public final class ServerStore {
                 reason TEXT
             ) WITHOUT ROWID;
             """),
+        // Idempotency keys scoped by account (docs/SECURITY.md): the same key in two accounts is two ops, so one
+        // account can neither make another's op fail nor learn that a key exists there.
+        Migration(version: 2, sql: """
+            CREATE TABLE applied_ops_v2 (
+                account TEXT NOT NULL,
+                key TEXT NOT NULL,
+                device TEXT NOT NULL,
+                outcome TEXT NOT NULL,
+                seq INTEGER,
+                version INTEGER,
+                conflict INTEGER,
+                reason TEXT,
+                PRIMARY KEY (account, key)
+            ) WITHOUT ROWID;
+            INSERT INTO applied_ops_v2 (account, key, device, outcome, seq, version, conflict, reason)
+                SELECT account, key, device, outcome, seq, version, conflict, reason FROM applied_ops;
+            DROP TABLE applied_ops;
+            ALTER TABLE applied_ops_v2 RENAME TO applied_ops;
+            """),
     ]
 
     // MARK: - Accounts and devices
@@ -105,7 +124,7 @@ public final class ServerStore {
             INSERT INTO devices (id, account, platform, token) VALUES (?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, token = excluded.token
             """,
-            record.id, record.account, record.platform.rawValue, record.token
+            record.id, record.account, record.platform.rawValue, TokenHash.stored(record.token)
         )
     }
 

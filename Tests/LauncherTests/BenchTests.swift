@@ -10,6 +10,9 @@ import Testing
         "floor.zmqRoundTripUs", "floor.sqliteCommitUs", "floor.propagationMs", "propagation.devices3.p50Ms",
         "propagation.devices3.p99Ms", "propagation.devices100.p50Ms", "server.opsPerSec", "server.pullChangesPerSec",
         "broker.hintsPerSec", "broker.rawFanoutPerSec", "memory.deviceIdleMB", "memory.serverMB",
+        // Issue 17: CURVE on and off in the same run.
+        "floor.zmqRoundTripCurveUs", "propagation.devices3plain.p50Ms", "server.curve.opsPerSec",
+        "server.curve.pullChangesPerSec",
     ]
 
     static func figure(_ json: JSONValue, _ key: String) -> Double? {

@@ -85,17 +85,19 @@ struct RunFixture {
         let server = store.database
         try server.run("INSERT INTO accounts(id, head) VALUES ('acme', ?)", changes.map(\.seq).max() ?? 0)
         for device in ["a", "b"] {
-            try server.run("INSERT INTO devices VALUES (?, 'acme', 'android', 't')", device)
+            try server.run("INSERT INTO devices(id, account, platform, token) VALUES (?, 'acme', 'android', 't')", device)
         }
         for c in changes {
             try server.run("INSERT INTO changes VALUES ('acme', ?, ?, ?, ?, ?, ?, ?, ?, 0)", c.seq, c.draft, c.action,
                            c.version, c.title, c.body, c.origin, c.key)
-            try server.run("INSERT OR IGNORE INTO applied_ops VALUES (?, ?, 'acme', 'applied', ?, ?, 0, NULL)", c.key,
-                           c.origin, c.seq, c.version)
+            try server.run("""
+                INSERT OR IGNORE INTO applied_ops(key, device, account, outcome, seq, version, conflict)
+                VALUES (?, ?, 'acme', 'applied', ?, ?, 0)
+                """, c.key, c.origin, c.seq, c.version)
         }
         for (key, record) in keyRecords {
-            try server.run("INSERT INTO applied_ops VALUES (?, ?, 'acme', ?, NULL, NULL, NULL, ?)", key, record.device,
-                           record.outcome, record.reason)
+            try server.run("INSERT INTO applied_ops(key, device, account, outcome, reason) VALUES (?, ?, 'acme', ?, ?)",
+                           key, record.device, record.outcome, record.reason)
         }
         for d in serverDrafts {
             try server.run("INSERT INTO drafts VALUES ('acme', ?, ?, ?, ?, 'a', 0)", d.id, d.title, d.body, d.version)

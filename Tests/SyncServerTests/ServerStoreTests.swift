@@ -150,10 +150,15 @@ struct ServerStoreTests {
         let again = try store.apply(device: "pixel", account: "acme",
                                     ops: [Op(key: "c", draft: "missing", action: .delete, base: 0)]).map(\.result)
         #expect(again == [results[2]])
-        let stolen = try store.apply(device: "laptop", account: "globex",
+        let stolen = try store.apply(device: "iphone", account: "acme",
                                      ops: [Op(key: "d", draft: "x", action: .create, base: 0)]).map(\.result)
         #expect(stolen.first?.outcome == .rejected)
-        #expect(try store.head(account: "globex") == 0)
+        #expect(try store.head(account: "acme") == 1)
+        // Keys are scoped by account: the same key in another account is another op, applied there.
+        let elsewhere = try store.apply(device: "laptop", account: "globex",
+                                        ops: [Op(key: "d", draft: "x", action: .create, base: 0)]).map(\.result)
+        #expect(elsewhere.first?.outcome == .applied)
+        #expect(try store.head(account: "globex") == 1)
         #expect(try store.head(account: "acme") == 1)
     }
 
@@ -208,7 +213,11 @@ struct ServerStoreTests {
         let store2 = try makeStore()  // loading again changes nothing
         #expect(try store2.devices().count == 3)
         try store.addDevice(DeviceRecord(id: "pixel", account: "acme", platform: .android, token: "rotated"))
-        #expect(try store.devices().first(where: { $0.id == "pixel" })?.token == "rotated")
+        // Stored hashed, never in clear; the rotated token matches it.
+        let stored = try store.devices().first(where: { $0.id == "pixel" })?.token ?? ""
+        #expect(stored.hasPrefix("sha256:") && !stored.contains("rotated"))
+        #expect(TokenHash.matches(stored: stored, presented: "rotated"))
+        #expect(!TokenHash.matches(stored: stored, presented: "t-pixel"))
         #expect(throws: ServerError.deviceMoved(device: "pixel", from: "acme", to: "globex")) {
             try store.addDevice(DeviceRecord(id: "pixel", account: "globex", platform: .android, token: "x"))
         }

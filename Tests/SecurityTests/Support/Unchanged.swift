@@ -1,0 +1,25 @@
+import Foundation
+import Testing
+
+extension SecureLab {
+    /// Runs `attack`, then checks it changed nothing: the server's rows are the same and the broker accepted no hint.
+    func expectUnchanged(_ attack: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let rows = try databaseSnapshot()
+        let hints = hintsAccepted
+        try attack()
+        #expect(try databaseSnapshot() == rows, "the attack changed the server's database",
+                sourceLocation: sourceLocation)
+        #expect(hintsAccepted == hints, "the attack made the broker accept a hint", sourceLocation: sourceLocation)
+        #expect(serverAlive && brokerAlive, "a process died", sourceLocation: sourceLocation)
+    }
+
+    /// Waits (bounded) until `condition` holds; false if it never did.
+    func eventually(timeout: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(10_000)
+        }
+        return try condition()
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import LabKit
+import SyncProtocol
+import Testing
+
+@testable import SyncServer
+
+/// The instance's identity rules with CURVE (pure logic; the real sockets are in SecurityTests): a session belongs to
+/// the key's device and its connection, ends with the connection, and errors are bounded and never answered.
+@Suite("ServerInstance identity")
+struct ServerInstanceIdentityTests {
+    static let devices = [
+        DeviceRecord(id: "pixel", account: "acme", platform: .android, token: TokenHash.stored("t-pixel")),
+        DeviceRecord(id: "laptop", account: "globex", platform: .web, token: TokenHash.stored("t-laptop")),
+    ]
+
+    func makeInstance() -> ServerInstance { ServerInstance(devices: Self.devices, heads: ["acme": 0], seed: 1) }
+
+    func errorCode(_ directives: [ServerDirective]) -> ErrorCode? {
+        for directive in directives {
+            if case .reply(_, .error(let reply), _) = directive { return reply.code }
+        }
+        return nil
+    }
+
+    func hello(_ instance: inout ServerInstance, _ peer: Peer, device: String = "pixel") -> [ServerDirective] {
+        instance.onDeviceMessage(from: peer, frames: Codec.encode(.hello(Hello(
+            device: device, account: device == "pixel" ? "acme" : "globex", token: "t-\(device)", platform: .android))))
+    }
+
+    func pull(_ instance: inout ServerInstance, _ peer: Peer) -> [ServerDirective] {
+        instance.onDeviceMessage(from: peer, frames: Codec.encode(.pull(Pull(req: 1, cursor: 0, limit: 10))))
+    }
+
+    @Test func helloMustNameTheKeysDevice() {
+        var instance = makeInstance()
+        let laptopKey = Peer(routingID: [1], user: "laptop", connection: 7)
+        #expect(errorCode(hello(&instance, laptopKey, device: "pixel")) == .badToken)
+        #expect(instance.sessions.isEmpty)
+        #expect(errorCode(hello(&instance, laptopKey, device: "laptop")) == nil)
+        #expect(instance.session(of: laptopKey)?.device == "laptop")
+    }
+
+    @Test func aSessionIsTheKeysAndTheConnectionsNotTheRoutingIDs() {
+        var instance = makeInstance()
+        let pixel = Peer(routingID: [1], user: "pixel", connection: 7)
+        _ = hello(&instance, pixel)
+        // The same routing id from another key, or over another connection, is not in the session.
+        #expect(errorCode(pull(&instance, Peer(routingID: [1], user: "laptop", connection: 7))) == .notAuthenticated)
+        #expect(errorCode(pull(&instance, Peer(routingID: [1], user: "pixel", connection: 8))) == .notAuthenticated)
+        #expect(errorCode(pull(&instance, pixel)) == nil)
+    }
+
+    @Test func aSessionEndsWithItsConnection() {
+        var instance = makeInstance()
+        let pixel = Peer(routingID: [1], user: "pixel", connection: 7)
+        _ = hello(&instance, pixel)
+        _ = hello(&instance, Peer(routingID: [2], user: "laptop", connection: 9), device: "laptop")
+        instance.onConnectionEnded(7)
+        #expect(instance.sessions.count == 1)
+        #expect(errorCode(pull(&instance, pixel)) == .notAuthenticated)
+    }
+
+    @Test func anErrorIsLoggedNotAnswered() {
+        var instance = makeInstance()
+        let peer = Peer(routingID: [1])
+        for body in [Codec.encode(.error(ErrorReply(code: .invalid, message: "x")))[1], Array("{".utf8)] {
+            let directives = instance.onDeviceMessage(from: peer, frames: [Array("SL1 error".utf8), body])
+            #expect(errorCode(directives) == nil)
+            #expect(directives.contains { if case .log(let e) = $0 { return e.type == "request.refused" }; return false })
+        }
+    }
+
+    @Test func errorMessagesQuoteAShortPrefix() {
+        var instance = makeInstance()
+        let pixel = Peer(routingID: [1])
+        _ = hello(&instance, pixel)
+        let long = String(repeating: "é", count: 5_000)
+        let directives = instance.onDeviceMessage(from: pixel, frames: Codec.encode(.pull(Pull(
+            req: 1, cursor: 0, limit: 10, account: long))))
+        guard case .reply(_, .error(let reply), _)? = directives.first(where: {
+            if case .reply = $0 { return true }; return false
+        }) else {
+            Issue.record("no error")
+            return
+        }
+        #expect(reply.message.utf8.count <= ServerInstance.maxMessageBytes)
+        #expect(reply.message.contains("bytes)"))
+    }
+}
