@@ -104,13 +104,18 @@ extension DeviceShell {
             return .later
         case "status":
             return .ack("ok", statusData())
+        case "reinstall":
+            let lost = try reinstall()
+            return .ack("reinstalled: \(lost.count) unsent ops lost", .object([
+                ("lost", .int(lost.count)), ("keys", .array(lost.map { .string($0) })),
+            ]))
         case "stop":
             stopping = true
             return .ack("stopping", nil)
         default:
             return .refused("unknown command \"\(request.command)\"; a device knows ping, edit, "
                 + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
-                + "status, stop")
+                + "status, reinstall, stop")
         }
     }
 
