@@ -51,6 +51,8 @@ public enum BrokerCommand {
                  help: "chaos: probability a hint waits until the device's next hint has overtaken it"),
             Flag("reorder-window-sec", value: "SEC", default: "60",
                  help: "chaos: simulated seconds a reordered hint waits at most"),
+            Flag("hint-carries-data",
+                 help: "design switch: hints carry the notice's changes (data in the push), not only a reference"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
@@ -101,6 +103,7 @@ public enum BrokerCommand {
             delayKind: try choice("delay-kind", options), delaySec: try nonNegative("delay-sec", options),
             reorder: try options.probability("reorder"))
         config.reorderWindowSec = try nonNegative("reorder-window-sec", options)
+        config.hintCarriesData = options.has("hint-carries-data")
         return config
     }
 

@@ -30,6 +30,9 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var profiles = ProfileSettings()
     public var chaos = ChaosSettings.off
     public var reorderWindowSec: Double = 60
+    /// Design switch (issue 13): hints carry the notice's change data (`changes: [{seq, draft, version}]`) instead
+    /// of only `{hint, account, head}`. Off is the lab's design: "push is a hint" (seed 001).
+    public var hintCarriesData = false
 
     public init(listen: String, notices: String, accountsPath: String) {
         self.listen = listen
