@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "SyncServer", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
         .target(name: "PushBroker", dependencies: ["ZeroMQ", "SyncProtocol", "LabKit"]),
         .target(name: "SyncDevice", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
-        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
 
         // Thin executables.
         .executableTarget(name: "synclab", dependencies: ["Launcher", "LabKit"]),
@@ -49,7 +49,8 @@ let package = Package(
                     dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "SyncDeviceTests",
                     dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
-        .testTarget(name: "LauncherTests", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
+        .testTarget(name: "LauncherTests",
+                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import SyncDevice
 import SyncProtocol
 import ZeroMQ
 
@@ -111,12 +112,9 @@ public final class LabRun {
         if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
         try add("broker", executable: "synclab-broker", arguments: brokerArgs)
 
-        let d = topology.device
-        let shared = ["--server", serverEndpoint, "--broker", brokerEndpoint,
-                      "--batch", String(d.batch), "--page-limit", String(d.pageLimit), "--max-pages", String(d.maxPages),
-                      "--lease-sec", format(d.leaseSec), "--reply-timeout-ms", String(d.replyTimeoutMs),
-                      "--max-attempts", String(d.maxAttempts), "--desired-interval-min", format(d.desiredIntervalMin),
-                      "--freshness-budget-min", format(d.freshnessBudgetMin), "--synchronous", d.synchronous]
+        // Every device setting the topology gives topology-wide; a device's own values follow in its argv or its pool
+        // spec entry.
+        let shared = ["--server", serverEndpoint, "--broker", brokerEndpoint] + topology.device.flags()
         // Each pool's spec, in the shape `synclab-device pool --spec` reads (docs/DEVICE.md, "Device pool").
         var pooled: [String: [JSONValue]] = [:]
         for account in topology.accounts {
@@ -127,12 +125,14 @@ public final class LabRun {
                         ("platform", .string(device.platform.rawValue)), ("db", .string(folder.devicePath(device.id))),
                         ("engagement", .double(device.engagement)), ("startState", .string(device.start)),
                         ("charging", .bool(device.charging)),
+                        ("flags", .object(ownFlags(device).map { ($0.flag, .string($0.value)) })),
                     ]))
                     continue
                 }
                 var args = ["--id", device.id, "--account", account.id, "--token", device.token,
                             "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
                             "--engagement", format(device.engagement), "--start-state", device.start] + shared
+                    + ownFlags(device).flatMap { ["--\($0.flag)", $0.value] }
                 if device.charging { args.append("--charging") }
                 try add(device.id, executable: "synclab-device", arguments: args)
             }
@@ -150,6 +150,14 @@ public final class LabRun {
         }
         for name in order {
             try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+        }
+    }
+
+    /// The device settings in which `device` differs from the topology-wide ones, as flag and text.
+    private func ownFlags(_ device: DeviceSpec) -> [(flag: String, value: String)] {
+        DeviceSettings.knobs.compactMap { knob in
+            let mine = knob.text(in: device.settings)
+            return mine == knob.text(in: topology.device) ? nil : (knob.flag, mine)
         }
     }
 

@@ -93,6 +93,9 @@ public struct Report {
                 ])
             })),
             ("metrics", .object(f.metrics.map { ($0.0, .string($0.1)) })),
+            ("deviceSettings", .object(deviceSettingsOverrides.map { row in
+                (row.device, .object(row.settings.map { ($0.key, .string($0.value)) }))
+            })),
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
             ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
@@ -137,6 +140,7 @@ public struct Report {
         md += "\(data.devices.count) devices in \(data.topology.accounts.count) account(s)\n\n"
         md += "## Invariants\n\n| invariant | held | detail |\n| --- | --- | --- |\n"
         for r in invariants { md += "| \(r.name) | \(r.held ? "yes" : "**NO**") | \(escape(r.detail)) |\n" }
+        md += deviceSettingsMarkdown
         if !notes.isEmpty {
             md += "\n## Notes\n\n" + notes.map { "- \(escape($0))" }.joined(separator: "\n") + "\n"
         }
@@ -202,6 +206,26 @@ public struct Report {
         }
         if f.lineages.count > shown.count { md += "- … and \(f.lineages.count - shown.count) more edits (all in events.jsonl)\n" }
         md += "\n## Files\n\n`events.jsonl` (every event, merged), `logs/`, `server.sqlite`, `devices/*.sqlite`, `report.json`.\n"
+        return md
+    }
+
+    /// Devices whose settings differ from the topology-wide `device` block, and how.
+    var deviceSettingsOverrides: [(device: String, settings: [(key: String, value: String)])] {
+        data.topology.devices.compactMap { spec in
+            let own = spec.settings.differences(from: data.topology.device)
+            return own.isEmpty ? nil : (spec.id, own)
+        }
+    }
+
+    private var deviceSettingsMarkdown: String {
+        let overrides = deviceSettingsOverrides
+        guard !overrides.isEmpty else { return "" }
+        var md = "\n## Device settings\n\nDevices whose settings differ from the topology-wide `device` block.\n\n"
+        md += "| device | own settings |\n| --- | --- |\n"
+        for row in overrides.prefix(Self.devicesListed) {
+            md += "| \(row.device) | " + row.settings.map { "\($0.key) = \($0.value)" }.joined(separator: ", ") + " |\n"
+        }
+        if overrides.count > Self.devicesListed { md += "| … \(overrides.count - Self.devicesListed) more | |\n" }
         return md
     }
 

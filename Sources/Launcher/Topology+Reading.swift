@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import SyncDevice
 import SyncProtocol
 
 extension Topology {
@@ -75,19 +76,7 @@ extension Topology {
             t.broker.webpushTtlSec = try b.duration("webpushTtlSec")
             t.broker.hintHwm = try b.int("hintHwm", in: 1...1_000_000)
         }
-        if let d = try r.object("device") {
-            try d.onlyKeys(["batch", "pageLimit", "maxPages", "leaseSec", "replyTimeoutMs", "maxAttempts",
-                            "desiredIntervalMin", "freshnessBudgetMin", "synchronous"])
-            t.device.batch = try d.int("batch", in: 1...Limits.maxOpsPerPush) ?? 50
-            t.device.pageLimit = try d.int("pageLimit", in: 1...Limits.maxPageLimit) ?? 200
-            t.device.maxPages = try d.int("maxPages", in: 1...1000) ?? 5
-            t.device.leaseSec = try d.duration("leaseSec") ?? 30
-            t.device.replyTimeoutMs = try d.int("replyTimeoutMs", in: 10...600_000) ?? 1000
-            t.device.maxAttempts = try d.int("maxAttempts", in: 1...1000) ?? 10
-            t.device.desiredIntervalMin = try d.number("desiredIntervalMin", in: 1...100_000) ?? 15
-            t.device.freshnessBudgetMin = try d.number("freshnessBudgetMin", in: 1...100_000) ?? 60
-            t.device.synchronous = try d.oneOf("synchronous", ["normal", "full"], default: "normal")!
-        }
+        if let d = try r.object("device") { t.device = try readDeviceSettings(d, over: t.device) }
         if let h = try r.object("heal") {
             try h.onlyKeys(["timeoutSec"])
             t.healTimeoutSec = try h.number("timeoutSec", in: 1...3600) ?? 60
@@ -98,8 +87,10 @@ extension Topology {
         var seenDevices: [String: Int] = [:]
         var generator = SeededGenerator.derived(seed: t.seed, name: "tokens")
         for a in accounts {
-            try a.onlyKeys(["id", "devices"])
+            try a.onlyKeys(["id", "devices", "device"])
             let id = try a.requiredString("id")
+            var accountSettings = t.device
+            if let d = try a.object("device") { accountSettings = try readDeviceSettings(d, over: t.device) }
             try checkID(id, a, "id")
             if t.accounts.contains(where: { $0.id == id }) {
                 throw a.fail("account \"\(id)\" is declared twice", at: a.node["id"], key: a.child("id"))
@@ -110,10 +101,11 @@ extension Topology {
             var specs: [DeviceSpec] = []
             for d in devices {
                 if d.node["generate"] != nil {
-                    specs += try readGenerator(d, account: id, seen: &seenDevices, tokens: &generator)
+                    specs += try readGenerator(d, account: id, settings: accountSettings, seen: &seenDevices,
+                                               tokens: &generator)
                     continue
                 }
-                try d.onlyKeys(["id", "platform", "engagement", "start", "charging"])
+                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device"])
                 let deviceID = try d.requiredString("id")
                 try checkDeviceID(deviceID, d, "id", seen: &seenDevices)
                 guard let platformName = try d.oneOf("platform", Platform.allCases.map(\.rawValue)),
@@ -124,7 +116,10 @@ extension Topology {
                     id: deviceID, platform: platform,
                     engagement: try d.number("engagement", in: 0...1000) ?? 4,
                     start: try d.oneOf("start", ["foreground", "background", "closed"], default: "background")!,
-                    charging: try d.bool("charging") ?? false, token: token))
+                    charging: try d.bool("charging") ?? false, token: token,
+                    settings: try d.object("device").map { o throws(TopologyError) in
+                        try readDeviceSettings(o, over: accountSettings)
+                    } ?? accountSettings))
             }
             t.accounts.append(AccountSpec(id: id, devices: specs))
         }
@@ -163,6 +158,43 @@ extension Topology {
         return t
     }
 
+    /// A `device: {…}` block (topology-wide, an account's or a device's): each key a knob of `DeviceSettings.knobs`,
+    /// over the settings it refines.
+    static func readDeviceSettings(_ d: NodeReader, over base: DeviceSettings) throws(TopologyError) -> DeviceSettings {
+        try d.onlyKeys(DeviceSettings.knobs.map(\.key))
+        var settings = base
+        for knob in DeviceSettings.knobs {
+            guard let node = d.node[knob.key] else { continue }
+            let text: String
+            switch knob.values {
+            case .integer(let range):
+                text = String(try d.int(knob.key, in: range)!)
+            case .number(let range):
+                text = DeviceKnob.format(try d.number(knob.key, in: range)!)
+            case .duration(let range):
+                let seconds = try d.duration(knob.key)!
+                guard range.contains(seconds) else {
+                    throw d.fail("must be from \(format(range.lowerBound))s to \(format(range.upperBound))s",
+                                 at: node, key: d.child(knob.key))
+                }
+                text = DeviceKnob.format(seconds)
+            case .bool:
+                text = try d.bool(knob.key)! ? "true" : "false"
+            case .choice(let allowed):
+                text = try d.oneOf(knob.key, allowed)!
+            }
+            do {
+                try knob.apply(text, to: &settings)
+            } catch {
+                throw d.fail(error.problem, at: node, key: d.child(knob.key))
+            }
+        }
+        guard settings.backoffCapSec >= settings.backoffBaseSec else {
+            throw d.fail("backoffCapSec must be at least backoffBaseSec", key: d.child("backoffCapSec"))
+        }
+        return settings
+    }
+
     /// A device id: well formed, not a process name, not declared before.
     private static func checkDeviceID(_ deviceID: String, _ d: NodeReader, _ key: String,
                                       seen: inout [String: Int]) throws(TopologyError) {
@@ -180,9 +212,12 @@ extension Topology {
 
     /// `{ generate: N, prefix?, platforms?, engagement?, start?, charging? }` in an account's `devices`: N devices
     /// named PREFIX1…PREFIXN (prefix default "ACCOUNT-"), platforms taken in turn from `platforms`.
-    private static func readGenerator(_ d: NodeReader, account: String, seen: inout [String: Int],
+    private static func readGenerator(_ d: NodeReader, account: String, settings accountSettings: DeviceSettings,
+                                      seen: inout [String: Int],
                                       tokens: inout SeededGenerator) throws(TopologyError) -> [DeviceSpec] {
-        try d.onlyKeys(["generate", "prefix", "platforms", "engagement", "start", "charging"])
+        try d.onlyKeys(["generate", "prefix", "platforms", "engagement", "start", "charging", "device"])
+        var settings = accountSettings
+        if let o = try d.object("device") { settings = try readDeviceSettings(o, over: accountSettings) }
         guard let count = try d.int("generate", in: 1...10_000) else {
             throw d.fail("missing required key \"generate\" (how many devices)")
         }
@@ -212,7 +247,8 @@ extension Topology {
                                     message: "generated device id: \(error.message)")
             }
             specs.append(DeviceSpec(id: id, platform: platforms[(n - 1) % platforms.count], engagement: engagement,
-                                    start: start, charging: charging, token: String(format: "t-%016llx", tokens.next())))
+                                    start: start, charging: charging, token: String(format: "t-%016llx", tokens.next()),
+                                    settings: settings))
         }
         return specs
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SyncDevice
 import SyncProtocol
 
 /// A run's description: the processes, the accounts and devices, the timeline of user actions and faults.
@@ -14,6 +15,8 @@ public struct Topology: Sendable {
     public var transport: String
     public var server: ServerSettings
     public var broker: BrokerSettings
+    /// The topology-wide device settings (`device: {…}`); an account's or a device's own `device: {…}` overrides
+    /// them in `DeviceSpec.settings`.
     public var device: DeviceSettings
     public var accounts: [AccountSpec]
     public var scenario: [ScenarioStep]
@@ -65,19 +68,6 @@ public struct BrokerSettings: Sendable {
     public var hintHwm: Int?
 }
 
-public struct DeviceSettings: Sendable {
-    public var batch = 50
-    public var pageLimit = 200
-    public var maxPages = 5
-    public var leaseSec = 30.0
-    public var replyTimeoutMs = 1000
-    public var maxAttempts = 10
-    public var desiredIntervalMin = 15.0
-    public var freshnessBudgetMin = 60.0
-    /// SQLite `PRAGMA synchronous` of every device's database.
-    public var synchronous = "normal"
-}
-
 public struct AccountSpec: Sendable {
     public var id: String
     public var devices: [DeviceSpec]
@@ -92,6 +82,8 @@ public struct DeviceSpec: Sendable {
     public var start: String
     public var charging: Bool
     public var token: String
+    /// This device's settings: the topology's `device`, then its account's, then its own (each key overrides).
+    public var settings: DeviceSettings
 }
 
 /// A user who opens the app `opensPerDay` times a simulated day and writes `editsPerSession` edits each time.

@@ -25,29 +25,11 @@ public enum DeviceCommandLine {
             Flag("epoch", value: "MICROS", help: "the run's simulated time 0, wall µs since 1970 (default: now)"),
             Flag("time-scale", value: "X", default: "1", help: "simulated seconds per real second"),
             Flag("seed", value: "N", default: "1", help: "seed of the platform model's random draws"),
-            Flag("batch", value: "N", default: "50", help: "ops per push (one push per pass)"),
-            Flag("page-limit", value: "N", default: "200", help: "changes per pulled page"),
-            Flag("max-pages", value: "N", default: "5", help: "pages pulled per pass"),
-            Flag("lease-sec", value: "S", default: "30", help: "simulated seconds a claim holds an op"),
-            Flag("reply-timeout-ms", value: "MS", default: "1000",
-                 help: "real ms before a request without reply is an unknown outcome"),
-            Flag("max-attempts", value: "N", default: "10", help: "transient failures before needsAttention"),
-            Flag("backoff-base-sec", value: "S", default: "30", help: "first retry delay (simulated), doubling"),
-            Flag("backoff-cap-sec", value: "S", default: "3600", help: "longest retry delay (simulated)"),
-            Flag("desired-interval-min", value: "M", default: "15",
-                 help: "interval the app asks its platform for (simulated minutes)"),
-            Flag("freshness-budget-min", value: "M", default: "60",
-                 help: "data older than this (simulated minutes) is shown stale"),
             Flag("engagement", value: "N", default: "3",
                  help: "app opens per simulated day: iOS window budget, Android standby bucket"),
             Flag("start-state", value: "S", default: "background", help: "foreground, background or closed"),
             Flag("charging", help: "start plugged in"),
-            Flag("beacon", help: "web: flush pending ops with a fire-and-forget push when the tab closes"),
-            Flag("execution-clock", value: "C", default: "real",
-                 help: "real or simulated: the clock pass execution (iOS 30 s window, Android limits) is measured on"),
-            Flag("synchronous", value: "MODE", default: "normal",
-                 help: "SQLite synchronous: normal (survives kill -9), full (fsync per commit) or off"),
-        ],
+        ] + DeviceSettings.knobs.map(\.commandFlag),
         footer: """
             By hand (a server and a broker already running, see their --help):
               synclab-device --id pixel --account acme --token t-pixel --platform android --db /tmp/pixel.sqlite \\
@@ -86,13 +68,6 @@ public enum DeviceCommandLine {
             guard value > 0, value.isFinite else { throw LabError.usage("--\(name) must be above 0, got \(value)") }
             return value
         }
-        func count(_ name: String, _ range: ClosedRange<Int>) throws -> Int {
-            let value = try options.int(name) ?? 0
-            guard range.contains(value) else {
-                throw LabError.usage("--\(name) must be \(range.lowerBound)…\(range.upperBound), got \(value)")
-            }
-            return value
-        }
         let platformText = try options.require("platform")
         guard let platform = Platform(rawValue: platformText) else {
             throw LabError.usage("--platform must be android, ios or web, got \"\(platformText)\"")
@@ -100,19 +75,10 @@ public enum DeviceCommandLine {
         let identity = DeviceIdentity(device: try id("id"), account: try id("account"), token: try id("token"),
                                       platform: platform)
         var settings = DeviceSettings()
-        settings.batch = try count("batch", 1...Limits.maxOpsPerPush)
-        settings.pageLimit = try count("page-limit", 1...Limits.maxPageLimit)
-        settings.maxPages = try count("max-pages", 1...10_000)
-        settings.leaseSec = try positive("lease-sec")
-        settings.replyTimeoutMs = try count("reply-timeout-ms", 1...3_600_000)
-        settings.maxAttempts = try count("max-attempts", 1...1_000_000)
-        settings.backoffBaseSec = try positive("backoff-base-sec")
-        settings.backoffCapSec = try positive("backoff-cap-sec")
+        try settings.apply(options)
         guard settings.backoffCapSec >= settings.backoffBaseSec else {
             throw LabError.usage("--backoff-cap-sec must be at least --backoff-base-sec")
         }
-        settings.desiredIntervalSec = try positive("desired-interval-min") * 60
-        settings.freshnessBudgetSec = try positive("freshness-budget-min") * 60
         let engagement = try options.double("engagement") ?? 0
         guard engagement >= 0, engagement.isFinite else {
             throw LabError.usage("--engagement must be 0 or more opens per day, got \(engagement)")
@@ -124,17 +90,7 @@ public enum DeviceCommandLine {
         }
         settings.startState = start
         settings.charging = options.has("charging")
-        settings.beaconOnClose = options.has("beacon")
         settings.timeScale = try positive("time-scale")
-        let clockText = options.string("execution-clock") ?? "real"
-        guard let executionClock = ExecutionClock(rawValue: clockText) else {
-            throw LabError.usage("--execution-clock must be real or simulated, got \"\(clockText)\"")
-        }
-        settings.executionClock = executionClock
-        let synchronousText = (options.string("synchronous") ?? "normal").uppercased()
-        guard let synchronous = Synchronous(rawValue: synchronousText) else {
-            throw LabError.usage("--synchronous must be off, normal or full, got \"\(synchronousText.lowercased())\"")
-        }
         let epoch: Int64
         if let text = options.string("epoch") {
             guard let value = Int64(text) else { throw LabError.usage("--epoch must be wall µs, got \"\(text)\"") }
@@ -151,6 +107,6 @@ public enum DeviceCommandLine {
             serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),
             controlEndpoint: options.string("control"), eventsPath: options.string("events"),
             name: options.string("name"), clock: SimClock(epochMicros: epoch, scale: settings.timeScale), seed: seed,
-            synchronous: synchronous)
+            synchronous: settings.synchronous)
     }
 }

@@ -16,7 +16,8 @@ public enum DevicePoolCommandLine {
         usage: "synclab-device pool --spec FILE --server ENDPOINT [--broker ENDPOINT] [--control ENDPOINT] [options]",
         flags: [
             Flag("spec", value: "FILE", help: "JSON listing the devices: {\"devices\": [{\"id\", \"account\", "
-                + "\"token\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?}]} (required)"),
+                + "\"token\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?, \"flags\"?}]}; "
+                + "flags: this device's own device settings, e.g. {\"batch\": \"10\"} (required)"),
             Flag("control", value: "ENDPOINT", help: "bind ONE ROUTER for the pool; a command for one device carries "
                 + "args.device = its id; without args.device: ping, stop, statusAll, syncAll"),
             Flag("events", value: "PATH", help: "append every pooled device's events here (proc = the device id)"),
@@ -66,6 +67,7 @@ public enum DevicePoolCommandLine {
             own.values["engagement"] = format(device.engagement ?? 3)
             own.values["start-state"] = device.startState ?? "background"
             if device.charging == true { own.switches.insert("charging") }
+            for (flag, value) in device.flags ?? [:] { own.values[flag] = value }
             if let events = options.values["events"] { own.values["events"] = events }
             do {
                 devices.append(try DeviceCommandLine.configuration(own))

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The devices one pool process hosts (`synclab-device pool --spec FILE`), read from JSON:
-/// `{"devices": [{"id", "account", "token", "platform", "db", "engagement"?, "startState"?, "charging"?}]}`.
+/// `{"devices": [{"id", "account", "token", "platform", "db", "engagement"?, "startState"?, "charging"?, "flags"?}]}`.
 /// Everything else (endpoints, clock, settings) is given once on the pool's command line and shared.
 public struct DevicePoolSpec: Codable, Sendable, Equatable {
     public struct Device: Codable, Sendable, Equatable {
@@ -16,9 +16,13 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
         /// foreground, background or closed (default background, as `--start-state`).
         public var startState: String?
         public var charging: Bool?
+        /// This device's own values of device settings, flag name → flag text (`{"batch": "10"}`), over the
+        /// pool's command line: how a topology gives one pooled device a setting of its own.
+        public var flags: [String: String]?
 
         public init(id: String, account: String, token: String, platform: String, db: String,
-                    engagement: Double? = nil, startState: String? = nil, charging: Bool? = nil) {
+                    engagement: Double? = nil, startState: String? = nil, charging: Bool? = nil,
+                    flags: [String: String]? = nil) {
             self.id = id
             self.account = account
             self.token = token
@@ -27,6 +31,7 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
             self.engagement = engagement
             self.startState = startState
             self.charging = charging
+            self.flags = flags
         }
     }
 
@@ -56,6 +61,12 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
         var seen: Set<String> = []
         for device in spec.devices where !seen.insert(device.id).inserted {
             throw DeviceError.badPoolSpec(path: path, reason: "device \"\(device.id)\" is listed twice")
+        }
+        for device in spec.devices {
+            for flag in (device.flags ?? [:]).keys.sorted() where !DeviceSettings.knobs.contains(where: { $0.flag == flag }) {
+                throw DeviceError.badPoolSpec(path: path,
+                                              reason: "device \"\(device.id)\": \"\(flag)\" in \"flags\" is not a device setting")
+            }
         }
         return spec
     }

@@ -1,6 +1,8 @@
 import Foundation
+import SQLite
 
-/// The knobs of one device: pass bounds, timeouts, backoff and the inputs of its platform model. Times are simulated
+/// The knobs of one device (each default written here once; `DeviceSettings.knobs` is how topologies and command
+/// lines name them): pass bounds, timeouts, backoff and the inputs of its platform model. Times are simulated
 /// seconds unless the name says otherwise.
 public struct DeviceSettings: Sendable, Equatable {
     /// Ops per push (one push per pass).
@@ -37,6 +39,8 @@ public struct DeviceSettings: Sendable, Equatable {
     public var timeScale: Double = 1
     /// Which clock a pass's execution time (the iOS window, Android's worker limit and job quota) is measured on.
     public var executionClock: ExecutionClock = .real
+    /// SQLite `PRAGMA synchronous` of the device's file: normal survives kill -9, which is every fault the lab causes.
+    public var synchronous: Synchronous = .normal
 
     // MARK: - Design switches (issue 13): each defaults to the lab's correct design; docs/TOPOLOGY.md cites each.
 

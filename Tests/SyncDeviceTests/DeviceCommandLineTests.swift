@@ -32,7 +32,7 @@ import Testing
             "--max-pages", "3", "--lease-sec", "12.5", "--reply-timeout-ms", "250", "--max-attempts", "4",
             "--backoff-base-sec", "5", "--backoff-cap-sec", "60", "--desired-interval-min", "30",
             "--freshness-budget-min", "120", "--engagement", "0.5", "--start-state", "foreground", "--charging",
-            "--beacon", "--execution-clock", "simulated",
+            "--beacon", "true", "--execution-clock", "simulated",
         ])
         let s = config.settings
         #expect(config.brokerEndpoint == "tcp://127.0.0.1:7002" && config.controlEndpoint == "ipc:///tmp/c")
@@ -57,7 +57,7 @@ import Testing
         #expect(message(required + ["--bogus", "1"]).contains("unknown flag --bogus"))
         #expect(message(Array(required.dropFirst(2))).contains("missing --id"))
         #expect(message(required.map { $0 == "ios" ? "symbian" : $0 }).contains("--platform must be"))
-        #expect(message(required + ["--batch", "0"]).contains("--batch must be 1…500"))
+        #expect(message(required + ["--batch", "0"]).contains("--batch must be an integer from 1 to 500, got 0"))
         #expect(message(required + ["--start-state", "asleep"]).contains("--start-state"))
         #expect(message(required + ["--backoff-cap-sec", "1"]).contains("--backoff-cap-sec"))
         #expect(message(required + ["--engagement", "-1"]).contains("--engagement"))
