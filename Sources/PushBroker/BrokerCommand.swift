@@ -53,6 +53,7 @@ public enum BrokerCommand {
                  help: "chaos: simulated seconds a reordered hint waits at most"),
             Flag("hint-carries-data",
                  help: "design switch: hints carry the notice's changes (data in the push), not only a reference"),
+            Flag("hint-data-accounts", value: "ID,ID", help: "--hint-carries-data applies to these accounts only"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
@@ -104,6 +105,7 @@ public enum BrokerCommand {
             reorder: try options.probability("reorder"))
         config.reorderWindowSec = try nonNegative("reorder-window-sec", options)
         config.hintCarriesData = options.has("hint-carries-data")
+        config.hintDataAccounts = options.string("hint-data-accounts").map { Set($0.split(separator: ",").map(String.init)) }
         return config
     }
 

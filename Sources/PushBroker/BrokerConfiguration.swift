@@ -33,6 +33,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
     /// Design switch (issue 13): hints carry the notice's change data (`changes: [{seq, draft, version}]`) instead
     /// of only `{hint, account, head}`. Off is the lab's design: "push is a hint" (seed 001).
     public var hintCarriesData = false
+    /// The accounts `hintCarriesData` applies to; nil: all.
+    public var hintDataAccounts: Set<String>?
 
     public init(listen: String, notices: String, accountsPath: String) {
         self.listen = listen

@@ -29,6 +29,8 @@ public struct BrokerInstance: Sendable {
     private var hintNumber = 0
     /// Design switch `hintCarriesData`: each hint also carries its notice's changes (kept for the last 4,096 hints).
     public var hintCarriesData = false
+    /// The accounts `hintCarriesData` applies to; nil: all.
+    public var hintDataAccounts: Set<String>?
     /// The change data a hint carries, by hint id (`hintCarriesData` only).
     public private(set) var hintData: [String: JSONValue] = [:]
     private var hintDataOrder: [String] = []
@@ -207,7 +209,7 @@ public struct BrokerInstance: Sendable {
         for slot in targets {
             let pending = accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
                                  now: now, into: &out)
-            if hintCarriesData { attachData(notice.changes, to: pending.hint.hint, into: &out) }
+            if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false { attachData(notice.changes, to: pending.hint.hint, into: &out) }
             accepted.append(pending)
         }
         for (slot, pending) in zip(targets, accepted) {

@@ -45,6 +45,7 @@ public final class BrokerShell {
                                        chaos: configuration.chaos, reorderWindowSec: configuration.reorderWindowSec,
                                        seed: configuration.seed)
         instance.hintCarriesData = configuration.hintCarriesData
+        instance.hintDataAccounts = configuration.hintDataAccounts
         context = try Context()
         notices = try Socket(context, configuration.noticesMode == .sub ? .sub : .pull)
         try notices.setReceiveHighWaterMark(configuration.noticesHWM)

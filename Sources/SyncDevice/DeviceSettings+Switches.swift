@@ -1,3 +1,5 @@
+import Foundation
+
 /// The values of the device's multi-valued design switches (DeviceSettings, docs/TOPOLOGY.md "Design switches").
 extension DeviceSettings {
     /// Which passes pull from the cursor.
@@ -57,5 +59,53 @@ extension DeviceSettings {
         case task
         /// `navigator.sendBeacon` of the pending batch: delivered after the page is gone.
         case beacon
+    }
+}
+
+extension DeviceSettings {
+    /// The design switches (issue 13) and the execution costs, as knobs: each default is the lab's design.
+    static let switchKnobs: [DeviceKnob] = [
+        .named("pullOn", "pull-on", \.pullOn,
+               "design switch: which passes pull (all; pushOnly trusts the push; scheduledOnly: background runs only)"),
+        .bool("foregroundPull", "foreground-pull", \.foregroundPull,
+              "design switch: coming to the foreground runs a pass (seed 004's fix)"),
+        .named("opQueue", "op-queue", \.opQueue,
+               "design switch: ledger (durable) or memory (unsent ops lost at kill, force quit, restart)"),
+        .bool("keyPerAttempt", "key-per-attempt", \.keyPerAttempt,
+              "design switch: a new idempotency key on every attempt (the lost-ack double apply)"),
+        .bool("leases", "leases", \.leases,
+              "design switch: claims carry an expiring lease (false: a killed pass strands its ops)"),
+        .named("cursorCommit", "cursor-commit", \.cursorCommit,
+               "design switch: withPage (one transaction) or beforePage (cursor committed first, page later)"),
+        .bool("retryPermanent", "retry-permanent", \.retryPermanent,
+              "design switch: permanent refusals retried forever, no attempt cap"),
+        .bool("backoffCap", "backoff-cap", \.backoffCap, "design switch: cap the exponential backoff at backoffCapSec"),
+        .bool("coalesce", "coalesce", \.coalesce,
+              "design switch: unique work, KEEP (false: every trigger during a pass queues a full pass)"),
+        .number("opCostSec", "op-cost-sec", 0...3_600, \.opCostSec,
+                "execution seconds charged per op sent (a window can run out mid-pass)"),
+        .number("pageCostSec", "page-cost-sec", 0...3_600, \.pageCostSec,
+                "execution seconds charged per page applied"),
+        .bool("expirationHandler", "expiration-handler", \.expirationHandler,
+              "design switch, iOS: expirationHandler wired (false: an expired task is killed, the budget shrinks)"),
+        .named("reschedule", "reschedule", \.reschedule,
+               "design switch, iOS: submit the next request first in the handler, or last"),
+        .named("taskKind", "task-kind", \.taskKind,
+               "design switch, iOS: refresh (BGAppRefreshTask) or processing (BGProcessingTask, external power)"),
+        .named("webTriggers", "web-triggers", \.webTriggers,
+               "design switch, web: which page events run a pass besides load and the interval timer"),
+        .named("unloadFlush", "unload-flush", \.unloadFlush,
+               "design switch, web: at tab close: none, task (never runs) or beacon (sendBeacon, = beacon: true)"),
+    ]
+}
+
+extension DeviceKnob {
+    /// A choice among the cases of a string enum, written exactly as their raw values (`pushOnly`, `beforePage`).
+    static func named<E: RawRepresentable & CaseIterable & Sendable>(
+        _ key: String, _ flag: String, _ path: WritableKeyPath<DeviceSettings, E> & Sendable, _ help: String
+    ) -> DeviceKnob where E.RawValue == String {
+        DeviceKnob(key: key, flag: flag, values: .choice(E.allCases.map(\.rawValue)), help: help,
+                   read: { $0[keyPath: path].rawValue },
+                   write: { settings, text in settings[keyPath: path] = E.allCases.first { $0.rawValue == text }! })
     }
 }

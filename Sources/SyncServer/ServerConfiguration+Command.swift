@@ -34,6 +34,7 @@ extension ServerConfiguration {
                  help: "design switch: off applies a resend with a known key again (docs/TOPOLOGY.md)"),
             Flag("notice-before-commit", help: "design switch: send the head-moved notice before the commit"),
             Flag("reply-before-commit", help: "design switch: send a push's reply before its commit"),
+            Flag("switch-accounts", value: "ID,ID", help: "the design switches apply to these accounts only (default: all)"),
             Flag("synchronous", value: "full|normal", default: "normal",
                  help: "SQLite synchronous: normal (survives kill -9) or full (fsync per commit)"),
         ],
@@ -94,7 +95,10 @@ extension ServerConfiguration {
             }
             switches = ServerSwitches(idempotency: idempotency == "on",
                                       noticeBeforeCommit: options.has("notice-before-commit"),
-                                      replyBeforeCommit: options.has("reply-before-commit"))
+                                      replyBeforeCommit: options.has("reply-before-commit"),
+                                      accounts: options.string("switch-accounts").map {
+                                          Set($0.split(separator: ",").map(String.init))
+                                      })
             let sync = options.string("synchronous") ?? "normal"
             switch sync {
             case "full": synchronous = .full

@@ -24,7 +24,7 @@ extension ServerInstance {
         let rejections = faults.drawRejections(count: push.ops.count, using: &generator)
         var request = PushRequest(peer: peer, req: push.req, device: session.device, account: session.account,
                                   ops: push.ops, injectRejections: rejections)
-        request.idempotency = switches.idempotency
+        request.idempotency = switches.effective(for: session.account).idempotency
         request.failCommit = faults.failCommit > 0 && faults.drawFailCommit(using: &generator)
         return [.apply(request)]
     }
@@ -33,6 +33,7 @@ extension ServerInstance {
     /// `replyBeforeCommit` send now (nothing in the lab's design, which sends only after the commit).
     public mutating func onDecided(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
         var directives: [ServerDirective] = []
+        let switches = self.switches.effective(for: request.account)
         if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: outcomes) {
             directives.append(.log(ServerEvent("notice.beforeCommit", [
                 ("account", .string(notice.account)), ("head", .int(notice.head)), ("device", .string(request.device)),
@@ -78,6 +79,7 @@ extension ServerInstance {
     /// The store committed the push: events, counters, the head-moved notice, then the reply (unless the fault plan
     /// drops it, which leaves the device with an unknown outcome to resolve by resending).
     public mutating func onApplied(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
+        let switches = self.switches.effective(for: request.account)
         var directives: [ServerDirective] = []
         var refs: [ChangeRef] = []
         for (index, (op, outcome)) in zip(request.ops, outcomes).enumerated() {
@@ -121,6 +123,7 @@ extension ServerInstance {
     public mutating func onApplyFailed(_ request: PushRequest, error: ServerError,
                                        decided: [AppliedOp] = []) -> [ServerDirective] {
         var early: [ServerDirective] = []
+        let switches = self.switches.effective(for: request.account)
         if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: decided) {
             early.append(.log(ServerEvent("notice.phantom", [
                 ("account", .string(notice.account)), ("head", .int(notice.head)),

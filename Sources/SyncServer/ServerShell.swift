@@ -196,7 +196,7 @@ public final class ServerShell {
                 send(peer.envelope(Codec.encode(message)), on: control)
             case .apply(let request):
                 // The design switches `noticeBeforeCommit` / `replyBeforeCommit` send from inside the transaction.
-                let early: (([AppliedOp]) -> Void)? = instance.switches.sendsBeforeCommit
+                let early: (([AppliedOp]) -> Void)? = instance.switches.effective(for: request.account).sendsBeforeCommit
                     ? { [self] outcomes in perform(instance.onDecided(request, outcomes: outcomes)) } : nil
                 var decided: [AppliedOp] = []
                 do {

@@ -12,11 +12,22 @@ public struct ServerSwitches: Sendable, Equatable {
     /// The push's reply leaves only after the commit. On: it is sent before, so a commit that fails after it has
     /// acknowledged an op the server does not have: an acknowledged edit lost.
     public var replyBeforeCommit = false
+    /// The accounts the switches apply to; nil: all. So one server can run the broken design for one account and the
+    /// lab's for another, side by side in one lesson.
+    public var accounts: Set<String>?
 
-    public init(idempotency: Bool = true, noticeBeforeCommit: Bool = false, replyBeforeCommit: Bool = false) {
+    public init(idempotency: Bool = true, noticeBeforeCommit: Bool = false, replyBeforeCommit: Bool = false,
+                accounts: Set<String>? = nil) {
         self.idempotency = idempotency
         self.noticeBeforeCommit = noticeBeforeCommit
         self.replyBeforeCommit = replyBeforeCommit
+        self.accounts = accounts
+    }
+
+    /// The switches in force for `account`: these, or the lab's design when the account is not one they name.
+    public func effective(for account: String) -> ServerSwitches {
+        guard let accounts, !accounts.contains(account) else { return self }
+        return .correct
     }
 
     /// The lab's design.
@@ -28,6 +39,7 @@ public struct ServerSwitches: Sendable, Equatable {
     /// The switches as event fields (`process.started`).
     public var fields: [(String, JSONValue)] {
         [("idempotency", .bool(idempotency)), ("noticeBeforeCommit", .bool(noticeBeforeCommit)),
-         ("replyBeforeCommit", .bool(replyBeforeCommit))]
+         ("replyBeforeCommit", .bool(replyBeforeCommit)),
+         ("switchAccounts", accounts.map { .array($0.sorted().map { .string($0) }) } ?? "all")]
     }
 }
