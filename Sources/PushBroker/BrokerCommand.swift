@@ -52,8 +52,9 @@ public enum BrokerCommand {
             Flag("reorder-window-sec", value: "SEC", default: "60",
                  help: "chaos: simulated seconds a reordered hint waits at most"),
             Flag("hint-carries-data",
-                 help: "design switch: hints carry the notice's changes (data in the push), not only a reference"),
-            Flag("hint-data-accounts", value: "ID,ID", help: "--hint-carries-data applies to these accounts only"),
+                 help: "design switch: hints carry the notice's changes (data in the push), not only a reference "
+                     + "(default: off, hints are references)"),
+            Flag("hint-data-accounts", value: "ID,ID", help: "--hint-carries-data applies to these accounts only (default: all accounts)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):

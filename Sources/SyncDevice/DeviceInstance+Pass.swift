@@ -36,6 +36,15 @@ extension DeviceInstance {
     /// Goes on with `step`, saying hello first when the server has not accepted one on this connection.
     /// `beginning`: the pass has no row yet; the claim writes it (see `ClaimRequest.beginsPass`).
     mutating func proceed(to step: RunningPass.Step, now: Double, beginning: Trigger? = nil) -> [DeviceDirective] {
+        if step == .pull, let current = pass, !settings.pullOn.pulls(current.trigger) {
+            // The switch `pullOn`: this trigger's pass does not repair the cursor; only what it sent is settled.
+            let reason = settings.pullOn == .pushOnly ? "pullOn=pushOnly: only a hint's pass pulls"
+                : "pullOn=scheduledOnly: only the platform's scheduled runs pull"
+            return [.log(LogLine("pass.skippedPull", [
+                ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)),
+                ("reason", .string(reason)), ("cursor", .int(cursor)), ("head", .int(head)),
+            ]))] + endPass(outcome: "completed", now: now)
+        }
         guard var pass else { return [] }
         defer { self.pass = pass }
         guard sessionReady else {
@@ -67,15 +76,6 @@ extension DeviceInstance {
             // Sending costs execution: a window may run out while the batch is on the wire.
             charge(&pass, Double(pass.claimed.count) * settings.opCostSec)
             return out
-        case .pull where !settings.pullOn.pulls(pass.trigger):
-            // The switch `pullOn`: this trigger's pass does not repair the cursor; only what it sent is settled.
-            self.pass = pass
-            let reason = settings.pullOn == .pushOnly ? "pullOn=pushOnly: only a hint's pass pulls"
-                : "pullOn=scheduledOnly: only the platform's scheduled runs pull"
-            return [.log(LogLine("pass.skippedPull", [("pass", .int(pass.id)), ("trigger", .string(pass.trigger.rawValue)),
-                                                      ("reason", .string(reason)), ("cursor", .int(cursor)),
-                                                      ("head", .int(head))]))]
-                + endPass(outcome: "completed", now: now)
         case .pull:
             let req = takeReq()
             pass.phase = .pulling(req: req, deadline: now + settings.replyTimeoutSim)
@@ -275,10 +275,14 @@ extension DeviceInstance {
             let application = PageApplication(changes: accepted, from: cursor, to: last.seq, pass: current.id,
                                               cursorCommitted: true)
             out.append(.commitCursor(to: last.seq, pass: current.id))
+            // The cursor really moves now, past changes not yet applied: cursor-safety sees exactly that.
+            out.append(.log(LogLine("cursor.moved", [("from", .int(cursor)), ("to", .int(last.seq)),
+                                                     ("pass", .int(current.id))])))
             out.append(.log(LogLine("cursor.committedBeforePage", [
                 ("from", .int(cursor)), ("to", .int(last.seq)), ("pass", .int(current.id)),
                 ("reason", "cursorCommit=beforePage: the page is applied in a later commit"),
             ])))
+            cursor = last.seq
             current.pendingPage = RunningPass.PendingPage(page: application,
                                                           due: now + settings.pageCostSec * settings.executionScale,
                                                           head: page.head)
@@ -338,9 +342,6 @@ extension DeviceInstance {
                 ("trigger", .string(current.trigger.rawValue)),
             ])))
         }
-        out.append(.log(LogLine("cursor.moved", [("from", .int(application.from)), ("to", .int(application.to)),
-                                                 ("pass", .int(current.id))])))
-        cursor = application.to
         current.pulled += application.changes.count
         current.reachedHead = cursor >= pending.head
         charge(&current, settings.pageCostSec)
