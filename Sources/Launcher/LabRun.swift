@@ -2,6 +2,7 @@ import Foundation
 import LabKit
 import SyncDevice
 import SyncProtocol
+import SyncServer
 import ZeroMQ
 
 /// One run of a topology: starts every process, plays the timeline, heals and quiesces, stops everything, merges the
@@ -238,7 +239,8 @@ public final class LabRun {
                 var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
                 if let title { args["title"] = .string(title) }
                 if let body { args["body"] = .string(body) }
-                try control(device, "edit", args)
+                // The launcher's own record of the user's intent: the key the device gave the op it saved.
+                if let key = try control(device, "edit", args)?["key"]?.stringValue { fields.append(("key", .string(key))) }
             case .device(let device, let command):
                 fields.append(("target", .string(device)))
                 try control(device, command)
@@ -267,7 +269,8 @@ public final class LabRun {
     }
 
     /// A control command for a process, or for a pooled device through its pool (`args.device` names it).
-    private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws {
+    @discardableResult
+    private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
         let target = processName(name)
         guard let process = processes[target], process.running, !process.paused else {
             throw LabError.io("\(target) is not running")
@@ -276,6 +279,7 @@ public final class LabRun {
         if target != name { args["device"] = .string(name) }
         let ack = try controls[target]!.call(command, args)
         if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
+        return ack.data
     }
 
     /// `device`: the pooled device a signal step named, when its pool is the process that got the signal.
@@ -297,6 +301,7 @@ public final class LabRun {
             log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
         case "restart":
             if process.running { process.killNow() }
+            checkState(of: target)
             try start(target)
             try controls[target]!.waitReady(timeout: 20, alive: { process.poll() == false })
             log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))]
@@ -312,6 +317,25 @@ public final class LabRun {
         }
     }
 
+    /// Cursor safety on the files of a stopped device (or of every device of a stopped pool), before it starts
+    /// again: its shadow must be the server's changes replayed up to its stored cursor. A check of the durable state
+    /// at the moment a kill left it, which a later heal cannot repair away.
+    private func checkState(of target: String) {
+        let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
+        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else { return }
+        for id in devices {
+            guard let account = topology.account(of: id), FileManager.default.fileExists(atPath: folder.devicePath(id)),
+                  let state = try? LedgerSnapshot.read(path: folder.devicePath(id))
+            else { continue }
+            let problem = CursorCheck.problem(cursor: state.cursor, shadow: state.shadow,
+                                              changes: server.changes[account] ?? [])
+            var fields: [(String, JSONValue)] = [("target", .string(id)), ("held", .bool(problem == nil)),
+                                                 ("cursor", .int(state.cursor))]
+            if let problem { fields.append(("detail", .string(problem))) }
+            log.emit("state.checked", fields)
+        }
+    }
+
     // MARK: - Heal and quiesce
 
     /// Faults off, every process running, every device online and in the foreground with refresh on.
@@ -323,6 +347,7 @@ public final class LabRun {
                 log.emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
             }
             if !process.poll() { continue }
+            checkState(of: name)
             do {
                 try start(name)
                 try controls[name]!.waitReady(timeout: 20, alive: { process.poll() == false })
@@ -349,6 +374,7 @@ public final class LabRun {
     private func quiesce() {
         let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
         var previous: [String: String] = [:]
+        var lastHeads: [String: Int] = [:]
         var rounds = 0
         while Date() < deadline {
             rounds += 1
@@ -356,6 +382,7 @@ public final class LabRun {
             if let stats = try? controls["server"]!.call("stats"), let h = stats.data?["heads"]?.objectValue {
                 for (account, value) in h { heads[account] = value.intValue ?? 0 }
             }
+            lastHeads = heads
             var statuses: [String: JSONValue] = [:]
             for device in topology.devices where poolOf[device.id] == nil {
                 if let ack = try? controls[device.id]!.call("sync", ["force": true], timeoutMs: 30_000),
@@ -391,7 +418,20 @@ public final class LabRun {
             usleep(20_000)
         }
         notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; the checks see the state as it was")
-        log.emit("quiesce.timeout", [("rounds", .int(rounds))])
+        // What was still unsettled in the last round: pending ops, or a cursor short of its account's head.
+        var stuck: [JSONValue] = []
+        for device in topology.devices {
+            guard let state = previous[device.id] else {
+                stuck.append(.string("\(device.id) did not answer"))
+                continue
+            }
+            let parts = state.split(separator: "/")
+            let head = lastHeads[topology.account(of: device.id) ?? ""] ?? 0
+            if parts.first != "0" || Int(parts.last ?? "") != head {
+                stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, cursor \(parts.last ?? "?") of \(head)"))
+            }
+        }
+        log.emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck))])
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.

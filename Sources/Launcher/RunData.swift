@@ -1,7 +1,9 @@
 import Foundation
 import LabKit
 import SQLite
+import SyncDevice
 import SyncProtocol
+import SyncServer
 
 /// One event of `events.jsonl`.
 struct Event {
@@ -16,41 +18,17 @@ struct Event {
     func int(_ key: String) -> Int? { fields[key]?.intValue }
 }
 
-/// A server change as the checks need it.
-struct ServerChange {
-    let account: String
-    let seq: Int
-    let draft: String
-    let key: String
-    let origin: String
-    let conflict: Bool
-}
-
-/// A draft as a replica or the server holds it.
-struct DraftRow: Equatable {
-    let id: String
-    let title: String
-    let body: String
-    let version: Int
-}
-
-/// An op of a device's ledger.
-struct LedgerOp {
-    let key: String
-    let status: String
-    let attempts: Int
-    let lastError: String
-}
-
-/// One device's database, read after the run.
+/// One device of the run: what the topology says of it and its database, read after the run.
 struct DeviceData {
     let id: String
     let account: String
     let platform: Platform
-    var ops: [LedgerOp] = []
-    var drafts: [DraftRow] = []
-    var cursor = 0
+    let settings: DeviceSettings
+    var state = LedgerSnapshot()
     var readError: String?
+
+    var ops: [LedgerSnapshot.OpRow] { state.ops }
+    var cursor: Int { state.cursor }
 }
 
 /// Everything a run folder holds that the checks and the report read: the merged events, the server's and every
@@ -61,14 +39,47 @@ struct RunData {
     let seed: UInt64
     let timeScale: Double
     var events: [Event] = []
-    var changes: [ServerChange] = []
-    var serverDrafts: [String: [DraftRow]] = [:]
+    /// The server's database; empty when it could not be read (`serverReadError` says why).
+    var server = ServerSnapshot()
+    /// Every change of every account, by account then seq.
+    var changes: [ServerSnapshot.ChangeRow] = []
+    /// Each account's head: its last change's seq.
     var heads: [String: Int] = [:]
     var serverReadError: String?
     var devices: [DeviceData] = []
     var stats: JSONValue = .null
     /// Simulated time the heal phase began (the end of the scenario), from the launcher's `phase` event.
     var scenarioEndSim: Double
+    /// The run's simulated 0 in wall µs (run.json), to place a ledger's wall-clock stamps in simulated time.
+    var epochMicros: Int64 = 0
+    private var deviceIndex: [String: Int] = [:]
+
+    /// The device with this id, if the topology has it.
+    func device(_ id: String) -> DeviceData? { deviceIndex[id].map { devices[$0] } }
+
+    /// Simulated seconds of a wall-clock stamp (µs since 1970).
+    func simTime(wall: Int64) -> Double { Double(wall - epochMicros) / 1_000_000 * timeScale }
+
+    /// Devices whose cursor was behind their account's head when the scenario ended, so that only heal's forced
+    /// passes brought them up to date (the cursor from their last move before heal; the head from the server's
+    /// applied events before heal).
+    func behindAtHeal() -> [(device: String, cursor: Int, head: Int)] {
+        var head: [String: Int] = [:]
+        var cursor: [String: Int] = [:]
+        for event in events where event.sim < scenarioEndSim {
+            if event.proc == "server", event.type == "op.applied", let account = event.string("account"),
+               let seq = event.int("seq") {
+                head[account] = max(head[account] ?? 0, seq)
+            } else if event.type == "cursor.moved", let to = event.int("to"), deviceIndex[event.proc] != nil {
+                cursor[event.proc] = to
+            }
+        }
+        return devices.compactMap { device in
+            let h = head[device.account] ?? 0
+            let c = cursor[device.id] ?? 0
+            return c < h ? (device.id, c, h) : nil
+        }
+    }
 
     static func load(folder: RunFolder) throws -> RunData {
         let topologyPath = folder.path("topology.json5")
@@ -76,6 +87,7 @@ struct RunData {
             throw LabError.config("\(folder.root) is not a run folder: it has no topology.json5")
         }
         var topology: Topology
+        var epoch: Int64 = 0
         do {
             topology = try Topology.load(path: topologyPath)
         } catch {
@@ -89,9 +101,11 @@ struct RunData {
             if let seed = run["seed"]?.intValue { topology.seed = UInt64(seed) }
             if let scale = run["timeScale"]?.doubleValue { topology.timeScale = scale }
             if let duration = run["duration"]?.doubleValue { topology.duration = duration }
+            epoch = Int64(run["epochMicros"]?.intValue ?? 0)
         }
         var data = RunData(folder: folder, topology: topology, seed: topology.seed, timeScale: topology.timeScale,
                            scenarioEndSim: topology.duration)
+        data.epochMicros = epoch
         data.events = try readEvents(folder.path("events.jsonl"))
         if let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == "phase" && $0.string("name") == "heal" }) {
             data.scenarioEndSim = heal.sim
@@ -102,7 +116,8 @@ struct RunData {
         data.readServer()
         for account in topology.accounts {
             for device in account.devices {
-                data.devices.append(readDevice(folder: folder, id: device.id, account: account.id, platform: device.platform))
+                data.deviceIndex[device.id] = data.devices.count
+                data.devices.append(readDevice(folder: folder, spec: device, account: account.id))
             }
         }
         return data
@@ -124,35 +139,20 @@ struct RunData {
 
     private mutating func readServer() {
         do {
-            let db = try Database(path: folder.path("server.sqlite"))
-            changes = try db.query("SELECT account, seq, draft, op_key, origin, conflict FROM changes ORDER BY account, seq") {
-                ServerChange(account: $0.string(0), seq: $0.int(1), draft: $0.string(2), key: $0.string(3),
-                             origin: $0.string(4), conflict: $0.bool(5))
-            }
-            for account in topology.accounts {
-                serverDrafts[account.id] = try db.query(
-                    "SELECT id, title, body, version FROM drafts WHERE account = ? AND deleted = 0 ORDER BY id", account.id
-                ) { DraftRow(id: $0.string(0), title: $0.string(1), body: $0.string(2), version: $0.int(3)) }
-                heads[account.id] = try db.scalarInt("SELECT MAX(seq) FROM changes WHERE account = ?", account.id) ?? 0
-            }
+            server = try ServerSnapshot.read(path: folder.path("server.sqlite"))
+            changes = server.changes.keys.sorted().flatMap { server.changes[$0]! }
+            for account in topology.accounts { heads[account.id] = server.head(account.id) }
         } catch {
             serverReadError = "cannot read the server database: \(error)"
         }
     }
 
-    private static func readDevice(folder: RunFolder, id: String, account: String, platform: Platform) -> DeviceData {
-        var device = DeviceData(id: id, account: account, platform: platform)
+    private static func readDevice(folder: RunFolder, spec: DeviceSpec, account: String) -> DeviceData {
+        var device = DeviceData(id: spec.id, account: account, platform: spec.platform, settings: spec.settings)
         do {
-            let db = try Database(path: folder.devicePath(id))
-            device.ops = try db.query("SELECT key, status, attempts, COALESCE(last_error, '') FROM ops ORDER BY local_seq") {
-                LedgerOp(key: $0.string(0), status: $0.string(1), attempts: $0.int(2), lastError: $0.string(3))
-            }
-            device.drafts = try db.query(
-                "SELECT id, COALESCE(title, ''), COALESCE(body, ''), version FROM drafts WHERE deleted = 0 ORDER BY id"
-            ) { DraftRow(id: $0.string(0), title: $0.string(1), body: $0.string(2), version: $0.int(3)) }
-            device.cursor = try db.first("SELECT value FROM state WHERE key = 'cursor'") { Int($0.string(0)) ?? $0.int(0) } ?? 0
+            device.state = try LedgerSnapshot.read(path: folder.devicePath(spec.id))
         } catch {
-            device.readError = "cannot read \(id)'s database: \(error)"
+            device.readError = "cannot read \(spec.id)'s database: \(error)"
         }
         return device
     }

@@ -148,7 +148,7 @@ struct RunFigures {
         }
         opsApplied = data.changes.count
         conflicts = data.changes.filter(\.conflict).count
-        needsAttention = data.devices.reduce(0) { $0 + $1.ops.filter { $0.status == "needsAttention" }.count }
+        needsAttention = data.devices.reduce(0) { $0 + $1.ops.filter { $0.status == .needsAttention }.count }
 
         // Propagation: saved on one device → applied on another device of the account.
         let all = arrivals.values.flatMap { $0 }
@@ -209,7 +209,7 @@ struct RunFigures {
         }
 
         // Seed-001 metrics.
-        let attempts = data.devices.flatMap { $0.ops.filter { $0.status == "completed" }.map(\.attempts) }
+        let attempts = data.devices.flatMap { $0.ops.filter { $0.status == .completed }.map(\.attempts) }
         let retries = attempts.map { max(0, $0 - 1) }
         metrics = [
             ("unknown outcomes (replies lost or late)", "\(unknownOutcomes)"),
@@ -221,7 +221,7 @@ struct RunFigures {
             ("data age at app open (median, simulated)", median(dataAges).map { formatSim($0) } ?? "—"),
             ("data age at app open (max, simulated)", dataAges.max().map { formatSim($0) } ?? "—"),
             ("cursor lag at the end (max)", "\(data.devices.map { (data.heads[$0.account] ?? 0) - $0.cursor }.max() ?? 0)"),
-            ("pending ops at the end", "\(data.devices.reduce(0) { $0 + $1.ops.filter { !["completed", "needsAttention"].contains($0.status) }.count })"),
+            ("pending ops at the end", "\(data.devices.reduce(0) { $0 + $1.ops.filter(\.status.isPending).count })"),
         ]
     }
 

@@ -1,22 +1,33 @@
 import Foundation
 import LabKit
 import SQLite
+import SyncDevice
 import SyncProtocol
+import SyncServer
 @testable import Launcher
 
 /// A hand-made run folder: one account "acme" with devices "a" and "b", one edit made on "a" and applied on both,
 /// a hint delivered to "b". Each test breaks one thing and checks that the matching invariant fails.
 struct RunFixture {
+    struct Change { var seq: Int; var draft: String; var key: String; var origin: String; var action = "create"
+        var title: String? = "T"; var body: String? = "B"; var version = 1 }
+    struct Op { var key: String; var status: String; var error: String; var draft = "d1"; var action = "create"
+        var attempts = 1 }
+    typealias Draft = (id: String, title: String, body: String, version: Int)
+
     let folder: RunFolder
     var events: [String] = []
-    var changes: [(seq: Int, draft: String, key: String, origin: String)] = [(1, "d1", "k1", "a")]
-    var serverDrafts: [(id: String, title: String, body: String, version: Int)] = [("d1", "T", "B", 1)]
-    var deviceOps: [String: [(key: String, status: String, error: String)]] = ["a": [("k1", "completed", "")], "b": []]
-    var deviceDrafts: [String: [(id: String, title: String, body: String, version: Int)]] = [
-        "a": [("d1", "T", "B", 1)], "b": [("d1", "T", "B", 1)],
-    ]
+    var changes: [Change] = [Change(seq: 1, draft: "d1", key: "k1", origin: "a")]
+    /// The server's idempotency records beyond those of the changes (e.g. a rejection): key → (device, outcome).
+    var keyRecords: [String: (device: String, outcome: String, reason: String)] = [:]
+    var serverDrafts: [Draft] = [("d1", "T", "B", 1)]
+    var deviceOps: [String: [Op]] = ["a": [Op(key: "k1", status: "completed", error: "")], "b": []]
+    var deviceDrafts: [String: [Draft]] = ["a": [("d1", "T", "B", 1)], "b": [("d1", "T", "B", 1)]]
+    /// The shadow of each device; nil: the same as its replica.
+    var shadows: [String: [Draft]] = [:]
     var cursors: [String: Int] = ["a": 1, "b": 1]
     var brokerHeld = 0
+    var brokerCounters: [String: Int]? = nil
 
     init() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-fixture-\(UUID().uuidString)").path
@@ -53,33 +64,46 @@ struct RunFixture {
             """)
         folder.write("run.json", #"{"seed":3,"timeScale":60,"duration":600}"#)
         folder.write("events.jsonl", events.joined(separator: "\n") + "\n")
-        folder.write("stats.json", #"{"broker":{"held":\#(brokerHeld)}}"#)
+        let counters = brokerCounters ?? ["held": brokerHeld]
+        folder.write("stats.json", "{\"broker\":{\"hints\":{" + counters.keys.sorted().map { "\"\($0)\":\(counters[$0]!)" }
+            .joined(separator: ",") + "}}}")
         for name in ["server.sqlite", "devices/a.sqlite", "devices/b.sqlite"] { try? fm.removeItem(atPath: folder.path(name)) }
-        let server = try Database(path: folder.path("server.sqlite"))
-        try server.execute("""
-            CREATE TABLE changes(account TEXT, seq INTEGER, draft TEXT, op_key TEXT, origin TEXT, conflict INTEGER);
-            CREATE TABLE drafts(account TEXT, id TEXT, title TEXT, body TEXT, version INTEGER, deleted INTEGER);
-            """)
+        // The real schemas, made by the code that owns them; the rows written by hand.
+        let store = try ServerStore(path: folder.path("server.sqlite"), synchronous: .off)
+        let server = store.database
+        try server.run("INSERT INTO accounts(id, head) VALUES ('acme', ?)", changes.map(\.seq).max() ?? 0)
+        for device in ["a", "b"] {
+            try server.run("INSERT INTO devices VALUES (?, 'acme', 'android', 't')", device)
+        }
         for c in changes {
-            try server.run("INSERT INTO changes VALUES ('acme', ?, ?, ?, ?, 0)", c.seq, c.draft, c.key, c.origin)
+            try server.run("INSERT INTO changes VALUES ('acme', ?, ?, ?, ?, ?, ?, ?, ?, 0)", c.seq, c.draft, c.action,
+                           c.version, c.title, c.body, c.origin, c.key)
+            try server.run("INSERT OR IGNORE INTO applied_ops VALUES (?, ?, 'acme', 'applied', ?, ?, 0, NULL)", c.key,
+                           c.origin, c.seq, c.version)
+        }
+        for (key, record) in keyRecords {
+            try server.run("INSERT INTO applied_ops VALUES (?, ?, 'acme', ?, NULL, NULL, NULL, ?)", key, record.device,
+                           record.outcome, record.reason)
         }
         for d in serverDrafts {
-            try server.run("INSERT INTO drafts VALUES ('acme', ?, ?, ?, ?, 0)", d.id, d.title, d.body, d.version)
+            try server.run("INSERT INTO drafts VALUES ('acme', ?, ?, ?, ?, 'a', 0)", d.id, d.title, d.body, d.version)
         }
         for device in ["a", "b"] {
-            let db = try Database(path: folder.devicePath(device))
-            try db.execute("""
-                CREATE TABLE ops(key TEXT PRIMARY KEY, local_seq INTEGER, status TEXT, attempts INTEGER, last_error TEXT);
-                CREATE TABLE drafts(id TEXT PRIMARY KEY, title TEXT, body TEXT, version INTEGER, deleted INTEGER);
-                CREATE TABLE state(key TEXT PRIMARY KEY, value);
-                """)
+            let ledger = try Ledger(path: folder.devicePath(device), synchronous: .off)
+            let db = ledger.database
             for (index, op) in (deviceOps[device] ?? []).enumerated() {
-                try db.run("INSERT INTO ops VALUES (?, ?, ?, 1, ?)", op.key, index, op.status, op.error)
+                try db.run("""
+                    INSERT INTO ops(key, local_seq, draft, action, base, status, attempts, last_error, saved_wall)
+                    VALUES (?, ?, ?, ?, 0, ?, ?, ?, 1000000)
+                    """, op.key, index + 1, op.draft, op.action, op.status, op.attempts, op.error.isEmpty ? nil : op.error)
             }
             for d in deviceDrafts[device] ?? [] {
                 try db.run("INSERT INTO drafts VALUES (?, ?, ?, ?, 0)", d.id, d.title, d.body, d.version)
             }
-            try db.run("INSERT INTO state VALUES ('cursor', ?)", cursors[device] ?? 0)
+            for d in shadows[device] ?? deviceDrafts[device] ?? [] {
+                try db.run("INSERT INTO shadow VALUES (?, ?, ?, ?, 0)", d.id, d.title, d.body, d.version)
+            }
+            try db.run("UPDATE state SET value = ? WHERE key = 'cursor'", cursors[device] ?? 0)
         }
         return try Report.make(folder: folder)
     }
