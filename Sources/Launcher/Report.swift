@@ -9,6 +9,10 @@ public struct Report {
 
     let data: RunData
     let invariants: [InvariantResult]
+    /// The topology's product checks (`checks`), empty when it states none.
+    let checks: [InvariantResult]
+    /// How the run measured up to the topology's `expect`, nil when it has none.
+    let expectation: Expectation.Outcome?
     let figures: RunFigures
     let notes: [String]
     /// The phase the launcher was in when the run was stopped before its checks (Ctrl-C), or nil for a whole run
@@ -22,8 +26,13 @@ public struct Report {
         return phases.contains("check") ? nil : (phases.last ?? "start-up")
     }
 
-    /// A run passes when it ran to its checks and every invariant held.
-    public var passed: Bool { interruptedIn == nil && invariants.allSatisfy(\.held) }
+    /// A run passes when it ran to its checks and every invariant and product check held — or, for a topology that
+    /// expects failures, when exactly the expected checks failed where it said.
+    public var passed: Bool {
+        guard interruptedIn == nil else { return false }
+        if let expectation { return expectation.met }
+        return invariants.allSatisfy(\.held) && checks.allSatisfy(\.held)
+    }
 
     /// `PASS`, `FAIL`, or `INTERRUPTED (in PHASE)`.
     var verdictWord: String {
@@ -32,11 +41,14 @@ public struct Report {
     }
 
     /// Reads the run folder and computes the checks and figures.
-    public static func make(folder: RunFolder) throws -> Report {
-        let data = try RunData.load(folder: folder)
+    public static func make(folder: RunFolder, ignoreExpect: Bool = false) throws -> Report {
+        let data = try RunData.load(folder: folder, ignoreExpect: ignoreExpect)
         let notes = (data.stats["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
-        return Report(data: data, invariants: InvariantChecks.all(data), figures: RunFigures(data), notes: notes,
-                      interruptedIn: interruptedIn(data))
+        let invariants = InvariantChecks.all(data)
+        let checks = ProductChecks.all(data)
+        return Report(data: data, invariants: invariants, checks: checks,
+                      expectation: data.topology.expect?.evaluate(invariants + checks), figures: RunFigures(data),
+                      notes: notes, interruptedIn: interruptedIn(data))
     }
 
     public func write() {
@@ -62,9 +74,9 @@ public struct Report {
             ("timeScale", .double(data.timeScale)),
             ("durationSimSec", .double(data.topology.duration)),
             ("wallSeconds", .double(round3(f.wallSeconds))),
-            ("invariants", .array(invariants.map {
-                .object([("name", .string($0.name)), ("held", .bool($0.held)), ("detail", .string($0.detail))])
-            })),
+            ("invariants", .array(invariants.map(Self.json))),
+            ("checks", .array(checks.map(Self.json))),
+            ("expectation", expectationJSON),
             ("hints", .object([
                 ("accepted", .int(h.accepted)), ("delivered", .int(h.delivered)), ("dropped", .int(h.dropped)),
                 ("duplicated", .int(h.duplicated)), ("coalesced", .int(h.coalesced)), ("throttled", .int(h.throttled)),
@@ -102,14 +114,43 @@ public struct Report {
         ])
     }
 
+    var expectationJSON: JSONValue {
+        guard let outcome = expectation else { return .null }
+        let expected: [JSONValue] = outcome.items.map { item in
+            let example: JSONValue = item.example.map { .string($0) } ?? .null
+            return .object([("subject", .string(item.subject)), ("check", .string(item.check)), ("seen", .bool(item.seen)),
+                            ("example", example)])
+        }
+        return .object([("met", .bool(outcome.met)), ("expected", .array(expected)),
+                        ("problems", .array(outcome.problems.map { .string($0) }))])
+    }
+
+    static func json(_ result: InvariantResult) -> JSONValue {
+        .object([("name", .string(result.name)), ("held", .bool(result.held)), ("detail", .string(result.detail)),
+                 ("violations", .array(result.violations.prefix(50).map { v in
+                     .object([("device", v.device.map { .string($0) } ?? .null),
+                              ("account", v.account.map { .string($0) } ?? .null), ("text", .string(v.text))])
+                 })),
+                 ("violationCount", .int(result.violations.count))])
+    }
+
     // MARK: - Terminal
 
     public var summary: String {
         let f = figures
         var out = "\n\(data.topology.name): \(verdictWord) — seed \(data.seed), time scale \(format(data.timeScale))"
         out += ", \(formatSim(data.topology.duration)) simulated in \(formatReal(f.wallSeconds))\n"
-        for result in invariants {
+        for result in invariants + checks {
             out += "  \(result.held ? "✓" : "✗") \(result.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(result.detail)\n"
+        }
+        if let expectation {
+            out += expectation.met
+                ? "  expectation met: exactly the expected checks failed, where the topology said\n"
+                : "  expectation NOT met:\n"
+            for item in expectation.items where item.seen {
+                out += "    ✓ \(item.check) failed for \(item.subject), as expected\n"
+            }
+            for problem in expectation.problems.prefix(10) { out += "    ✗ \(problem)\n" }
         }
         let h = f.hints
         out += "  ops: \(f.opsSaved) saved, \(f.opsApplied) applied, \(f.resends) resends, \(f.unknownOutcomes) unknown outcomes, \(f.needsAttention) need attention\n"
@@ -140,6 +181,11 @@ public struct Report {
         md += "\(data.devices.count) devices in \(data.topology.accounts.count) account(s)\n\n"
         md += "## Invariants\n\n| invariant | held | detail |\n| --- | --- | --- |\n"
         for r in invariants { md += "| \(r.name) | \(r.held ? "yes" : "**NO**") | \(escape(r.detail)) |\n" }
+        if !checks.isEmpty {
+            md += "\n## Product checks\n\n| check | held | detail |\n| --- | --- | --- |\n"
+            for r in checks { md += "| \(r.name) | \(r.held ? "yes" : "**NO**") | \(escape(r.detail)) |\n" }
+        }
+        md += expectationMarkdown
         md += deviceSettingsMarkdown
         if !notes.isEmpty {
             md += "\n## Notes\n\n" + notes.map { "- \(escape($0))" }.joined(separator: "\n") + "\n"
@@ -206,6 +252,31 @@ public struct Report {
         }
         if f.lineages.count > shown.count { md += "- … and \(f.lineages.count - shown.count) more edits (all in events.jsonl)\n" }
         md += "\n## Files\n\n`events.jsonl` (every event, merged), `logs/`, `server.sqlite`, `devices/*.sqlite`, `report.json`.\n"
+        return md
+    }
+
+    /// Both halves of a lesson: what the topology expected to fail (and the first counter-example of each), and
+    /// what it expected to hold.
+    private var expectationMarkdown: String {
+        guard let expectation else { return "" }
+        var md = "\n## Expectation: " + (expectation.met ? "met" : "**NOT met**") + "\n\n"
+        md += "The topology predicts which checks fail, and where; everything else must hold.\n\n"
+        md += "| subject | check | expected | seen | first counter-example |\n| --- | --- | --- | --- | --- |\n"
+        for item in expectation.items {
+            md += "| \(item.subject) | \(item.check) | fails | \(item.seen ? "fails" : "**holds**") | "
+                + "\(escape(item.example ?? "—")) |\n"
+        }
+        for (check, violation) in expectation.unexpected.prefix(20) {
+            md += "| \(violation.device ?? violation.account ?? "—") | \(check) | holds | **fails** | \(escape(violation.text)) |\n"
+        }
+        let expectedSubjects = Set(expectation.items.map(\.subject))
+        let holding = data.devices.filter { device in
+            !expectedSubjects.contains(device.id) && !expectedSubjects.contains(device.account)
+        }.map(\.id)
+        if !holding.isEmpty {
+            md += "\nEvery check held, as expected, for: " + holding.prefix(20).joined(separator: ", ")
+                + (holding.count > 20 ? " and \(holding.count - 20) more" : "") + ".\n"
+        }
         return md
     }
 

@@ -81,7 +81,7 @@ struct RunData {
         }
     }
 
-    static func load(folder: RunFolder) throws -> RunData {
+    static func load(folder: RunFolder, ignoreExpect: Bool = false) throws -> RunData {
         let topologyPath = folder.path("topology.json5")
         guard FileManager.default.fileExists(atPath: topologyPath) else {
             throw LabError.config("\(folder.root) is not a run folder: it has no topology.json5")
@@ -102,7 +102,9 @@ struct RunData {
             if let scale = run["timeScale"]?.doubleValue { topology.timeScale = scale }
             if let duration = run["duration"]?.doubleValue { topology.duration = duration }
             epoch = Int64(run["epochMicros"]?.intValue ?? 0)
+            if run["ignoreExpect"]?.boolValue == true { topology.expect = nil }
         }
+        if ignoreExpect { topology.expect = nil }
         var data = RunData(folder: folder, topology: topology, seed: topology.seed, timeScale: topology.timeScale,
                            scenarioEndSim: topology.duration)
         data.epochMicros = epoch

@@ -44,6 +44,7 @@ public struct RunFolder: Sendable {
         let run: JSONValue = .object([
             ("name", .string(topology.name)), ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
             ("epochMicros", .int(Int(clock.epochMicros))), ("duration", .double(topology.duration)),
+            ("ignoreExpect", .bool(topology.expectIgnored)),
         ])
         write("run.json", run.description + "\n")
         let accounts: JSONValue = .object([("accounts", .array(topology.accounts.map { account in

@@ -30,7 +30,7 @@ extension Topology {
         let r = NodeReader(file: file, node: root, path: "")
         try r.onlyKeys([
             "name", "description", "seed", "timeScale", "duration", "transport", "server", "broker", "device",
-            "accounts", "scenario", "behaviours", "heal", "pools",
+            "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks",
         ])
         var t = Topology(
             name: try r.string("name") ?? defaultName,
@@ -138,6 +138,9 @@ extension Topology {
         }
         t.scenario.sort { $0.at < $1.at }
 
+        if let c = try r.object("checks") { t.checks = try readChecks(c) }
+        if let e = try r.object("expect") { t.expect = try readExpect(e, topology: t) }
+
         for b in try r.array("behaviours") ?? [] {
             try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts"])
             var ids: [String] = []
@@ -202,6 +205,58 @@ extension Topology {
             throw d.fail("backoffCapSec must be at least backoffBaseSec", key: d.child("backoffCapSec"))
         }
         return settings
+    }
+
+    /// `checks: { dataAgeAtOpen: {percent, budgetMin?, per?}, unsyncedAt24h: {maxPercent, per?}, settledAfterHealMin }`.
+    static func readChecks(_ c: NodeReader) throws(TopologyError) -> ProductCheckSettings {
+        try c.onlyKeys(["dataAgeAtOpen", "unsyncedAt24h", "settledAfterHealMin"])
+        var checks = ProductCheckSettings()
+        let scopes = ProductCheckSettings.Scope.allCases.map(\.rawValue)
+        if let d = try c.object("dataAgeAtOpen") {
+            try d.onlyKeys(["percent", "budgetMin", "per"])
+            guard let percent = try d.number("percent", in: 0...100) else {
+                throw d.fail("missing required key \"percent\" (the share of opens within budget, 0–100)")
+            }
+            checks.dataAgeAtOpen = .init(percent: percent, budgetSec: try d.number("budgetMin", in: 0.001...1e7).map { $0 * 60 },
+                                         per: .init(rawValue: try d.oneOf("per", scopes, default: "device")!)!)
+        }
+        if let u = try c.object("unsyncedAt24h") {
+            try u.onlyKeys(["maxPercent", "per"])
+            guard let max = try u.number("maxPercent", in: 0...100) else {
+                throw u.fail("missing required key \"maxPercent\" (the share of edits allowed unsynced, 0–100)")
+            }
+            checks.unsyncedAt24h = .init(maxPercent: max,
+                                         per: .init(rawValue: try u.oneOf("per", scopes, default: "device")!)!)
+        }
+        checks.settledAfterHealSec = try c.number("settledAfterHealMin", in: 0...1e7).map { $0 * 60 }
+        return checks
+    }
+
+    /// `expect: { DEVICE-OR-ACCOUNT-OR-*: ["check", …] }`: names must be declared and checks known.
+    static func readExpect(_ e: NodeReader, topology t: Topology) throws(TopologyError) -> Expectation {
+        guard case .object(let pairs) = e.node.value else { throw e.fail("expected an object") }
+        let known = InvariantChecks.names + ProductCheckSettings.names
+        var failures: [String: [String]] = [:]
+        for pair in pairs {
+            let key = e.child(pair.key)
+            let subject = pair.key
+            guard subject == "*" || t.account(of: subject) != nil || t.accounts.contains(where: { $0.id == subject }) else {
+                throw e.fail("\"\(subject)\" is not a device or an account of this topology (or \"*\")", at: pair.node,
+                             key: key)
+            }
+            guard case .array(let items) = pair.node.value else {
+                throw e.fail("expected a list of check names", at: pair.node, key: key)
+            }
+            var names: [String] = []
+            for item in items {
+                guard case .string(let name) = item.value, known.contains(name) else {
+                    throw e.fail("expected check names among \(known.joined(separator: ", "))", at: item, key: key)
+                }
+                names.append(name)
+            }
+            failures[subject] = names
+        }
+        return Expectation(failures: failures)
     }
 
     /// A device id: well formed, not a process name, not declared before.

@@ -23,6 +23,12 @@ public struct Topology: Sendable {
     public var behaviours: [Behaviour]
     /// Real seconds the heal-and-quiesce phase may take before the run is declared stuck.
     public var healTimeoutSec: Double
+    /// Which checks the topology predicts will fail, and where (`expect`); nil: every check must hold.
+    public var expect: Expectation?
+    /// `synclab run --ignore-expect`: the run is judged as if `expect` were absent (recorded in run.json).
+    public var expectIgnored = false
+    /// Product checks beside the invariants (`checks`).
+    public var checks = ProductCheckSettings()
     /// 0: every device is a process of its own; N: the devices are spread over N pool processes `pool-1`…`pool-N`.
     public var pools = 0
 

@@ -59,7 +59,9 @@ public final class BrokerShell {
         try devices.setMaxMessageSize(Self.maxMessageBytes)
         try devices.bind(configuration.listen)
         if let endpoint = configuration.control {
-            let socket = try Socket(context, .router)
+            // A linger, so the acknowledgement of `stop` still leaves after the socket closes: with linger 0 it is
+            // dropped whenever libzmq's IO thread has not written it yet, which a loaded machine makes likely.
+            let socket = try Socket(context, .router, lingerMs: 500)
             try socket.setMaxMessageSize(Self.maxMessageBytes)
             try socket.bind(endpoint)
             control = socket
@@ -110,6 +112,8 @@ public final class BrokerShell {
         notices.close()
         devices.close()
         control?.close()
+        // Waits (at most the control socket's linger) until the last acknowledgement is on the wire.
+        context.terminate()
     }
 
     private func pollTimeout(now: Double) -> Int {

@@ -66,7 +66,11 @@ public final class ServerShell {
             let context = try Context()
             self.context = context
             devices = try Self.router(context, bind: configuration.listen, flag: "listen")
-            control = try configuration.control.map { try Self.router(context, bind: $0, flag: "control") }
+            // A linger, so the acknowledgement of `stop` still leaves after the socket closes (linger 0 drops it when
+            // the IO thread has not yet written it, which a loaded machine makes likely).
+            control = try configuration.control.map {
+                try Self.router(context, bind: $0, flag: "control", lingerMs: 500)
+            }
             notices = try configuration.notify.map {
                 try Self.noticeSocket(context, connect: $0, mode: configuration.notifyMode,
                                       highWaterMark: configuration.notifyHighWaterMark)
@@ -92,8 +96,10 @@ public final class ServerShell {
         return socket
     }
 
-    private static func router(_ context: Context, bind endpoint: String, flag: String) throws -> Socket {
-        let socket = try Socket(context, .router)
+    private static func router(_ context: Context, bind endpoint: String, flag: String, lingerMs: Int32 = 0) throws
+        -> Socket
+    {
+        let socket = try Socket(context, .router, lingerMs: lingerMs)
         try socket.setMaxMessageSize(maxMessageBytes)
         // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
         try socket.setRouterMandatory(true)

@@ -365,3 +365,112 @@ import Testing
         #expect(report.summary.contains("PASS"))
     }
 }
+
+/// Expectations: a lesson passes when exactly the predicted checks fail for exactly the predicted subjects.
+@Suite struct ExpectationTests {
+    static func result(_ name: String, _ violations: [Violation]) -> InvariantResult {
+        InvariantResult(name, violations, held: "fine")
+    }
+
+    static let broken = Violation(device: "naive", account: "acme", "op k1 saved on naive was lost")
+    static let server = Violation(device: nil, account: "acme", "account acme has 2 changes but saved 1")
+
+    @Test func exactlyTheExpectedFailuresMeetTheExpectation() {
+        let expectation = Expectation(failures: ["naive": ["no-lost-edit"]])
+        let outcome = expectation.evaluate([Self.result("no-lost-edit", [Self.broken]), Self.result("convergence", [])])
+        #expect(outcome.met)
+        #expect(outcome.items == [.init(subject: "naive", check: "no-lost-edit", seen: true, example: Self.broken.text)])
+    }
+
+    @Test func anExpectedFailureThatDoesNotHappenIsNotMet() {
+        let expectation = Expectation(failures: ["naive": ["no-lost-edit"]])
+        let outcome = expectation.evaluate([Self.result("no-lost-edit", [])])
+        #expect(!outcome.met)
+        #expect(outcome.problems == ["expected no-lost-edit to fail for naive, but it held there"])
+    }
+
+    @Test func aFailureElsewhereIsNotMet() {
+        let expectation = Expectation(failures: ["naive": ["no-lost-edit"]])
+        let other = Violation(device: "correct", account: "acme", "op k2 saved on correct was lost")
+        let outcome = expectation.evaluate([Self.result("no-lost-edit", [Self.broken, other]),
+                                            Self.result("exactly-once", [Self.server])])
+        #expect(!outcome.met)
+        #expect(outcome.problems.count == 2)
+        #expect(outcome.problems[0].contains("no-lost-edit failed where it was expected to hold: op k2 saved on correct"))
+        #expect(outcome.problems[1].contains("exactly-once failed"))
+    }
+
+    @Test func anAccountSubjectCoversItsDevicesAndItsOwnViolations() {
+        let expectation = Expectation(failures: ["acme": ["no-lost-edit", "exactly-once"]])
+        let outcome = expectation.evaluate([Self.result("no-lost-edit", [Self.broken]),
+                                            Self.result("exactly-once", [Self.server])])
+        #expect(outcome.met)
+    }
+
+    @Test func expectNamesAreCheckedAgainstTheTopology() throws {
+        let accounts = #"accounts: [{ id: "acme", devices: [{ id: "a", platform: "web" }] }]"#
+        let good = try Topology.parse("{ \(accounts), expect: { a: [\"no-lost-edit\"], acme: [\"data-age-at-open\"] } }",
+                                      file: "t.json5", defaultName: "t")
+        #expect(good.expect?.failures == ["a": ["no-lost-edit"], "acme": ["data-age-at-open"]])
+        for (text, words) in [("{ zed: [\"no-lost-edit\"] }", "not a device or an account"),
+                              ("{ a: [\"no-lost-edits\"] }", "expected check names among")] {
+            do {
+                _ = try Topology.parse("{ \(accounts), expect: \(text) }", file: "t.json5", defaultName: "t")
+                Issue.record("\(text) was accepted")
+            } catch {
+                #expect(error.message.contains(words), "\(error.message)")
+                #expect(error.key.hasPrefix("expect."))
+            }
+        }
+    }
+}
+
+/// Product checks: each off unless a topology states it, each able to fail with a counter-example.
+@Suite struct ProductCheckTests {
+    @Test func dataAgeAtOpenFailsWhenTooFewOpensAreFresh() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.topologyExtra = "checks: { dataAgeAtOpen: { percent: 90, budgetMin: 30 } },"
+        fixture.opens["b"] = [(100, 60), (200, 5 * 3600), (300, nil)]
+        fixture.opens["a"] = [(100, 60)]
+        let report = try fixture.report()
+        let result = try #require(report.checks.first { $0.name == "data-age-at-open" })
+        #expect(!result.held)
+        #expect(result.violations.count == 1)
+        #expect(result.detail.contains("b: 1 of 3 opens (33.3 %) showed data within the 30m00s budget; at least 90 % "
+            + "required; worst: never synced at 5m00s"), "\(result.detail)")
+        #expect(!report.passed)
+        #expect(report.json["checks"]?.arrayValue?.first?["held"]?.boolValue == false)
+    }
+
+    @Test func unsyncedAt24hFailsForAnEditTheServerNeverApplied() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.topologyExtra = "checks: { unsyncedAt24h: { maxPercent: 10, per: \"platform\" } },"
+        fixture.events.append(fixture.event(50, "b", "op.saved", #""key":"k8","draft":"d1","action":"update","account":"acme","base":1"#))
+        fixture.deviceOps["b"] = [.init(key: "k8", status: "needsAttention", error: "refused", action: "update")]
+        fixture.keyRecords["k8"] = ("b", "rejected", "refused")
+        let result = try #require(try fixture.report().checks.first { $0.name == "unsynced-at-24h" })
+        #expect(!result.held)
+        #expect(result.detail.contains("ios: 1 of 1 edits (100 %) were not on the server 24 h after they were saved; "
+            + "at most 10 % allowed; first: op k8 saved on b at 50s"), "\(result.detail)")
+        #expect(result.violations.first?.device == nil)
+    }
+
+    @Test func settledAfterHealFailsForAPendingOp() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.topologyExtra = "checks: { settledAfterHealMin: 10 },"
+        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
+        fixture.deviceOps["b"] = [.init(key: "k3", status: "waitingToSend", error: "")]
+        let result = try #require(try fixture.report().checks.first { $0.name == "settled-after-heal" })
+        #expect(!result.held)
+        #expect(result.detail.contains("op k3 on b is still waitingToSend at the end"), "\(result.detail)")
+    }
+
+    @Test func withoutChecksNoneRuns() throws {
+        let fixture = try RunFixture()
+        defer { fixture.remove() }
+        #expect(try fixture.report().checks.isEmpty)
+    }
+}

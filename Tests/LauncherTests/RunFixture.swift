@@ -28,6 +28,10 @@ struct RunFixture {
     var cursors: [String: Int] = ["a": 1, "b": 1]
     var brokerHeld = 0
     var brokerCounters: [String: Int]? = nil
+    /// Extra top-level topology keys (e.g. `checks: {…},`).
+    var topologyExtra = ""
+    /// App opens per device: (sim, data age in seconds or nil for never synced).
+    var opens: [String: [(sim: Double, age: Double?)]] = [:]
 
     init() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-fixture-\(UUID().uuidString)").path
@@ -59,7 +63,7 @@ struct RunFixture {
     func report() throws -> Report {
         let fm = FileManager.default
         folder.write("topology.json5", """
-            { name: "fixture", seed: 3, timeScale: 60, duration: "10m",
+            { name: "fixture", seed: 3, timeScale: 60, duration: "10m", \(topologyExtra)
               accounts: [{ id: "acme", devices: [{ id: "a", platform: "android" }, { id: "b", platform: "ios" }] }] }
             """)
         folder.write("run.json", #"{"seed":3,"timeScale":60,"duration":600}"#)
@@ -104,6 +108,9 @@ struct RunFixture {
                 try db.run("INSERT INTO shadow VALUES (?, ?, ?, ?, 0)", d.id, d.title, d.body, d.version)
             }
             try db.run("UPDATE state SET value = ? WHERE key = 'cursor'", cursors[device] ?? 0)
+            for open in opens[device] ?? [] {
+                try db.run("INSERT INTO opens(sim, data_age_sec) VALUES (?, ?)", open.sim, open.age)
+            }
         }
         return try Report.make(folder: folder)
     }

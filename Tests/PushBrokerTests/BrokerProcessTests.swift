@@ -125,9 +125,9 @@ import ZeroMQ
             let launcher = try TestPeer(context, connect: broker.control)
             let stranger = try TestPeer(context, connect: broker.listen)
 
-            func expectError(_ code: ErrorCode, after send: () throws -> Void) throws {
+            func expectError(_ code: ErrorCode, line: Int = #line, after send: () throws -> Void) throws {
                 try send()
-                let reply = try stranger.receive()
+                let reply = try stranger.receive(line: line)
                 guard case .error(let error) = reply else {
                     Issue.record("expected error \(code), got \(reply)")
                     return

@@ -36,24 +36,25 @@ final class TestPeer {
     }
 
     /// The next message, decoded; throws when none comes within `timeout` seconds.
-    func receive(timeout: Double = 10) throws -> Message {
+    func receive(timeout: Double = 10, line: Int = #line) throws -> Message {
         guard let frames = try receiveFrames(timeout: timeout) else {
-            throw TestFailure("no reply within \(timeout) s")
+            throw TestFailure("no reply within \(timeout) s (receive called on line \(line))")
         }
         return try Codec.decode(frames)
     }
 
     /// Registers and returns the broker's answer.
-    func register(_ device: String, platform: Platform, token: String, account: String = "acme") throws -> Message {
+    func register(_ device: String, platform: Platform, token: String, account: String = "acme",
+                  line: Int = #line) throws -> Message {
         try send(.register(Register(device: device, account: account, platform: platform, token: token)))
-        return try receive()
+        return try receive(line: line)
     }
 
     /// Sends a control command and returns its acknowledgement.
-    func control(_ command: String, _ args: [String: JSONValue] = [:]) throws -> ControlAck {
+    func control(_ command: String, _ args: [String: JSONValue] = [:], line: Int = #line) throws -> ControlAck {
         req += 1
         try send(.control(Control(req: req, command: command, args: args)))
-        guard case .controlAck(let ack) = try receive(), ack.req == req else {
+        guard case .controlAck(let ack) = try receive(line: line), ack.req == req else {
             throw TestFailure("control \(command): no controlAck")
         }
         return ack
