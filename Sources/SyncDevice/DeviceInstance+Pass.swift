@@ -289,6 +289,13 @@ extension DeviceInstance {
             pass = current
             return out
         }
+        if !accepted.isEmpty {
+            // Applying the page costs execution: when that runs the window out, the page is not applied (the work
+            // never finished); the next pass pulls it again from the unchanged cursor.
+            charge(&current, settings.pageCostSec)
+            pass = current
+            if passExpired(now: now) { return expire(now: now) }
+        }
         if let last = accepted.last {
             let from = cursor
             out.append(.applyPage(PageApplication(changes: accepted, from: from, to: last.seq, pass: current.id)))
@@ -305,7 +312,6 @@ extension DeviceInstance {
             current.pulled += accepted.count
         }
         current.reachedHead = cursor >= page.head
-        charge(&current, settings.pageCostSec)
         pass = current
         if let gapAt {
             out.append(.log(LogLine("page.gap", [("expected", .int(expected)), ("got", .int(gapAt)),

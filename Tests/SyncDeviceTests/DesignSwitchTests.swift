@@ -337,6 +337,25 @@ import Testing
         #expect(cheap.passes(.opportunistic).first?.sent == 50)
     }
 
+    @Test func aPageThatDoesNotFitTheWindowIsNotAppliedAndIsPulledByTheNextWindow() throws {
+        let h = try DeviceHarness(platform: .ios, settings: settings {
+            $0.opensPerDay = 12
+            $0.pageCostSec = 20
+            $0.pageLimit = 1
+        })
+        defer { h.removeFolder() }
+        h.start()
+        for index in 1...3 { _ = h.server.remoteEdit(draft: "d\(index)", title: "t\(index)") }
+        while h.passes(.opportunistic).isEmpty { h.advance(by: 600) }
+        // 20 s for the first page fits the 30 s window; the second page's 20 s does not: cut off, not applied.
+        #expect(h.passes(.opportunistic).first?.cutOff == true)
+        #expect(h.instance.cursor == 1)
+        #expect(try h.ledger.drafts().map(\.id) == ["d1"])
+        while h.passes(.opportunistic).count < 3 { h.advance(by: 600) }
+        #expect(h.instance.cursor == 3)
+        #expect(h.events("change.applied").compactMap { $0["seq"]?.intValue } == [1, 2, 3])
+    }
+
     @Test func withoutAnExpirationHandlerTheTaskIsKilledAndTheBudgetShrinks() throws {
         let (h, saved) = try expensiveWindow { $0.expirationHandler = false }
         defer { h.removeFolder() }
