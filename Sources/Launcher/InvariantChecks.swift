@@ -88,6 +88,11 @@ enum InvariantChecks {
             let row = intent.ledgerRow[op.key]
             if !changes.isEmpty {
                 applied += 1
+                if row == nil && !intent.reinstalled(op, data) {
+                    violations.append(Violation(device: op.device, account: account,
+                        "\(where_) was applied as seq \(changes[0].seq) but is gone from its ledger: "
+                            + intent.whyMissing(op, data)))
+                }
                 if row?.status == .needsAttention {
                     violations.append(Violation(device: op.device, account: account,
                         "\(where_) needs attention (\"\(row?.lastError ?? "")\") although the server applied it as "
@@ -273,9 +278,16 @@ enum InvariantChecks {
             }
         }
         var last: [String: Int] = [:]
+        /// The cursor each device's events last reported: a move, or the cursor a restarted process found.
+        var reported: [String: Int] = [:]
         var moves = 0
-        for event in data.events where event.type == "cursor.moved" {
-            guard let device = data.device(event.proc), let from = event.int("from"), let to = event.int("to") else { continue }
+        for event in data.events where event.type == "cursor.moved" || event.type == "process.started" {
+            guard let device = data.device(event.proc) else { continue }
+            if event.type == "process.started" {
+                if let cursor = event.int("cursor") { reported[event.proc] = cursor }
+                continue
+            }
+            guard let from = event.int("from"), let to = event.int("to") else { continue }
             moves += 1
             if to < from || from < (last[event.proc] ?? 0) {
                 violations.append(Violation(device: device.id, account: device.account,
@@ -283,6 +295,14 @@ enum InvariantChecks {
                         + "\(last[event.proc] ?? 0): it went backwards"))
             }
             last[event.proc] = max(last[event.proc] ?? 0, to)
+            reported[event.proc] = to
+        }
+        // Every durable cursor move is an event: the stored cursor is the one the device last reported.
+        for device in data.devices where device.readError == nil {
+            guard let said = reported[device.id], said != device.cursor else { continue }
+            violations.append(Violation(device: device.id, account: device.account,
+                "\(device.id): its file holds cursor \(device.cursor) but its events last reported \(said): a cursor "
+                    + "move that no event explains"))
         }
         return InvariantResult(name, violations,
                                held: "every shadow equals the server's changes up to its cursor (\(data.devices.count) "
@@ -463,6 +483,11 @@ struct Intent {
                             savedSim: data.simTime(wall: row.savedWall)))
             }
         }
+    }
+
+    /// Whether the op's app was reinstalled after it was saved (a new install starts with an empty ledger).
+    func reinstalled(_ op: SavedOp, _ data: RunData) -> Bool {
+        data.events.contains { $0.type == "app.reinstalled" && $0.proc == op.device && $0.sim >= op.savedSim }
     }
 
     /// Why an op the user saved is not in its device's ledger: what happened to the device after the save.

@@ -91,6 +91,10 @@ public struct Report {
             ("passes", .object([
                 ("total", .int(f.passesTotal)),
                 ("byTrigger", .object(f.passesByTrigger.keys.sorted().map { ($0, .int(f.passesByTrigger[$0]!)) })),
+                ("heal", .object([
+                    ("total", .int(f.healPassesTotal)),
+                    ("byTrigger", .object(f.healPassesByTrigger.keys.sorted().map { ($0, .int(f.healPassesByTrigger[$0]!)) })),
+                ])),
                 ("byDevice", .object(f.passesByDevice.keys.sorted().map { device in
                     (device, .object(f.passesByDevice[device]!.keys.sorted().map { ($0, .int(f.passesByDevice[device]![$0]!)) }))
                 })),
@@ -155,7 +159,7 @@ public struct Report {
         let h = f.hints
         out += "  ops: \(f.opsSaved) saved, \(f.opsApplied) applied, \(f.resends) resends, \(f.unknownOutcomes) unknown outcomes, \(f.needsAttention) need attention\n"
         out += "  hints: \(h.accepted) accepted, \(h.delivered) delivered, \(h.dropped) dropped, \(h.duplicated) duplicated, \(h.coalesced) coalesced, \(h.throttled) throttled, \(h.discarded) discarded, \(h.expired) expired, \(h.held) held\n"
-        out += "  passes: \(f.passesTotal) (" + f.passesByTrigger.keys.sorted().map { "\($0) \(f.passesByTrigger[$0]!)" }.joined(separator: ", ") + ")\n"
+        out += "  passes: \(f.passesTotal) in the scenario (" + f.passesByTrigger.keys.sorted().map { "\($0) \(f.passesByTrigger[$0]!)" }.joined(separator: ", ") + "), \(f.healPassesTotal) in heal and quiesce\n"
         if f.propagation.count > 0 {
             out += String(format: "  propagation: %d arrivals, p50 %.2f ms, p99 %.2f ms, max %.2f ms real (p50 %@ simulated)\n",
                           f.propagation.count, f.propagation.p50Ms, f.propagation.p99Ms, f.propagation.maxMs,
@@ -199,7 +203,9 @@ public struct Report {
         md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
         md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
-        md += "\n## Passes by trigger\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
+        md += "\n## Passes by trigger\n\nPasses during the scenario. Heal and quiesce ran \(f.healPassesTotal) more ("
+            + f.healPassesByTrigger.keys.sorted().map { "\($0) \(f.healPassesByTrigger[$0]!)" }.joined(separator: ", ")
+            + "), counted apart.\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
         md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 1) + "\n"
         // A row per device up to a screenful; beyond, the first and last few and the rest summed (report.json has
         // every device).

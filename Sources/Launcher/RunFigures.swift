@@ -77,9 +77,13 @@ struct PlatformRow {
 struct RunFigures {
     var hints = HintAccounting.Counts()
     var opsSaved = 0, opsApplied = 0, resends = 0, unknownOutcomes = 0, needsAttention = 0, conflicts = 0
+    /// Passes during the scenario; heal's and quiesce's forced passes are counted apart (`healPasses…`), so a phone
+    /// that never went offline shows no connectivity pass.
     var passesTotal = 0
     var passesByTrigger: [String: Int] = [:]
     var passesByDevice: [String: [String: Int]] = [:]
+    var healPassesTotal = 0
+    var healPassesByTrigger: [String: Int] = [:]
     var propagation = Latency(realMs: [], simSec: [])
     var propagationByPath: [String: Latency] = [:]
     var platforms: [PlatformRow] = []
@@ -120,8 +124,13 @@ struct RunFigures {
             case "op.result":
                 if event.string("outcome") == "unknown" { unknownOutcomes += 1 }
             case "pass.start" where accountOf[event.proc] != nil:
-                passesTotal += 1
                 let trigger = event.string("trigger") ?? "?"
+                if event.sim >= data.scenarioEndSim {
+                    healPassesTotal += 1
+                    healPassesByTrigger[trigger, default: 0] += 1
+                    continue
+                }
+                passesTotal += 1
                 passesByTrigger[trigger, default: 0] += 1
                 passesByDevice[event.proc, default: [:]][trigger, default: 0] += 1
                 if event.sim <= data.scenarioEndSim && trigger != "manual" {

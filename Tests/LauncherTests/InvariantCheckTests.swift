@@ -48,7 +48,7 @@ import Testing
         fixture.changes.append(.init(seq: 2, draft: "d1", key: "k1", origin: "a", action: "update", version: 2))
         fixture.serverDrafts = [("d1", "T", "B", 2)]
         fixture.deviceDrafts = ["a": [("d1", "T", "B", 2)], "b": [("d1", "T", "B", 2)]]
-        fixture.cursors = ["a": 2, "b": 2]
+        fixture.moveCursors(to: 2)
         let result = try onlyFailing(fixture, "exactly-once")
         #expect(result.detail.contains("key k1 applied twice: seq 1 and seq 2"), "\(result.detail)")
     }
@@ -61,7 +61,7 @@ import Testing
         fixture.changes.append(.init(seq: 2, draft: "d1", key: "k1-retry", origin: "a", action: "update", version: 2))
         fixture.serverDrafts = [("d1", "T", "B", 2)]
         fixture.deviceDrafts = ["a": [("d1", "T", "B", 2)], "b": [("d1", "T", "B", 2)]]
-        fixture.cursors = ["a": 2, "b": 2]
+        fixture.moveCursors(to: 2)
         let result = try onlyFailing(fixture, "exactly-once")
         #expect(result.detail.contains("change seq 2 of acme (update d1 from a) was applied under key k1-retry, "
             + "which no op saved on a holds"), "\(result.detail)")
@@ -73,7 +73,7 @@ import Testing
         var fixture = try RunFixture()
         defer { fixture.remove() }
         fixture.changes = [.init(seq: 2, draft: "d1", key: "k1", origin: "a")]
-        fixture.cursors = ["a": 2, "b": 2]
+        fixture.moveCursors(to: 2)
         fixture.events = fixture.events.map { $0.replacingOccurrences(of: #""seq":1,"draft""#, with: #""seq":2,"draft""#) }
         let result = try onlyFailing(fixture, "exactly-once")
         #expect(result.detail.contains("change seq 2 follows seq 0"), "\(result.detail)")
@@ -210,7 +210,7 @@ import Testing
         fixture.deviceOps["a"]!.append(.init(key: "k2", status: "completed", error: "", draft: "d2"))
         fixture.deviceDrafts = ["a": [("d1", "T", "B", 1), ("d2", "U", "V", 1)], "b": [("d1", "T", "B", 1), ("d2", "U", "V", 1)]]
         fixture.shadows["b"] = [("d1", "T", "B", 1)]
-        fixture.cursors = ["a": 2, "b": 2]
+        fixture.moveCursors(to: 2)
         let result = try onlyFailing(fixture, "cursor-safety")
         #expect(result.detail.contains("b at the end: cursor 2, but its shadow holds nothing of draft d2 where the "
             + "server's changes up to 2 give v1 (change seq 2, key k2): the cursor passed a change that was not "
@@ -348,6 +348,18 @@ import Testing
         let result = try onlyFailing(fixture, "quiesce-settles")
         #expect(result.detail.contains("quiesce did not settle after 40 rounds: b: 2 pending ops, cursor 0 of 1"),
                 "\(result.detail)")
+    }
+
+    @Test func healPassesAreCountedApartFromTheScenarios() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
+        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":2,"trigger":"connectivity""#))
+        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":2,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed""#))
+        let json = try fixture.report().json
+        #expect(json["passes"]?["total"]?.intValue == 2)
+        #expect(json["passes"]?["byTrigger"]?["connectivity"] == nil)
+        #expect(json["passes"]?["heal"]?["byTrigger"]?["connectivity"]?.intValue == 1)
     }
 
     @Test func reportsAreWrittenInThreeForms() throws {

@@ -55,6 +55,14 @@ struct RunFixture {
         ]
     }
 
+    /// Sets both devices' cursors and the events that report the moves.
+    mutating func moveCursors(to cursor: Int, at t: Int = 19) {
+        for device in ["a", "b"] {
+            events.append(event(t, device, "cursor.moved", "\"from\":\(cursors[device] ?? 0),\"to\":\(cursor),\"pass\":9"))
+            cursors[device] = cursor
+        }
+    }
+
     func event(_ t: Int, _ proc: String, _ type: String, _ fields: String) -> String {
         "{\"wall\":\(1_000_000 + t * 1000),\"sim\":\(t),\"proc\":\"\(proc)\",\"type\":\"\(type)\",\(fields)}"
     }

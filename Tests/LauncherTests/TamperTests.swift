@@ -1,0 +1,165 @@
+import Foundation
+import SQLite
+import SyncProtocol
+import Testing
+@testable import Launcher
+
+/// A real run folder (quickstart, real processes), re-checked after one tampering at a time with its databases or its
+/// events: each tampering fails the check it breaks, with a counter-example, and the untouched folder passes.
+@Suite(.serialized) struct TamperTests {
+    /// One real run, shared by every test of the suite (each works on a copy).
+    static let original: Result<String, Error> = Result {
+        let run = try EndToEndTests.run("quickstart")
+        guard run.status == 0 else { throw TestFailure("quickstart failed: \(run.failedInvariants)\n\(run.output)") }
+        return run.folder
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ text: String) { description = text }
+    }
+
+    /// A fresh copy of the passing run folder.
+    func copy() throws -> RunFolder {
+        let source = try Self.original.get()
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-tamper-\(UUID().uuidString)")
+        try FileManager.default.copyItem(atPath: source, toPath: target.path)
+        return RunFolder(root: target.path)
+    }
+
+    func check(_ folder: RunFolder) throws -> Report { try Report.make(folder: folder) }
+
+    /// The events of the folder, rewritten by `edit` (one JSON object a line).
+    func editEvents(_ folder: RunFolder, _ edit: ([String]) -> [String]) throws {
+        let path = folder.path("events.jsonl")
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        try (edit(lines).joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    func sql(_ path: String, _ statement: String) throws {
+        let db = try Database(path: path)
+        try db.execute(statement)
+    }
+
+    /// Exactly `name` fails (others may fail too when `alone` is false), and its detail says `words`.
+    func expectFails(_ report: Report, _ name: String, _ words: String, alone: Bool = true,
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+        let result = report.invariant(name)
+        #expect(result?.held == false, "\(name) should fail", sourceLocation: sourceLocation)
+        #expect(result?.detail.contains(words) == true, "\(result?.detail ?? "")", sourceLocation: sourceLocation)
+        if alone {
+            let others = report.invariants.filter { !$0.held && $0.name != name }.map { "\($0.name): \($0.detail)" }
+            #expect(others.isEmpty, "\(others)", sourceLocation: sourceLocation)
+        }
+        #expect(!report.passed, sourceLocation: sourceLocation)
+    }
+
+    @Test func theUntouchedRunPasses() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        let report = try check(folder)
+        #expect(report.passed, "\(report.invariants.filter { !$0.held }.map(\.detail))")
+    }
+
+    @Test func aServerChangeUnderAKeyNoDeviceSaved() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try sql(folder.path("server.sqlite"), "UPDATE changes SET op_key = 'forged-key' WHERE seq = 1")
+        expectFails(try check(folder), "exactly-once", "applied under key forged-key, which no op saved on", alone: false)
+    }
+
+    @Test func aChangeRemovedFromTheServer() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try sql(folder.path("server.sqlite"), "DELETE FROM changes WHERE seq = 1")
+        expectFails(try check(folder), "exactly-once", "follows seq 0", alone: false)
+    }
+
+    @Test func aRemovedShadowRow() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try sql(folder.devicePath("laptop"), "DELETE FROM shadow WHERE rowid = (SELECT min(rowid) FROM shadow)")
+        expectFails(try check(folder), "cursor-safety", "laptop at the end: cursor")
+    }
+
+    @Test func needsAttentionOnAnAppliedOp() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try sql(folder.devicePath("pixel"), """
+            UPDATE ops SET status = 'needsAttention', last_error = 'not confirmed'
+            WHERE local_seq = (SELECT min(local_seq) FROM ops)
+            """)
+        expectFails(try check(folder), "no-lost-edit", "although the server applied it")
+    }
+
+    @Test func anOpErasedFromLedgerAndDeviceEvents() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        // The last op pixel saved disappears from its ledger and its op.saved event; the server applied it, and the
+        // launcher's record of the edit it asked for is left: the device's durable record lost a saved op.
+        let key = try Database(path: folder.devicePath("pixel")).first("SELECT key FROM ops ORDER BY local_seq DESC") {
+            $0.string(0)
+        }
+        let k = try #require(key)
+        try sql(folder.devicePath("pixel"), "DELETE FROM ops WHERE key = '\(k)'")
+        try sql(folder.path("server.sqlite"), "DELETE FROM applied_ops WHERE key = '\(k)'")
+        try editEvents(folder) { lines in lines.filter { !($0.contains("\"op.saved\"") && $0.contains(k)) } }
+        let report = try check(folder)
+        let result = report.invariant("no-lost-edit")
+        #expect(result?.held == false)
+        #expect(result?.violations.contains { $0.text.contains("op \(k)") && $0.text.contains("gone from its ledger") }
+            == true, "\(result?.detail ?? "")")
+    }
+
+    @Test func theLastCursorMoveRemovedFromTheEvents() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try editEvents(folder) { lines in
+            guard let last = lines.lastIndex(where: { $0.contains("\"cursor.moved\"") && $0.contains("\"proc\":\"iphone\"") })
+            else { return lines }
+            var edited = lines
+            edited.remove(at: last)
+            return edited
+        }
+        expectFails(try check(folder), "cursor-safety", "a cursor move that no event explains")
+    }
+
+    @Test func aReplicaEditedBehindTheLedgersBack() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try sql(folder.devicePath("iphone"), "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM drafts)")
+        expectFails(try check(folder), "convergence", "body differs")
+    }
+
+    @Test func aHintWithDataInTheEvents() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try editEvents(folder) { lines in
+            guard let first = lines.firstIndex(where: { $0.contains("\"hint.received\"") }) else { return lines }
+            var edited = lines
+            edited[first] = edited[first].replacingOccurrences(of: #""keys":["account","head","hint"]"#,
+                                                                with: #""keys":["account","body","head","hint"]"#)
+            return edited
+        }
+        expectFails(try check(folder), "hints-are-references", "carrying data: body")
+    }
+
+    @Test func aHintFateRemovedFromTheEvents() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try editEvents(folder) { lines in
+            guard let first = lines.firstIndex(where: { $0.contains("\"hint.delivered\"") }) else { return lines }
+            var edited = lines
+            edited.remove(at: first)
+            return edited
+        }
+        expectFails(try check(folder), "hints-accounted", "the broker counts", alone: false)
+    }
+
+    @Test func aQuiesceThatNeverEnded() throws {
+        let folder = try copy()
+        defer { try? FileManager.default.removeItem(atPath: folder.root) }
+        try editEvents(folder) { lines in lines.filter { !$0.contains("\"quiesce.done\"") } }
+        expectFails(try check(folder), "quiesce-settles", "never quiesced")
+    }
+}
