@@ -1,4 +1,5 @@
-# Sourced by scripts/test and scripts/lab: installs libzmq3-dev and libsqlite3-dev when they are missing.
+# Sourced by scripts/test and scripts/lab: installs libzmq3-dev and libsqlite3-dev when they are missing (and, for
+# scripts/test, Debian's chromium: the browser test renders report.html in it).
 synclab_need_packages() {
     local missing=()
     [ -f /usr/include/zmq.h ] || missing+=(libzmq3-dev)
@@ -25,5 +26,22 @@ synclab_need_swift() {
             echo "SyncLab needs a Swift 6 toolchain on PATH (swift.org/install)" >&2
             exit 2
         fi
+    fi
+}
+synclab_need_chromium() {
+    if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SyncLab's browser test needs chromium; run as root or: sudo apt-get install -y chromium" >&2
+        exit 2
+    fi
+    echo "installing chromium (the browser test renders report.html in it) …" >&2
+    if [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ]; then
+        apt-get update -qq >&2 || { echo "apt-get update failed" >&2; exit 2; }
+    fi
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2; then
+        apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2 \
+            || { echo "could not install chromium with apt-get" >&2; exit 2; }
     fi
 }

@@ -22,6 +22,10 @@ public struct InvariantResult: Sendable, Equatable {
     public let name: String
     public let held: Bool
     public let detail: String
+    /// What the counter-example is about (op keys, hint ids, devices, drafts), highlighted on the report's timeline;
+    /// empty when the check names nothing more than its detail says.
+    public var focus: [String] = []
+
     public var violations: [Violation] = []
 
     init(name: String, held: Bool, detail: String, violations: [Violation] = []) {

@@ -261,11 +261,21 @@ public final class LabRun {
                 try signal(target, command)
             }
             log.emit("scenario.action", fields)
+            say(Self.stepLine(step, fields))
         } catch {
             fields.append(("error", .string("\(error)")))
             log.emit("scenario.failed", fields)
             notes.append("step at \(formatSim(step.at)) (line \(step.line)) \(step.action.name) failed: \(error)")
         }
+    }
+
+    /// A scenario step as the terminal shows it while it plays: `10m00s kill server`, `5h00m open iphone`.
+    static func stepLine(_ step: ScenarioStep, _ fields: [(String, JSONValue)]) -> String {
+        let value = { (name: String) in fields.first { $0.0 == name }?.1.stringValue }
+        var line = "\(formatSim(step.at)) \(step.action.name)"
+        if let target = value("target") { line += " \(target)" }
+        if let draft = value("draft") { line += " \(draft)" + (value("op").map { " (\($0))" } ?? "") }
+        return line
     }
 
     /// A control command for a process, or for a pooled device through its pool (`args.device` names it).

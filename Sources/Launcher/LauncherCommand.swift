@@ -13,6 +13,8 @@ public enum LauncherCommand {
           synclab check RUNDIR      re-check the invariants from a run folder's databases and events
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
+          synclab explain RUNDIR KEY  the whole story of an op key, a hint id or a draft, from events.jsonl
+          synclab compare RUN_A RUN_B two runs side by side: verdicts, invariants, every figure (and compare.html)
           synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
           synclab COMMAND --help    the options of one command
 
@@ -36,9 +38,34 @@ public enum LauncherCommand {
         footer: "The run folder holds topology.json5, events.jsonl, logs/, the SQLite files and report.{md,json,html}.")
 
     static let folderSpec = CommandSpec(
-        name: "synclab check|report", summary: "re-check or re-report a run folder", usage: "synclab check RUNDIR",
+        name: "synclab check", summary: "re-check the invariants of a run folder from its databases and events",
+        usage: "synclab check RUNDIR [--ignore-expect]",
         flags: [Flag("quiet", help: "print nothing; only the exit status"),
-                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")])
+                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")],
+        footer: "Writes nothing; `synclab report RUNDIR` rewrites the reports.")
+
+    static let reportSpec = CommandSpec(
+        name: "synclab report", summary: "rewrite a run folder's report.md, report.json and report.html",
+        usage: "synclab report RUNDIR [--ignore-expect]",
+        flags: [Flag("quiet", help: "print nothing; only the exit status"),
+                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")],
+        footer: "Re-checks the invariants from the folder's databases and events, then writes the three reports\n"
+            + "(report.html holds the timeline and the plots; docs/REPORT.md says how to read them).\n"
+            + "Exit status: 0 every invariant held, 1 one failed, 2 not a run folder.")
+
+    static let explainSpec = CommandSpec(
+        name: "synclab explain", summary: "tell the whole story of one op, hint or draft of a run",
+        usage: "synclab explain RUNDIR KEY", flags: [],
+        footer: "KEY is an op's idempotency key (op.saved's \"key\"), a hint id (h-N; a restarted broker numbers its\n"
+            + "hints again, so one id may tell several stories) or a draft id. Reads only RUNDIR/events.jsonl and prints\n"
+            + "one sentence per event, with simulated time. Exit 0, or 2 when KEY names nothing in the run.")
+
+    static let compareSpec = CommandSpec(
+        name: "synclab compare", summary: "two runs side by side",
+        usage: "synclab compare RUN_A RUN_B [--out FILE]",
+        flags: [Flag("out", value: "FILE", help: "the page to write (default: compare.html in the current folder)")],
+        footer: "Prints both verdicts, each invariant and every figure of report.json (made from the folder when it\n"
+            + "has none) with B − A; rows that differ are marked with *. Exit 0, or 2 when a folder is not a run.")
 
     public static func main(_ arguments: [String]) -> Int32 {
         guard let command = arguments.first else {
@@ -54,6 +81,10 @@ public enum LauncherCommand {
             return run(rest)
         case "check", "report":
             return recheck(rest, rewrite: command == "report")
+        case "explain":
+            return explain(rest)
+        case "compare":
+            return compare(rest)
         case "validate":
             return validate(rest)
         case "bench":
@@ -134,9 +165,10 @@ public enum LauncherCommand {
     }
 
     static func recheck(_ arguments: [String], rewrite: Bool) -> Int32 {
-        let options = folderSpec.parseOrExit(arguments)
+        let spec = rewrite ? reportSpec : folderSpec
+        let options = spec.parseOrExit(arguments)
         guard options.positional.count == 1, let root = options.positional.first else {
-            Output.stderr("synclab: expected one run folder\n\n" + folderSpec.help)
+            Output.stderr("synclab: expected one run folder\n\n" + spec.help)
             return 2
         }
         do {
@@ -148,6 +180,52 @@ public enum LauncherCommand {
             Output.stderr("synclab: \(error)\n")
             return 2
         }
+    }
+
+    static func explain(_ arguments: [String]) -> Int32 {
+        let options = explainSpec.parseOrExit(arguments)
+        guard options.positional.count == 2 else {
+            Output.stderr("synclab explain: expected a run folder and a key\n\n" + explainSpec.help)
+            return 2
+        }
+        let (root, key) = (options.positional[0], options.positional[1])
+        let events: [Event]
+        do {
+            events = try RunData.readEvents(RunFolder(root: root).path("events.jsonl"))
+        } catch {
+            Output.stderr("synclab explain: \(root) is not a run folder: \(error)\n")
+            return 2
+        }
+        let explain = Explain(events: events)
+        guard let subject = explain.subject(of: key) else {
+            Output.stderr("synclab explain: \(root)/events.jsonl names no op key, hint id or draft \"\(key)\"\n")
+            return 2
+        }
+        Output.stdout(explain.story(subject).map(\.rendered).joined(separator: "\n") + "\n")
+        return 0
+    }
+
+    static func compare(_ arguments: [String]) -> Int32 {
+        let options = compareSpec.parseOrExit(arguments)
+        guard options.positional.count == 2 else {
+            Output.stderr("synclab compare: expected two run folders\n\n" + compareSpec.help)
+            return 2
+        }
+        let (a, b) = (options.positional[0], options.positional[1])
+        let compare: Compare
+        do {
+            compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b, b: try Compare.reportJSON(folder: b))
+        } catch {
+            Output.stderr("synclab compare: \(error)\n")
+            return 2
+        }
+        let out = options.string("out") ?? "compare.html"
+        guard FileManager.default.createFile(atPath: out, contents: Data(compare.html.utf8)) else {
+            Output.stderr("synclab compare: cannot write \(out)\n")
+            return 2
+        }
+        Output.stdout(compare.table + "page: \(out)\n")
+        return 0
     }
 
     static func validate(_ arguments: [String]) -> Int32 {

@@ -159,6 +159,10 @@ public struct Report {
         let h = f.hints
         out += "  ops: \(f.opsSaved) saved, \(f.opsApplied) applied, \(f.resends) resends, \(f.unknownOutcomes) unknown outcomes, \(f.needsAttention) need attention\n"
         out += "  hints: \(h.accepted) accepted, \(h.delivered) delivered, \(h.dropped) dropped, \(h.duplicated) duplicated, \(h.coalesced) coalesced, \(h.throttled) throttled, \(h.discarded) discarded, \(h.expired) expired, \(h.held) held\n"
+        let deaths = hintDeathReasons
+        if !deaths.isEmpty {
+            out += "  hints that died: " + deaths.map { "\($0.count) \($0.fate) (\($0.reason))" }.joined(separator: ", ") + "\n"
+        }
         out += "  passes: \(f.passesTotal) in the scenario (" + f.passesByTrigger.keys.sorted().map { "\($0) \(f.passesByTrigger[$0]!)" }.joined(separator: ", ") + "), \(f.healPassesTotal) in heal and quiesce\n"
         if f.propagation.count > 0 {
             out += String(format: "  propagation: %d arrivals, p50 %.2f ms, p99 %.2f ms, max %.2f ms real (p50 %@ simulated)\n",
@@ -202,6 +206,7 @@ public struct Report {
         md += "\n## Ops (durable state is the recovery mechanism)\n\n"
         md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
         md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
+        md += attentionMarkdown
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
         md += "\n## Passes by trigger\n\nPasses during the scenario. Heal and quiesce ran \(f.healPassesTotal) more ("
             + f.healPassesByTrigger.keys.sorted().map { "\($0) \(f.healPassesByTrigger[$0]!)" }.joined(separator: ", ")
@@ -319,6 +324,8 @@ public struct Report {
         var body = ""
         var inTable = false
         var inList = false
+        var foldNextList = false
+        let f = figures
         for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
             let text = String(line)
             if text.hasPrefix("| ") {
@@ -334,24 +341,43 @@ public struct Report {
             }
             if inTable { body += "</table>\n"; inTable = false }
             if text.hasPrefix("- ") {
-                if !inList { body += "<ul>\n"; inList = true }
+                if !inList {
+                    // A long run's lineage list is folded: the timeline shows it, the list is there to search.
+                    if foldNextList && f.lineages.count > 20 {
+                        body += "<details><summary>\(f.lineages.count) edits (unfold)</summary>"
+                    } else {
+                        foldNextList = false
+                    }
+                    body += "<ul>\n"
+                    inList = true
+                }
                 body += "<li>\(htmlEscape(String(text.dropFirst(2))))</li>\n"
                 continue
             }
-            if inList { body += "</ul>\n"; inList = false }
+            if inList {
+                body += foldNextList ? "</ul></details>\n" : "</ul>\n"
+                inList = false
+                foldNextList = false
+            }
+            if text.hasPrefix("## Lineage") { foldNextList = true }
+            if text.hasPrefix("## ") && !body.contains("<h2>") { body += timelineHTML + plotsHTML }
             if text.hasPrefix("## ") { body += "<h2>\(htmlEscape(String(text.dropFirst(3))))</h2>\n" }
             else if text.hasPrefix("# ") { body += "<h1>\(htmlEscape(String(text.dropFirst(2))))</h1>\n" }
             else if !text.isEmpty { body += "<p>\(htmlEscape(text))</p>\n" }
         }
         if inTable { body += "</table>\n" }
-        if inList { body += "</ul>\n" }
+        if inList { body += foldNextList ? "</ul></details>\n" : "</ul>\n" }
         return """
-            <!doctype html><html><head><meta charset="utf-8"><title>\(htmlEscape(data.topology.name)) — SyncLab</title>
-            <style>body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
+            <!doctype html><html><head><meta charset="utf-8">
+            <script>window.onerror = function (m, src, line) {
+              document.documentElement.setAttribute('data-script-error', m + ' (line ' + line + ')'); };</script>
+            <title>\(htmlEscape(data.topology.name)) — SyncLab</title>
+            <style>body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#222}
             table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
-            th{background:#f3f3f3}h1{color:\(passed ? "#1a7f37" : "#cf222e")}code{background:#f3f3f3}</style></head>
+            th{background:#f3f3f3}h1{color:\(passed ? "#1a7f37" : "#cf222e")}code{background:#f3f3f3}
+            \(Timeline.style)</style></head>
             <body>
-            \(body)</body></html>
+            \(body)\(Timeline.script)</body></html>
 
             """
     }

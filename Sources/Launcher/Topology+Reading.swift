@@ -45,8 +45,9 @@ extension Topology {
         t.pools = try r.int("pools", in: 0...64) ?? 0
 
         if let s = try r.object("server") {
-            try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm", "synchronous",
-                            "idempotency", "noticeBeforeCommit", "replyBeforeCommit", "failCommit", "switchAccounts"])
+            try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm",
+                            "synchronous", "idempotency", "noticeBeforeCommit", "replyBeforeCommit", "failCommit",
+                            "switchAccounts"])
             t.server.dropReply = try s.number("dropReply", in: 0...1) ?? 0
             t.server.transient = try s.number("transient", in: 0...1) ?? 0
             t.server.reject = try s.number("reject", in: 0...1) ?? 0

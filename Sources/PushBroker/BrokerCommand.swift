@@ -54,7 +54,8 @@ public enum BrokerCommand {
             Flag("hint-carries-data",
                  help: "design switch: hints carry the notice's changes (data in the push), not only a reference "
                      + "(default: off, hints are references)"),
-            Flag("hint-data-accounts", value: "ID,ID", help: "--hint-carries-data applies to these accounts only (default: all accounts)"),
+            Flag("hint-data-accounts", value: "ID,ID",
+                 help: "--hint-carries-data applies to these accounts only (default: all accounts)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
@@ -106,7 +107,9 @@ public enum BrokerCommand {
             reorder: try options.probability("reorder"))
         config.reorderWindowSec = try nonNegative("reorder-window-sec", options)
         config.hintCarriesData = options.has("hint-carries-data")
-        config.hintDataAccounts = options.string("hint-data-accounts").map { Set($0.split(separator: ",").map(String.init)) }
+        config.hintDataAccounts = options.string("hint-data-accounts").map {
+            Set($0.split(separator: ",").map(String.init))
+        }
         return config
     }
 

@@ -209,7 +209,9 @@ public struct BrokerInstance: Sendable {
         for slot in targets {
             let pending = accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
                                  now: now, into: &out)
-            if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false { attachData(notice.changes, to: pending.hint.hint, into: &out) }
+            if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false {
+                attachData(notice.changes, to: pending.hint.hint, into: &out)
+            }
             accepted.append(pending)
         }
         for (slot, pending) in zip(targets, accepted) {

@@ -41,10 +41,12 @@ extension DeviceInstance {
             } else if identity.platform == .web && settings.unloadFlush == .task && tabWasOpen {
                 // An async flush started in the unload handler: the page is torn down before the task gets to run.
                 out.append(.log(LogLine("unload.taskAbandoned", [
-                    ("reason", "unloadFlush=task: a task started at unload never runs; only sendBeacon outlives the page"),
+                    ("reason",
+                     "unloadFlush=task: a task started at unload never runs; only sendBeacon outlives the page"),
                 ])))
             }
-            out += dropMemoryQueue(reason: "opQueue=memory: the app's process ended (\(identity.platform == .web ? "tab closed" : "app closed"))")
+            let ended = identity.platform == .web ? "tab closed" : "app closed"
+            out += dropMemoryQueue(reason: "opQueue=memory: the app's process ended (\(ended))")
             new.app = .closed
             out += apply(new, now: now)
         case .offline:

@@ -223,8 +223,9 @@ extension DeviceInstance {
             return OpOutcome(key: claimed.key,
                              kind: .needsAttention(reason: "gave up after \(claimed.attempt) attempts: \(reason)"))
         }
-        return OpOutcome(key: claimed.key,
-                         kind: .retry(at: now + settings.backoff(afterAttempt: claimed.attempt), reason: reason))
+        let delay = settings.backoff(afterAttempt: claimed.attempt)
+        let said = delay > settings.backoffCapSec ? "\(reason) (backoffCap off: \(Int(delay)) s, over the cap)" : reason
+        return OpOutcome(key: claimed.key, kind: .retry(at: now + delay, reason: said))
     }
 
     func record(_ outcomes: [OpOutcome], now: Double) -> [DeviceDirective] {

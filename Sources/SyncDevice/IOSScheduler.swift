@@ -168,7 +168,8 @@ public struct IOSScheduler: PlatformScheduler {
             awaitingReschedule = false
             if cutOff {
                 events.append(LogLine("ios.schedule.lost", [
-                    ("reason", "reschedule=last: the task expired before the handler's last line; nothing is scheduled"),
+                    ("reason",
+                     "reschedule=last: the task expired before the handler's last line; nothing is scheduled"),
                 ]))
             } else {
                 events.append(submit(now: now, rng: &rng, reason: "rescheduled at the end of the handler"))

@@ -106,6 +106,12 @@ extension ServerInstance {
             }
             directives.append(.log(opEvent(result, op: op, device: request.device, account: request.account,
                                            change: outcome.change)))
+            if outcome.reapplied {
+                directives.append(.log(ServerEvent("op.reapplied", [
+                    ("device", .string(request.device)), ("key", .string(op.key)), ("seq", .int(result.seq ?? 0)),
+                    ("reason", "idempotency off: a key already applied was applied again"),
+                ])))
+            }
         }
         if let last = refs.last {
             stats.heads[request.account] = max(stats.heads[request.account] ?? 0, last.seq)

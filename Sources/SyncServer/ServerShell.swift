@@ -202,7 +202,8 @@ public final class ServerShell {
                 send(peer.envelope(Codec.encode(message)), on: control)
             case .apply(let request):
                 // The design switches `noticeBeforeCommit` / `replyBeforeCommit` send from inside the transaction.
-                let early: (([AppliedOp]) -> Void)? = instance.switches.effective(for: request.account).sendsBeforeCommit
+                let switches = instance.switches.effective(for: request.account)
+                let early: (([AppliedOp]) -> Void)? = switches.sendsBeforeCommit
                     ? { [self] outcomes in perform(instance.onDecided(request, outcomes: outcomes)) } : nil
                 var decided: [AppliedOp] = []
                 do {

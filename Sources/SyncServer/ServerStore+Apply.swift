@@ -117,11 +117,13 @@ extension ServerStore {
                 changeRows.append(.text(change.origin))
                 changeRows.append(.text(change.key))
                 changeRows.append(change.conflict.sqlValue)
+                let recordedFresh = !recorded.contains(op.key)
                 remember(op.key, KeyRecord(device: device, outcome: .applied, seq: head, version: state.version,
                                            conflict: conflict))
                 let result = OpResult(key: op.key, outcome: .applied, seq: head, version: state.version,
                                       conflict: conflict)
-                outcomes.append(AppliedOp(result: result, change: change))
+                // `idempotency: false` and a key already applied: this is the resend, applied again.
+                outcomes.append(AppliedOp(result: result, change: change, reapplied: !idempotency && !recordedFresh))
             }
         }
 

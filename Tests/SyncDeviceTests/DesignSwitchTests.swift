@@ -277,6 +277,24 @@ import Testing
         #expect(capped.backoff(afterAttempt: 3) == uncapped.backoff(afterAttempt: 3))
     }
 
+    @Test func anUncappedBackoffSaysSoInItsRetryReason() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings(.foreground) {
+            $0.backoffCap = false
+            $0.backoffBaseSec = 3_000
+            $0.maxAttempts = 100
+        })
+        defer { h.removeFolder() }
+        h.start()
+        let key = "b-" + (try h.ledger.stateString("install") ?? "") + "-1"
+        h.server.retryLaterKeys = [key]
+        try h.edit("d1")
+        h.sync(token: 1, force: true)
+        let reasons = h.events("op.result").compactMap { $0["reason"]?.stringValue }
+        #expect(reasons.first == "busy")  // 3,000 s: under the cap
+        #expect(reasons.last?.contains("backoffCap off: 6000 s, over the cap") == true)
+        #expect(try h.ledger.op(key)?.nextAttemptSim == h.now + 6_000)
+    }
+
     // MARK: - coalesce
 
     @Test func withoutCoalescingEveryTriggerQueuesAFullPass() throws {

@@ -53,14 +53,29 @@ struct ServerSwitchTests {
     func idempotencyOff() throws {
         let store = try makeStore()
         _ = try store.apply(device: "pixel", account: "acme", ops: [op], idempotency: false)
+        let first = try store.apply(device: "pixel", account: "acme", ops: [op.with(key: "fresh")], idempotency: false)
+        #expect(first.map(\.reapplied) == [false])
         let again = try store.apply(device: "pixel", account: "acme", ops: [op], idempotency: false)
         #expect(again.map(\.result.outcome) == [.applied])
+        #expect(again.map(\.reapplied) == [true])
+        var instance = makeInstance(ServerSwitches(idempotency: false))
+        let push = try request(&instance, op)
+        #expect(events(instance.onApplied(push, outcomes: again), "op.reapplied").count == 1)
         #expect(try store.database.scalarInt("SELECT count(*) FROM changes WHERE op_key = ?", op.key) == 2)
-        #expect(try store.database.scalarInt("SELECT count(*) FROM applied_ops") == 1)
+        #expect(try store.database.scalarInt("SELECT count(*) FROM applied_ops") == 2)  // op and "fresh", each once
 
         let replay = try store.apply(device: "pixel", account: "acme", ops: [op])
         #expect(replay.map(\.result.outcome) == [.duplicate])
         #expect(try store.database.scalarInt("SELECT count(*) FROM changes WHERE op_key = ?", op.key) == 2)
+    }
+
+    @Test("the lab's store never marks an op reapplied")
+    func idempotencyOn() throws {
+        let store = try makeStore()
+        let outcomes = try store.apply(device: "pixel", account: "acme", ops: [op]) + store.apply(
+            device: "pixel", account: "acme", ops: [op])
+        #expect(outcomes.map(\.reapplied) == [false, false])
+        #expect(outcomes.map(\.result.outcome) == [.applied, .duplicate])
     }
 
     @Test("the instance asks the store to skip idempotency only for the accounts the switch names")
@@ -165,4 +180,9 @@ struct ServerSwitchTests {
 struct SwitchTestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension Op {
+    /// The same op under another key.
+    func with(key: String) -> Op { Op(key: key, draft: draft, action: action, base: base, title: title, body: body) }
 }

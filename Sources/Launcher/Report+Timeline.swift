@@ -1,0 +1,154 @@
+import Foundation
+
+/// The pictures of report.html (the timeline, the plots, the failing checks linked to the timeline) and the lists
+/// of what needs a reader's attention (ops that need attention, hints that died, by reason).
+extension Report {
+    /// Devices as the timeline needs them, from the topology the run used.
+    var timelineDevices: [TimelineModel.DeviceInfo] {
+        let pools = data.topology.poolAssignment
+        return data.topology.accounts.flatMap { account in
+            account.devices.map {
+                TimelineModel.DeviceInfo(
+                    id: $0.id, account: account.id, platform: $0.platform.rawValue, start: $0.start,
+                    host: pools[$0.id] ?? $0.id, charging: $0.charging)
+            }
+        }
+    }
+
+    /// The server's faults from its flags (the topology's `server` block), as a band label, or nil when none.
+    var serverFlagFaults: String? {
+        let s = data.topology.server
+        var parts: [String] = []
+        if s.dropReply > 0 { parts.append("dropReply \(format(s.dropReply))") }
+        if s.transient > 0 { parts.append("transient \(format(s.transient))") }
+        if s.reject > 0 { parts.append("reject \(format(s.reject))") }
+        if s.replyDelayMs > 0 { parts.append("replyDelayMs \(s.replyDelayMs)") }
+        return parts.isEmpty ? nil : "faults (flags): " + parts.joined(separator: ", ")
+    }
+
+    /// What a failed invariant's counter-example is about: its own `focus`, else every op key, hint id, device and
+    /// draft its detail names.
+    func focus(of result: InvariantResult) -> [String] {
+        if !result.focus.isEmpty { return result.focus }
+        let known = knownNames
+        let words = result.detail.split(whereSeparator: { " ,;:()\"'=≠".contains($0) }).map(String.init)
+        var out: [String] = []
+        for word in words where known.contains(word) && !out.contains(word) { out.append(word) }
+        return out
+    }
+
+    /// Every op key, hint id, device and draft of the run.
+    var knownNames: Set<String> {
+        var names = Set(data.devices.map(\.id))
+        for event in data.events {
+            switch event.type {
+            case "op.saved":
+                if let key = event.string("key") { names.insert(key) }
+                if let draft = event.string("draft") { names.insert(draft) }
+            case "hint.accepted":
+                if let hint = event.string("hint") { names.insert(hint) }
+            default:
+                break
+            }
+        }
+        return names
+    }
+
+    /// The first moment on the timeline of anything in `focus`.
+    func firstMoment(of focus: [String], in model: TimelineModel) -> Double? {
+        let set = Set(focus)
+        let marks = model.marks.filter { $0.keys.contains(where: set.contains) }.map(\.sim)
+        return marks.min()
+    }
+
+    /// The timeline section of report.html.
+    var timelineHTML: String {
+        let failed = invariants.filter { !$0.held }
+        var focus = Set<String>()
+        for result in failed { focus.formUnion(self.focus(of: result)) }
+        let model = TimelineModel(
+            events: data.events, devices: timelineDevices, focus: focus, serverFlags: serverFlagFaults)
+        let timeline = Timeline(model: model)
+        var s = "<h2>Timeline</h2>\n"
+        s +=
+            "<p class=\"rules\">Simulated time runs left to right, from simulated 0 (when the scenario's clock starts) "
+        s +=
+            "to the end of the checks. One lane per process. Hover over anything for its words; click a mark to follow "
+        s += "its edit; Ctrl or Shift + wheel zooms, dragging pans. How to read it: docs/REPORT.md.</p>\n"
+        for rule in model.rules { s += "<p class=\"rules\">\(xmlEscape(rule))</p>\n" }
+        if !failed.isEmpty {
+            s += "<div class=\"focus-list\"><b>Failed checks, their first counter-example ringed in red:</b><ul>\n"
+            for result in failed {
+                let names = self.focus(of: result)
+                s += "<li><b>\(xmlEscape(result.name))</b>: \(xmlEscape(result.detail))"
+                if let t = firstMoment(of: names, in: model) {
+                    s += " — <a href=\"#timeline\" data-focus-t=\"\(svgNum(t))\">show at \(formatSim(t))</a>"
+                }
+                s += "</li>\n"
+            }
+            s += "</ul></div>\n"
+        }
+        s += "<div class=\"tl-tools\"><button id=\"tl-in\">zoom in</button><button id=\"tl-out\">zoom out</button>"
+        s += "<button id=\"tl-reset\">whole run</button> <span id=\"timeline-picked\"></span></div>\n"
+        s += "<div class=\"timeline-box\">\n" + timeline.svg + "</div>\n" + timeline.legend
+        return s
+    }
+
+    /// The plots section of report.html.
+    var plotsHTML: String {
+        let devices = Set(data.devices.map(\.id))
+        let plotData = PlotData(
+            events: data.events, devices: devices, lineages: figures.lineages,
+            budgetSec: data.topology.device.freshnessBudgetSec,
+            scenarioEnd: data.scenarioEndSim)
+        return "<h2>Plots</h2>\n" + Plots(data: plotData).html
+    }
+
+    /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason (markdown).
+    var attentionMarkdown: String {
+        var md = ""
+        let attention = data.devices.flatMap { device in
+            device.ops.filter { $0.status == .needsAttention }.map { (device.id, $0) }
+        }
+        if !attention.isEmpty {
+            md += "\n## Ops that need attention\n\n| device | op | attempts | reason |\n| --- | --- | --- | --- |\n"
+            for (device, op) in attention.prefix(100) {
+                md +=
+                    "| \(device) | \(op.key) | \(op.attempts) | "
+                        + "\((op.lastError ?? "").isEmpty ? "(no reason recorded)" : (op.lastError ?? "").replacingOccurrences(of: "|", with: "\\|")) |\n"
+            }
+            if attention.count > 100 { md += "| … | \(attention.count - 100) more | | |\n" }
+        }
+        let reasons = hintDeathReasons
+        if !reasons.isEmpty {
+            md += "\n## Hints that died, by reason\n\n| fate | reason | hints |\n| --- | --- | --- |\n"
+            for row in reasons { md += "| \(row.fate) | \(row.reason) | \(row.count) |\n" }
+            let ignored = data.events.filter { $0.type == "hint.ignored" }
+            if !ignored.isEmpty {
+                let byReason = Dictionary(grouping: ignored, by: { $0.string("reason") ?? "?" })
+                for reason in byReason.keys.sorted() {
+                    md += "| received, ignored | \(reason) | \(byReason[reason]!.count) |\n"
+                }
+            }
+        }
+        return md
+    }
+
+    /// Hints dropped, coalesced, throttled, discarded or expired, counted per fate and reason.
+    var hintDeathReasons: [(fate: String, reason: String, count: Int)] {
+        var counts: [String: [String: Int]] = [:]
+        for event in data.events
+        where event.proc == "broker" && HintAccounting.fates.contains(event.type)
+            && event.type != "hint.delivered"
+        {
+            counts[String(event.type.dropFirst(5)), default: [:]][event.string("reason") ?? "—", default: 0] += 1
+        }
+        var rows = counts.keys.sorted().flatMap { fate in
+            counts[fate]!.keys.sorted().map { (fate, $0, counts[fate]![$0]!) }
+        }
+        if figures.hints.lostInCrash > 0 {
+            rows.append(("lost", "held by the broker when it was killed", figures.hints.lostInCrash))
+        }
+        return rows
+    }
+}

@@ -1,0 +1,549 @@
+import Foundation
+
+/// Draws a `TimelineModel` as one self-contained SVG with a little inline script (zoom with the wheel or the buttons,
+/// drag to pan, click a mark to follow its edit). Every element placed in time carries `data-t` (and `data-t2`), so
+/// the script can move it; the SVG is complete without the script (a screenshot, a browser with scripts off).
+struct Timeline {
+    let model: TimelineModel
+
+    static let width = 1240.0
+    static let left = 160.0
+    static let right = 12.0
+    static var plot: Double { width - left - right }
+    static let axisHeight = 26.0
+
+    static let triggerColours: [String: String] = [
+        "push": "#d9480f", "foreground": "#2b8a3e", "local-edit": "#1971c2", "connectivity": "#862e9c",
+        "periodic": "#e67700", "opportunistic": "#0c8599", "interval": "#5c940d", "visibility": "#a61e4d",
+        "manual": "#868e96",
+    ]
+
+    static let bandStyles: [TimelineModel.BandKind: (fill: String, opacity: Double)] = [
+        .foreground: ("#8ce99a", 1), .background: ("#a5d8ff", 1), .closed: ("#ced4da", 1), .forceQuit: ("#e03131", 1),
+        .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .charging: ("#fab005", 1), .window: ("#66d9e8", 0.6),
+        .down: ("#c92a2a", 0.45),
+        .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6),
+        .quiesce: ("#fff3bf", 0.7),
+    ]
+
+    struct Row {
+        let lane: TimelineModel.Lane
+        let top: Double
+        let height: Double
+    }
+
+    var rows: [Row] {
+        var y = Self.axisHeight
+        return model.lanes.map { lane in
+            let height: Double
+            switch lane.kind {
+            case .server, .broker: height = 44
+            case .device: height = 62
+            case .aggregate: height = 40
+            }
+            defer { y += height + 6 }
+            return Row(lane: lane, top: y, height: height)
+        }
+    }
+
+    var height: Double { (rows.last.map { $0.top + $0.height } ?? Self.axisHeight) + 8 }
+
+    func x(_ t: Double) -> Double {
+        let span = max(model.end - model.start, 1)
+        return Self.left + (t - model.start) / span * Self.plot
+    }
+
+    /// The middle of a lane's event strip, where marks and arrows sit.
+    func markY(_ row: Row) -> Double {
+        switch row.lane.kind {
+        case .device: return row.top + 22
+        default: return row.top + row.height / 2
+        }
+    }
+
+    var svg: String {
+        let rows = self.rows
+        let rowOf = Dictionary(rows.map { ($0.lane.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var s = "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(Self.width))\" "
+        s += "height=\"\(Int(height))\" viewBox=\"0 0 \(Int(Self.width)) \(Int(height))\" "
+        s +=
+            "data-left=\"\(Self.left)\" data-plot=\"\(Self.plot)\" data-t0=\"\(svgNum(model.start))\" "
+                + "data-t1=\"\(svgNum(model.end))\" "
+        s += "data-lanes=\"\(rows.count)\" font-family=\"system-ui,sans-serif\" font-size=\"11\">\n"
+        s +=
+            "<defs><clipPath id=\"tl-clip\"><rect x=\"\(Self.left)\" y=\"0\" width=\"\(Self.plot)\" "
+                + "height=\"\(Int(height))\"/>"
+        s += "</clipPath>"
+        for (kind, colour) in Self.linkColours {
+            s +=
+                "<marker id=\"arrow-\(kind)\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" markerWidth=\"6\" "
+                    + "markerHeight=\"6\" "
+            s += "orient=\"auto\"><path d=\"M0,0L6,3L0,6z\" fill=\"\(colour)\"/></marker>"
+        }
+        // One shape per kind of mark, used by every mark of that kind; links and passes styled by class: a week's
+        // run draws thousands of each.
+        for kind in Self.markKinds { s += "<g id=\"m-\(kind.rawValue)\">\(shape(kind, focused: false))</g>" }
+        s += "</defs>\n<style>\(Self.svgStyle)</style>\n"
+        // Lane backgrounds and labels.
+        for (index, row) in rows.enumerated() {
+            let focused = model.focus.contains(row.lane.id)
+            s += "<g class=\"lane\" data-lane=\"\(xmlEscape(row.lane.id))\">"
+            s += "<rect x=\"0\" y=\"\(svgNum(row.top))\" width=\"\(Int(Self.width))\" height=\"\(svgNum(row.height))\" "
+            s += "fill=\"\(index % 2 == 0 ? "#f8f9fa" : "#ffffff")\"/>"
+            s += "<text x=\"6\" y=\"\(svgNum(row.top + 15))\" font-weight=\"600\"\(focused ? " fill=\"#c92a2a\"" : "")>"
+            s += "\(xmlEscape(row.lane.label))</text>"
+            if case .device = row.lane.kind {
+                s +=
+                    "<text x=\"6\" y=\"\(svgNum(row.top + 54))\" fill=\"#868e96\" font-size=\"10\">cursor / head</text>"
+            }
+            if case .aggregate = row.lane.kind {
+                s +=
+                    "<text x=\"6\" y=\"\(svgNum(row.top + 30))\" fill=\"#868e96\" font-size=\"10\">passes summed</text>"
+            }
+            s += "</g>\n"
+        }
+        s += "<g clip-path=\"url(#tl-clip)\">\n"
+        // Phases across every lane.
+        for band in model.bands where band.lane == nil {
+            let style = Self.bandStyles[band.kind]!
+            s += rect(
+                band.start, band.end, y: Self.axisHeight, h: height - Self.axisHeight - 8, fill: style.fill,
+                opacity: style.opacity, cls: "band band-\(band.kind.rawValue)", title: band.label)
+        }
+        // Words written on a lane skip a place where earlier words of the same row would be overwritten.
+        var textEnd: [String: Double] = [:]
+        func fits(_ row: String, _ at: Double, _ text: String, size: Double = 10) -> Bool {
+            let width = Double(text.count) * size * 0.56 + 6
+            if let end = textEnd[row], end > at { return false }
+            textEnd[row] = at + width
+            return true
+        }
+        // Bands of each lane: app state as a strip at the top of a device lane, the rest over the event strip.
+        for band in model.bands {
+            guard let lane = band.lane, let row = rowOf[lane] else { continue }
+            let style = Self.bandStyles[band.kind]!
+            let (y, h): (Double, Double)
+            switch band.kind {
+            case .foreground, .background, .closed, .forceQuit: (y, h) = (row.top + 3, 7)
+            case .window: (y, h) = (row.top + 34, 4)
+            case .charging: (y, h) = (row.top + 38, 2)
+            default:
+                if case .device = row.lane.kind {
+                    (y, h) = (row.top + 10, 28)
+                } else {
+                    (y, h) = (row.top + 2, row.height - 4)
+                }
+            }
+            let label = "\(band.label): \(formatSim(band.start)) – \(formatSim(band.end))"
+            s += rect(
+                band.start, band.end, y: y, h: h, fill: style.fill, opacity: style.opacity,
+                cls: "band band-\(band.kind.rawValue)", title: label, lane: lane)
+            let text: String
+            switch band.kind {
+            case .fault: text = band.label
+            case .down, .paused, .offline:
+                text =
+                    "\(band.kind == .down ? "down" : band.kind.rawValue) "
+                        + "\(formatSim(band.start))–\(formatSim(band.end))"
+            default: text = band.label.components(separatedBy: " (").first ?? band.label
+            }
+            if [.down, .paused, .offline, .fault].contains(band.kind), x(band.end) - x(band.start) > 30,
+                fits("\(lane)/band", x(band.start), text)
+            {
+                let textY: Double
+                if case .device = row.lane.kind { textY = y + min(h, 24) - 3 } else { textY = y + h - 4 }
+                s +=
+                    "<text data-t=\"\(svgNum(band.start))\" data-dx=\"3\" x=\"\(svgNum(x(band.start) + 3))\" "
+                        + "y=\"\(svgNum(textY))\" "
+                s +=
+                    "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" "
+                        + "paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
+            }
+        }
+        // Passes: a small bar per pass, coloured by its trigger.
+        for pass in model.passes {
+            guard let row = rowOf[pass.lane] else { continue }
+            let title =
+                "pass by \(pass.trigger) \(formatSim(pass.start)) – "
+                    + "\(formatSim(pass.end))\(pass.cutOff ? " (cut off)" : "")"
+            s += rect(
+                pass.start, max(pass.end, pass.start), y: row.top + 28, h: 6, fill: nil, opacity: 1,
+                cls: "pass pass-\(pass.trigger)", title: title, lane: pass.lane, minWidth: 2)
+        }
+        // Aggregate lanes: passes per bucket as bars.
+        for aggregate in model.aggregates {
+            guard let row = rowOf[aggregate.lane] else { continue }
+            let top = aggregate.passes.max() ?? 0
+            for (index, count) in aggregate.passes.enumerated() where count > 0 {
+                let t = model.start + Double(index) * aggregate.bucketSec
+                let h = (row.height - 8) * Double(count) / Double(max(top, 1))
+                let offline = aggregate.offline[index]
+                let title = "\(count) passes\(offline > 0 ? ", \(offline) went offline" : "") from \(formatSim(t))"
+                s += rect(
+                    t, t + aggregate.bucketSec, y: row.top + row.height - 4 - h, h: h, fill: "#74c0fc", opacity: 1,
+                    cls: "aggregate", title: title, lane: aggregate.lane)
+            }
+        }
+        // Cursor against head.
+        for line in model.cursors {
+            guard let row = rowOf[line.lane] else { continue }
+            let maxHead = max(line.head.last?.value ?? 0, line.cursor.map(\.value).max() ?? 0, 1)
+            let base = row.top + row.height - 3
+            let span = 18.0
+            func points(_ steps: [(sim: Double, value: Int)]) -> [(Double, Double)] {
+                var out: [(Double, Double)] = [(model.start, base)]
+                var last = 0
+                for step in steps where step.sim >= model.start {
+                    out.append((step.sim, base - span * Double(last) / Double(maxHead)))
+                    last = step.value
+                    out.append((step.sim, base - span * Double(last) / Double(maxHead)))
+                }
+                out.append((model.end, base - span * Double(last) / Double(maxHead)))
+                return out
+            }
+            s += polyline(
+                points(line.head), stroke: "#adb5bd", width: 3, cls: "head", title: "\(line.lane)'s account head")
+            s += polyline(
+                points(line.cursor), stroke: "#1864ab", width: 1.5, cls: "cursor",
+                title: "\(line.lane)'s cursor (head \(line.head.last?.value ?? 0))")
+        }
+        // Arrows of each edit's lineage.
+        for link in model.links {
+            guard let from = rowOf[link.fromLane], let to = rowOf[link.toLane] else { continue }
+            let focused = model.focused(link.keys)
+            s +=
+                "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" "
+                    + "data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
+            s +=
+                "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" "
+                    + "x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
+            s +=
+                "x2=\"\(svgNum(x(link.toSim)))\" "
+                    + "y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
+        }
+        // Marks.
+        let labelDead = model.marks.filter { $0.kind == .hintDied || $0.kind == .hintIgnored }.count <= 40
+        for mark in model.marks {
+            guard let row = rowOf[mark.lane] else { continue }
+            let focused = model.focused(mark.keys)
+            var y = markY(row)
+            if mark.kind == .step { y = row.top + 6 }
+            s +=
+                "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" "
+                    + "data-lane=\"\(xmlEscape(mark.lane))\" "
+            s +=
+                "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" "
+                    + "data-y=\"\(svgNum(y))\" "
+            s +=
+                "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
+            s += (focused ? Self.ring : "") + "<use href=\"#m-\(mark.kind.rawValue)\"/>"
+            if mark.kind == .hintDied || mark.kind == .hintIgnored, labelDead, let reason = mark.reason,
+                fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
+            {
+                s +=
+                    "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" "
+                        + "fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
+            }
+            if mark.kind == .step, Self.faultSteps.contains(where: { mark.label.contains(" \($0) ") }),
+                fits("\(mark.lane)/step", x(mark.sim), mark.label)
+            {
+                s +=
+                    "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" "
+                        + "stroke-width=\"3\" paint-order=\"stroke\">"
+                s += "\(xmlEscape(mark.label))</text>"
+            }
+            s += "</g>\n"
+        }
+        s += "</g>\n"
+        s += axis()
+        s += "</svg>\n"
+        return s
+    }
+
+    /// Scenario steps that get their words written on the lane (the others only a tick and a tooltip).
+    static let faultSteps = ["kill", "restart", "pause", "resume", "offline", "online", "forceQuit", "chaos", "faults"]
+
+    private func short(_ reason: String) -> String {
+        reason.count <= 28 ? reason : String(reason.prefix(26)) + "…"
+    }
+
+    static let ring = "<circle r=\"8\" fill=\"none\" stroke=\"#e03131\" stroke-width=\"2.5\"/>"
+
+    static let markKinds: [TimelineModel.MarkKind] = [
+        .saved, .sent, .applied, .hintAccepted, .hintDelivered, .hintDied, .hintDuplicated, .hintReceived, .hintIgnored,
+        .changeApplied, .step, .unknownOutcome, .needsAttention,
+    ]
+
+    /// How links and passes look, by class.
+    static var svgStyle: String {
+        var css = ".link{stroke-width:1;stroke-opacity:.45}.link.focus{stroke-width:2.5;stroke-opacity:1}"
+        css += ".link-repair{stroke-dasharray:4,3;stroke-opacity:.9}"
+        for (kind, colour) in linkColours { css += ".link-\(kind){stroke:\(colour);marker-end:url(#arrow-\(kind))}" }
+        css += ".pass{fill:#495057;fill-opacity:.9}"
+        for trigger in triggerColours.keys.sorted() { css += ".pass-\(trigger){fill:\(triggerColours[trigger]!)}" }
+        return css
+    }
+
+    static let linkColours: [(String, String)] = [
+        ("send", "#1971c2"), ("notice", "#495057"), ("hint", "#d9480f"), ("pull", "#2b8a3e"), ("repair", "#7048e8"),
+    ]
+
+    private func shape(_ kind: TimelineModel.MarkKind, focused: Bool) -> String {
+        let ring = focused ? Self.ring : ""
+        switch kind {
+        case .saved: return ring + "<circle r=\"4\" fill=\"#1971c2\" stroke=\"#fff\"/>"
+        case .sent: return ring + "<path d=\"M0,-4V4\" stroke=\"#1971c2\" stroke-width=\"1.5\"/>"
+        case .applied: return ring + "<rect x=\"-3.5\" y=\"-3.5\" width=\"7\" height=\"7\" fill=\"#212529\"/>"
+        case .hintAccepted: return ring + "<circle r=\"2\" fill=\"#495057\"/>"
+        case .hintDelivered: return ring + "<circle r=\"2\" fill=\"#d9480f\"/>"
+        case .hintDied:
+            return ring + "<path d=\"M-4,-4L4,4M4,-4L-4,4\" stroke=\"#e03131\" stroke-width=\"2\"/>"
+        case .hintDuplicated:
+            return ring
+                + "<circle r=\"3\" fill=\"none\" stroke=\"#d9480f\"/><circle r=\"6\" fill=\"none\" stroke=\"#d9480f\"/>"
+        case .hintReceived: return ring + "<path d=\"M-4,-5L4,-5L0,1z\" fill=\"#d9480f\"/>"
+        case .hintIgnored:
+            return ring + "<circle r=\"4.5\" fill=\"#fff\" stroke=\"#e8590c\" stroke-width=\"1.5\"/>"
+                + "<path d=\"M-3,3L3,-3\" stroke=\"#e8590c\" stroke-width=\"1.5\"/>"
+        case .changeApplied: return ring + "<path d=\"M0,-5L5,0L0,5L-5,0z\" fill=\"#2b8a3e\"/>"
+        case .step: return ring + "<path d=\"M-4,-4L4,-4L0,2z\" fill=\"#343a40\"/>"
+        case .unknownOutcome:
+            return ring + "<circle r=\"5\" fill=\"#fff\" stroke=\"#e8590c\" stroke-width=\"1.5\"/>"
+                + "<text y=\"3.5\" text-anchor=\"middle\" font-size=\"9\" font-weight=\"700\" fill=\"#e8590c\">?</text>"
+        case .needsAttention:
+            return ring + "<circle r=\"5\" fill=\"#c92a2a\"/>"
+                + "<text y=\"3.5\" text-anchor=\"middle\" font-size=\"9\" font-weight=\"700\" fill=\"#fff\">!</text>"
+        }
+    }
+
+    private func axis() -> String {
+        let step = Self.tickStep(span: model.end - model.start, pixels: Self.plot)
+        var s = "<g id=\"tl-axis\">"
+        s += "<rect x=\"0\" y=\"0\" width=\"\(Int(Self.width))\" height=\"\(Self.axisHeight - 4)\" fill=\"#fff\"/>"
+        s += "<text x=\"6\" y=\"15\" fill=\"#495057\">simulated time →</text>"
+        var t = (model.start / step).rounded(.up) * step
+        while t <= model.end {
+            s += "<g data-t=\"\(svgNum(t))\" data-y=\"0\" transform=\"translate(\(svgNum(x(t))),0)\">"
+            s += "<line y1=\"18\" y2=\"\(svgNum(height - 8))\" stroke=\"#dee2e6\" stroke-dasharray=\"2,3\"/>"
+            s += "<text y=\"14\" text-anchor=\"middle\" fill=\"#495057\">\(formatSim(t))</text></g>"
+            t += step
+        }
+        s += "</g>\n"
+        return s
+    }
+
+    /// A round tick step (seconds) that puts ticks about 90 px apart.
+    static func tickStep(span: Double, pixels: Double) -> Double {
+        let want = max(span, 1) / max(pixels / 90, 1)
+        let steps: [Double] = [
+            1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200,
+            86_400, 172_800, 604_800,
+        ]
+        return steps.first { $0 >= want } ?? steps.last!
+    }
+
+    private func rect(
+        _ t0: Double, _ t1: Double, y: Double, h: Double, fill: String?, opacity: Double, cls: String,
+        title: String, lane: String? = nil, minWidth: Double = 1
+    ) -> String {
+        let width = max(minWidth, x(t1) - x(t0))
+        var s =
+            "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
+        s +=
+            "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") "
+                + "x=\"\(svgNum(x(t0)))\" "
+        s += "y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" height=\"\(svgNum(h))\""
+        s += (fill.map { " fill=\"\($0)\"" } ?? "") + (opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "") + ">"
+        s += "<title>\(xmlEscape(title))</title></rect>\n"
+        return s
+    }
+
+    private func polyline(_ points: [(Double, Double)], stroke: String, width: Double, cls: String, title: String)
+        -> String
+    {
+        let pts = points.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
+        let times = points.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
+        return "<polyline class=\"\(cls)\" data-pts=\"\(times)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(stroke)\" "
+            + "stroke-width=\"\(width)\"><title>\(xmlEscape(title))</title></polyline>\n"
+    }
+
+    /// The legend under the timeline.
+    var legend: String {
+        var s = "<div class=\"legend\">"
+        let bands: [(TimelineModel.BandKind, String)] = [
+            (.foreground, "foreground"), (.background, "background"), (.closed, "closed"), (.forceQuit, "force-quit"),
+            (.offline, "offline"), (.doze, "doze"), (.charging, "charging"), (.window, "iOS window / doze maintenance"),
+            (.down, "process down"),
+            (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"),
+            (.quiesce, "quiesce phase"),
+        ]
+        for (kind, label) in bands {
+            let style = Self.bandStyles[kind]!
+            s += "<span><i style=\"background:\(style.fill);opacity:\(max(style.opacity, 0.6))\"></i>\(label)</span>"
+        }
+        s += "<br>"
+        for trigger in Self.triggerColours.keys.sorted() {
+            s += "<span><i style=\"background:\(Self.triggerColours[trigger]!)\"></i>pass by \(trigger)</span>"
+        }
+        s += "<br>"
+        let marks: [(TimelineModel.MarkKind, String)] = [
+            (.saved, "op saved"), (.sent, "op sent"), (.applied, "applied on the server"),
+            (.hintReceived, "hint received"), (.hintIgnored, "hint received but ignored"),
+            (.hintDied, "hint died (reason beside)"), (.hintDuplicated, "duplicate"),
+            (.changeApplied, "change applied on another device"), (.step, "scenario step"),
+            (.unknownOutcome, "no reply: outcome unknown"), (.needsAttention, "op needs attention"),
+        ]
+        for (kind, label) in marks {
+            s +=
+                "<span><svg width=\"16\" height=\"14\"><g "
+                    + "transform=\"translate(8,8)\">\(shape(kind, focused: false))</g></svg>\(label)</span>"
+        }
+        s +=
+            "<div>arrows: <b style=\"color:#1971c2\">op sent → applied</b>, <b style=\"color:#495057\">notice → "
+                + "broker</b>, "
+        s += "<b style=\"color:#d9480f\">hint → device</b>, <b style=\"color:#2b8a3e\">change pulled by a pass</b>, "
+        s += "<b style=\"color:#7048e8\">- - lost or ignored hint → where its edit reached the device anyway</b>; "
+        s += "under each device, its cursor (blue) against its account's head (grey)</div>"
+        s += "</div>\n"
+        return s
+    }
+
+    /// The script: zoom, pan, highlight a lineage; marks the page ready (a browser test reads the marker).
+    static let script = """
+        <script>
+        (function () {
+          var svg = document.getElementById('timeline');
+          if (!svg) { document.body.setAttribute('data-timeline-ready', '1'); return; }
+          var L = +svg.dataset.left, P = +svg.dataset.plot, T0 = +svg.dataset.t0, T1 = +svg.dataset.t1;
+          var v0 = T0, v1 = T1;
+          var steps = [1,2,5,10,15,30,60,120,300,600,900,1800,3600,7200,10800,21600,43200,86400,172800,604800];
+          function X(t) { return L + (t - v0) / Math.max(v1 - v0, 1e-9) * P; }
+          function fmt(s) {
+            s = Math.round(s); var p = function (n) { return (n < 10 ? '0' : '') + n; };
+            if (s >= 86400) return Math.floor(s / 86400) + 'd' + p(Math.floor(s % 86400 / 3600)) + 'h';
+            if (s >= 3600) return Math.floor(s / 3600) + 'h' + p(Math.floor(s % 3600 / 60)) + 'm';
+            if (s >= 60) return Math.floor(s / 60) + 'm' + p(s % 60) + 's';
+            return s + 's';
+          }
+          var timed = Array.prototype.slice.call(svg.querySelectorAll('[data-t]:not(#tl-axis *)'));
+          var lines = Array.prototype.slice.call(svg.querySelectorAll('polyline[data-pts]'));
+          var axis = svg.querySelector("#tl-axis");
+          var axisLineEnd = svg.getAttribute('height') - 8;
+          function draw() {
+            timed.forEach(function (el) {
+              var t = +el.dataset.t, tag = el.tagName;
+              if (tag === 'rect') {
+                var t2 = +el.dataset.t2, min = +(el.dataset.min || 1);
+                el.setAttribute('x', X(t)); el.setAttribute('width', Math.max(min, X(t2) - X(t)));
+              } else if (tag === 'line') {
+                el.setAttribute('x1', X(t)); el.setAttribute('x2', X(+el.dataset.t2));
+              } else if (tag === 'text') {
+                el.setAttribute('x', X(t) + (+(el.dataset.dx || 0)));
+              } else {
+                el.setAttribute('transform', 'translate(' + X(t) + ',' + el.dataset.y + ')');
+              }
+            });
+            lines.forEach(function (el) {
+              el.setAttribute('points', el.dataset.pts.split(' ').map(function (p) {
+                var a = p.split(','); return X(+a[0]) + ',' + a[1];
+              }).join(' '));
+            });
+            if (axis) {
+              var want = (v1 - v0) / Math.max(P / 90, 1), step = steps[steps.length - 1];
+              for (var i = 0; i < steps.length; i++) { if (steps[i] >= want) { step = steps[i]; break; } }
+              var out = '<rect x="0" y="0" width="' + svg.getAttribute('width') + '" height="22" fill="#fff"/>' +
+                '<text x="6" y="15" fill="#495057">simulated time →</text>';
+              for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
+                var x = X(t); if (x < L - 1) continue;
+                out += '<g transform="translate(' + x + ',0)"><line y1="18" y2="' + axisLineEnd +
+                  '" stroke="#dee2e6" stroke-dasharray="2,3"/><text y="14" text-anchor="middle" fill="#495057">' +
+                  fmt(t) + '</text></g>';
+              }
+              axis.innerHTML = out;
+            }
+          }
+          function zoom(factor, at) {
+            var span = (v1 - v0) * factor, full = T1 - T0;
+            span = Math.min(full, Math.max(span, Math.max(full / 2000, 1)));
+            var c = v0 + (at - L) / P * (v1 - v0), r = (at - L) / P;
+            v0 = c - r * span; v1 = v0 + span; clampView(); draw();
+          }
+          function clampView() {
+            var span = v1 - v0;
+            if (v0 < T0) { v0 = T0; v1 = T0 + span; }
+            if (v1 > T1) { v1 = T1; v0 = T1 - span; }
+          }
+          function localX(ev) { var r = svg.getBoundingClientRect(); return (ev.clientX - r.left) * (+svg.getAttribute('width') / r.width); }
+          svg.addEventListener('wheel', function (ev) {
+            if (!ev.ctrlKey && !ev.shiftKey && !ev.altKey) return;
+            ev.preventDefault(); zoom(ev.deltaY > 0 ? 1.25 : 0.8, localX(ev));
+          }, { passive: false });
+          var drag = null;
+          svg.addEventListener('mousedown', function (ev) { drag = { x: localX(ev), v0: v0, v1: v1 }; });
+          window.addEventListener('mouseup', function () { drag = null; });
+          svg.addEventListener('mousemove', function (ev) {
+            if (!drag) return;
+            var dt = (localX(ev) - drag.x) / P * (drag.v1 - drag.v0);
+            if (Math.abs(dt) < 1e-9) return;
+            v0 = drag.v0 - dt; v1 = drag.v1 - dt; clampView(); draw();
+          });
+          svg.addEventListener('click', function (ev) {
+            var g = ev.target.closest ? ev.target.closest('[data-keys]') : null;
+            svg.querySelectorAll('.picked').forEach(function (el) { el.classList.remove('picked'); });
+            if (!g) return;
+            var keys = g.dataset.keys.split(' ').filter(function (k) { return k && !/^(server|broker)$/.test(k); });
+            var key = keys[0]; if (!key) return;
+            svg.querySelectorAll('[data-keys]').forEach(function (el) {
+              if ((' ' + el.dataset.keys + ' ').indexOf(' ' + key + ' ') >= 0) el.classList.add('picked');
+            });
+            var info = document.getElementById('timeline-picked');
+            if (info) info.textContent = 'following ' + key + ' (synclab explain RUNDIR ' + key + ' tells its story)';
+          });
+          function button(id, f) { var b = document.getElementById(id); if (b) b.addEventListener('click', f); }
+          button('tl-in', function () { zoom(0.5, L + P / 2); });
+          button('tl-out', function () { zoom(2, L + P / 2); });
+          button('tl-reset', function () { v0 = T0; v1 = T1; draw(); });
+          document.querySelectorAll('[data-focus-t]').forEach(function (a) {
+            a.addEventListener('click', function (ev) {
+              ev.preventDefault();
+              var t = +a.dataset.focusT, span = Math.max((T1 - T0) / 8, 60);
+              v0 = t - span / 2; v1 = t + span / 2; clampView(); draw();
+              svg.scrollIntoView({ behavior: 'smooth' });
+            });
+          });
+          // report.html#t=FROM,TO opens zoomed on simulated seconds FROM to TO.
+          var m = /[#&]t=([0-9.]+),([0-9.]+)/.exec(window.location.hash || '');
+          if (m && +m[2] > +m[1]) { v0 = +m[1]; v1 = +m[2]; clampView(); }
+          draw();
+          svg.setAttribute('data-view', v0 + ',' + v1);
+          svg.setAttribute('data-timeline-ready', '1');
+          document.body.setAttribute('data-timeline-ready', '1');
+        })();
+        </script>
+
+        """
+
+    static let style = """
+        .timeline-box{overflow-x:auto;border:1px solid #dee2e6;margin:.5rem 0}
+        #timeline{display:block;cursor:grab;user-select:none}
+        #timeline g.picked{filter:drop-shadow(0 0 2px #f08c00) drop-shadow(0 0 2px #f08c00)}
+        #timeline line.picked{stroke:#f08c00;stroke-opacity:1;stroke-width:3}
+        .legend{font-size:12px;line-height:1.9}.legend span{margin-right:.9rem;white-space:nowrap}
+        .legend i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle;border:1px solid #adb5bd}
+        .legend svg{vertical-align:middle;margin-right:3px}
+        .tl-tools button{font-size:12px;margin-right:.3rem}.rules{font-size:13px;color:#495057}
+        .focus-list li{margin:.2rem 0}
+        """
+}
+
+/// A number for an SVG attribute: two decimals at most.
+func svgNum(_ value: Double) -> String {
+    let rounded = (value * 100).rounded() / 100
+    return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+}
+
+/// Text safe inside an HTML or SVG element or attribute.
+func xmlEscape(_ s: String) -> String {
+    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+}

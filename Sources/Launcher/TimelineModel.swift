@@ -1,0 +1,684 @@
+import Foundation
+import SyncProtocol
+
+/// What the report's timeline draws, computed from a run's events alone: lanes (one per process), bands (app state,
+/// offline, doze, process down or paused, faults on, the heal and quiesce phases), marks and links (each edit's
+/// lineage, each hint's fate), passes, and each device's cursor against its account's head. Pure: no IO, no SVG;
+/// `Timeline` draws it.
+struct TimelineModel {
+    /// A device as the topology declares it.
+    struct DeviceInfo {
+        let id: String
+        let account: String
+        let platform: String
+        /// The app state it starts in (`foreground`, `background`, …).
+        let start: String
+        /// The process that hosts it: itself, or its pool.
+        var host: String
+        /// Plugged in at start.
+        var charging = false
+    }
+
+    enum LaneKind: Equatable {
+        case server, broker
+        case device(platform: String)
+        case aggregate(platform: String)
+    }
+
+    struct Lane: Equatable {
+        let id: String
+        let label: String
+        let kind: LaneKind
+        /// Devices summed in an aggregate lane.
+        var members: [String] = []
+    }
+
+    enum BandKind: String, CaseIterable {
+        case foreground, background, closed, forceQuit, offline, doze, charging, window, down, paused, fault, startup
+        case heal, quiesce
+    }
+
+    /// A span of time on one lane, or on every lane (`lane == nil`: a phase).
+    struct Band: Equatable {
+        let lane: String?
+        let kind: BandKind
+        let start: Double
+        let end: Double
+        let label: String
+    }
+
+    enum MarkKind: String {
+        case saved, sent, applied, hintAccepted, hintDelivered, hintDied, hintDuplicated, hintReceived, hintIgnored
+        case changeApplied, step, unknownOutcome, needsAttention
+    }
+
+    /// A moment on a lane. `keys` names what it belongs to (op key, hint id, draft, device), for highlighting.
+    struct Mark: Equatable {
+        let lane: String
+        let sim: Double
+        let kind: MarkKind
+        let label: String
+        var keys: [String]
+        var reason: String?
+    }
+
+    enum LinkKind: String {
+        /// `repair`: from where a hint died (or was ignored) to the later apply of its edit on that device.
+        case send, notice, hint, pull, repair
+    }
+
+    /// An arrow from one lane and moment to another: an op sent, a notice, a hint delivered, a change pulled.
+    struct Link: Equatable {
+        let fromLane: String
+        let fromSim: Double
+        let toLane: String
+        let toSim: Double
+        let kind: LinkKind
+        let label: String
+        var keys: [String]
+    }
+
+    struct Pass: Equatable {
+        let lane: String
+        let start: Double
+        let end: Double
+        let trigger: String
+        let cutOff: Bool
+    }
+
+    /// A device's cursor and its account's head, as steps over time.
+    struct CursorLine {
+        let lane: String
+        var cursor: [(sim: Double, value: Int)]
+        var head: [(sim: Double, value: Int)]
+    }
+
+    /// Passes of an aggregate lane's devices, summed per bucket of `bucketSec`.
+    struct Aggregate {
+        let lane: String
+        let bucketSec: Double
+        var passes: [Int]
+        var offline: [Int]
+    }
+
+    var start = 0.0
+    var end = 0.0
+    var lanes: [Lane] = []
+    var bands: [Band] = []
+    var marks: [Mark] = []
+    var links: [Link] = []
+    var passes: [Pass] = []
+    var cursors: [CursorLine] = []
+    var aggregates: [Aggregate] = []
+    /// What the page must say about what was left out (devices summed, edits sampled).
+    var rules: [String] = []
+    /// Keys (op keys, hint ids, devices, drafts) to highlight: the failing invariants' counter-examples.
+    var focus: Set<String> = []
+
+    static let serverLane = "server"
+    static let brokerLane = "broker"
+
+    /// - Parameters:
+    ///   - maxDevices: device lanes drawn one by one (the busiest); the rest are summed per platform.
+    ///   - maxEdits: edits whose lineage is drawn; beyond, every k-th edit is.
+    ///   - serverFlags: the server's faults from its flags (on from its start, and again after each restart).
+    init(
+        events: [Event], devices: [DeviceInfo], focus: Set<String> = [], maxDevices: Int = 12, maxEdits: Int = 400,
+        serverFlags: String? = nil
+    ) {
+        self.focus = focus
+        let deviceByID = Dictionary(devices.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        end = max(events.map(\.sim).max() ?? 0, 0)
+        start = 0
+
+        // Lanes: server, broker, the busiest devices (and every device named in the focus), the rest per platform.
+        var activity: [String: Int] = [:]
+        for event in events where deviceByID[event.proc] != nil { activity[event.proc, default: 0] += 1 }
+        let ranked = devices.sorted {
+            let a = activity[$0.id] ?? 0
+            let b = activity[$1.id] ?? 0
+            return a != b ? a > b : $0.id < $1.id
+        }
+        var shown = Set(ranked.prefix(maxDevices).map(\.id))
+        for device in devices where focus.contains(device.id) { shown.insert(device.id) }
+        lanes = [
+            Lane(id: Self.serverLane, label: "server", kind: .server),
+            Lane(id: Self.brokerLane, label: "broker", kind: .broker),
+        ]
+        for device in devices where shown.contains(device.id) {
+            lanes.append(
+                Lane(
+                    id: device.id, label: "\(device.id) (\(device.platform))",
+                    kind: .device(platform: device.platform)))
+        }
+        let hidden = devices.filter { !shown.contains($0.id) }
+        var aggregateOf: [String: String] = [:]
+        for platform in ["android", "ios", "web"] {
+            let members = hidden.filter { $0.platform == platform }.map(\.id)
+            guard !members.isEmpty else { continue }
+            let id = "all-\(platform)"
+            lanes.append(
+                Lane(
+                    id: id, label: "\(members.count) more \(platform)", kind: .aggregate(platform: platform),
+                    members: members))
+            for member in members { aggregateOf[member] = id }
+        }
+        if !hidden.isEmpty {
+            rules.append(
+                "The \(shown.count) busiest devices (most events) have a lane each; the other \(hidden.count) "
+                    + "are summed in one lane per platform: passes per time bucket, and how many were offline.")
+        }
+        let laneSet = Set(lanes.map(\.id))
+
+        // Edits whose lineage is drawn.
+        let savedKeys = events.filter { $0.type == "op.saved" && deviceByID[$0.proc] != nil }.compactMap {
+            $0.string("key")
+        }
+        let stride = max(1, Int((Double(savedKeys.count) / Double(max(maxEdits, 1))).rounded(.up)))
+        var drawn = Set<String>()
+        for (index, key) in savedKeys.enumerated() where index % stride == 0 || focus.contains(key) {
+            drawn.insert(key)
+        }
+        if stride > 1 {
+            rules.append(
+                "\(savedKeys.count) edits: the lineage of every \(stride)th (and of every highlighted one) is "
+                    + "drawn; hints that died are all marked on the lanes drawn.")
+        }
+
+        var builder = Builder(
+            model: self, deviceByID: deviceByID, laneSet: laneSet, aggregateOf: aggregateOf,
+            drawn: drawn, serverFlags: serverFlags)
+        for event in events { builder.add(event) }
+        builder.finish()
+        self = builder.model
+    }
+
+    /// Bands, marks and links of one lane.
+    func bands(on lane: String) -> [Band] { bands.filter { $0.lane == lane } }
+    func marks(on lane: String) -> [Mark] { marks.filter { $0.lane == lane } }
+
+    /// Is anything of this mark or link in the focus? A device in the focus marks its lane, not every mark that
+    /// names it.
+    func focused(_ keys: [String]) -> Bool {
+        keys.contains { key in focus.contains(key) && !lanes.contains { $0.id == key } }
+    }
+}
+
+extension TimelineModel {
+    /// Walks the events once, in order, keeping what is open (a state, an outage, a fault) until it closes.
+    fileprivate struct Builder {
+        var model: TimelineModel
+        let deviceByID: [String: DeviceInfo]
+        let laneSet: Set<String>
+        let aggregateOf: [String: String]
+        let drawn: Set<String>
+        let serverFlags: String?
+
+        var appState: [String: (state: String, since: Double)] = [:]
+        var offlineSince: [String: Double] = [:]
+        var dozeSince: [String: Double] = [:]
+        var chargingSince: [String: Double] = [:]
+        var downSince: [String: Double] = [:]
+        var pausedSince: [String: Double] = [:]
+        /// Open fault per lane and scope: since, label.
+        var faultOn: [String: (since: Double, label: String)] = [:]
+        var phaseOpen: (name: String, since: Double)?
+        var passOpen: [String: (start: Double, trigger: String)] = [:]
+        var brokerIncarnation = 0
+        /// Hints the broker accepted and has not settled yet (this incarnation), and when it was last killed.
+        var heldHints: Set<String> = []
+        var brokerKilledAt: Double?
+        var serverStarts = 0
+        /// Op key → where it was applied on the server (sim, seq, account).
+        var applied: [String: (sim: Double, seq: Int, account: String)] = [:]
+        /// "account/seq" → op key.
+        var keyOfSeq: [String: String] = [:]
+        /// "incarnation/hint" → (device, op keys it is about).
+        var hintInfo: [String: (device: String, keys: [String], sim: Double)] = [:]
+        /// device/hint → the incarnation id last delivered to it, to join the device's `hint.received`.
+        var deliveredTo: [String: (id: String, sim: Double)] = [:]
+        var savedAt: [String: (device: String, sim: Double, draft: String)] = [:]
+        var heads: [String: Int] = [:]
+        var headSteps: [String: [(sim: Double, value: Int)]] = [:]
+        var cursorSteps: [String: [(sim: Double, value: Int)]] = [:]
+        var aggregatePasses: [String: [Int]] = [:]
+        var aggregateOffline: [String: [Int]] = [:]
+        let bucketSec: Double
+
+        init(
+            model: TimelineModel, deviceByID: [String: DeviceInfo], laneSet: Set<String>,
+            aggregateOf: [String: String], drawn: Set<String>, serverFlags: String?
+        ) {
+            self.model = model
+            self.deviceByID = deviceByID
+            self.laneSet = laneSet
+            self.aggregateOf = aggregateOf
+            self.drawn = drawn
+            self.serverFlags = serverFlags
+            self.bucketSec = max(1, (model.end - model.start) / 120)
+            for device in deviceByID.values where laneSet.contains(device.id) {
+                appState[device.id] = (device.start, model.start)
+                if device.charging { chargingSince[device.id] = model.start }
+            }
+            if let flags = serverFlags { faultOn["server/flags"] = (model.start, flags) }
+        }
+
+        private func clamp(_ sim: Double) -> Double { max(model.start, sim) }
+
+        private mutating func band(_ lane: String?, _ kind: BandKind, _ from: Double, _ to: Double, _ label: String) {
+            let a = clamp(from)
+            let b = clamp(to)
+            guard b > a || (b == a && kind == .down) else { return }
+            model.bands.append(Band(lane: lane, kind: kind, start: a, end: b, label: label))
+        }
+
+        private mutating func mark(
+            _ lane: String, _ sim: Double, _ kind: MarkKind, _ label: String, _ keys: [String],
+            reason: String? = nil
+        ) {
+            guard laneSet.contains(lane), sim >= model.start else { return }
+            model.marks.append(Mark(lane: lane, sim: sim, kind: kind, label: label, keys: keys, reason: reason))
+        }
+
+        private mutating func link(
+            _ from: String, _ fromSim: Double, _ to: String, _ toSim: Double, _ kind: LinkKind,
+            _ label: String, _ keys: [String]
+        ) {
+            guard laneSet.contains(from), laneSet.contains(to), toSim >= model.start else { return }
+            model.links.append(
+                Link(
+                    fromLane: from, fromSim: clamp(fromSim), toLane: to, toSim: toSim, kind: kind,
+                    label: label, keys: keys))
+        }
+
+        private var bucketCount: Int { Int(((model.end - model.start) / bucketSec).rounded(.up)) + 1 }
+
+        private func bucket(_ sim: Double) -> Int { min(bucketCount - 1, max(0, Int((sim - model.start) / bucketSec))) }
+
+        /// The process lane an event of the launcher about `target` belongs on: the target itself, or every lane
+        /// of the devices a killed pool hosted.
+        private func lanes(of target: String) -> [String] {
+            if laneSet.contains(target) { return [target] }
+            return deviceByID.values.filter { $0.host == target && laneSet.contains($0.id) }.map(\.id).sorted()
+        }
+
+        mutating func add(_ e: Event) {
+            if e.proc == "launcher" {
+                launcher(e)
+                return
+            }
+            if e.proc == "server" {
+                server(e)
+                return
+            }
+            if e.proc == "broker" {
+                broker(e)
+                return
+            }
+            guard deviceByID[e.proc] != nil else { return }
+            if let aggregate = aggregateOf[e.proc] {
+                switch e.type {
+                case "pass.start" where e.sim >= model.start:
+                    let (count, index) = (bucketCount, bucket(e.sim))
+                    aggregatePasses[aggregate, default: Array(repeating: 0, count: count)][index] += 1
+                case "net.offline" where e.sim >= model.start:
+                    let (count, index) = (bucketCount, bucket(e.sim))
+                    aggregateOffline[aggregate, default: Array(repeating: 0, count: count)][index] += 1
+                default: break
+                }
+                return
+            }
+            device(e)
+        }
+
+        private mutating func launcher(_ e: Event) {
+            switch e.type {
+            case "phase":
+                let name = e.string("name") ?? "?"
+                if name == "scenario", e.sim > model.start {
+                    band(
+                        nil, .startup, model.start, e.sim,
+                        "start-up: the processes were still starting after simulated 0")
+                }
+                if let open = phaseOpen, ["heal", "quiesce"].contains(open.name) {
+                    band(nil, open.name == "heal" ? .heal : .quiesce, open.since, e.sim, open.name)
+                }
+                phaseOpen = (name, e.sim)
+            case "process.killed":
+                if e.string("target") == TimelineModel.brokerLane { brokerKilledAt = e.sim }
+                for lane in lanes(of: e.string("target") ?? "") where downSince[lane] == nil { downSince[lane] = e.sim }
+            case "process.restarted":
+                for lane in lanes(of: e.string("target") ?? "") {
+                    if let since = downSince.removeValue(forKey: lane) {
+                        band(lane, .down, since, e.sim, "down (killed, restarted at \(formatSim(e.sim)))")
+                    }
+                }
+            case "process.paused":
+                for lane in lanes(of: e.string("target") ?? "") where pausedSince[lane] == nil {
+                    pausedSince[lane] = e.sim
+                }
+            case "process.resumed":
+                for lane in lanes(of: e.string("target") ?? "") {
+                    if let since = pausedSince.removeValue(forKey: lane) {
+                        band(lane, .paused, since, e.sim, "paused (SIGSTOP)")
+                    }
+                }
+            case "scenario.action":
+                let target = e.string("target") ?? ""
+                let action = e.string("action") ?? "?"
+                let lane = laneSet.contains(target) ? target : (lanes(of: target).first ?? "")
+                var label = "\(formatSim(e.sim)) \(action) \(target)"
+                if let draft = e.string("draft") { label += " \(draft)" }
+                mark(lane, e.sim, .step, label, [target] + (e.string("draft").map { [$0] } ?? []))
+            default:
+                break
+            }
+        }
+
+        private mutating func server(_ e: Event) {
+            switch e.type {
+            case "process.started":
+                serverStarts += 1
+                if serverStarts > 1 {
+                    closeFaults(prefix: "server/", at: e.sim)
+                    if let flags = serverFlags { faultOn["server/flags"] = (e.sim, flags) }
+                }
+            case "fault.set":
+                closeFaults(prefix: "server/", at: e.sim)
+                let parts = ["dropReply", "transient", "reject", "replyDelayMs"].compactMap { name -> String? in
+                    guard let v = e[name]?.doubleValue, v != 0 else { return nil }
+                    return "\(name) \(format(v))"
+                }
+                if !parts.isEmpty { faultOn["server/control"] = (e.sim, "faults: " + parts.joined(separator: ", ")) }
+            case "op.applied":
+                guard let key = e.string("key"), let seq = e.int("seq") else { return }
+                let account = e.string("account") ?? ""
+                applied[key] = (e.sim, seq, account)
+                keyOfSeq["\(account)/\(seq)"] = key
+                if seq > heads[account, default: 0] {
+                    heads[account] = seq
+                    headSteps[account, default: []].append((e.sim, seq))
+                }
+                let origin = e.string("device") ?? savedAt[key]?.device ?? ""
+                guard drawn.contains(key) else { return }
+                mark(TimelineModel.serverLane, e.sim, .applied, "\(key) applied as seq \(seq)", [key, origin])
+            case "op.duplicate":
+                guard let key = e.string("key"), drawn.contains(key) else { return }
+                mark(
+                    TimelineModel.serverLane, e.sim, .hintDuplicated, "\(key) replayed: answered as a duplicate", [key])
+            default:
+                break
+            }
+        }
+
+        private mutating func closeFaults(prefix: String, at sim: Double) {
+            for (scope, open) in faultOn where scope.hasPrefix(prefix) {
+                let lane = prefix == "server/" ? TimelineModel.serverLane : TimelineModel.brokerLane
+                band(lane, .fault, open.since, sim, open.label)
+                faultOn[scope] = nil
+            }
+        }
+
+        private mutating func broker(_ e: Event) {
+            switch e.type {
+            case "process.started":
+                // The hints a killed broker still held died with it, where it was killed.
+                for id in heldHints.sorted() {
+                    guard let info = hintInfo[id], laneSet.contains(info.device) else { continue }
+                    let hint = String(id.split(separator: "/").last ?? "")
+                    let at = brokerKilledAt ?? e.sim
+                    mark(
+                        TimelineModel.brokerLane, at, .hintDied, "hint \(hint) to \(info.device) lost with the broker",
+                        info.keys + [hint, info.device], reason: "lost with the broker")
+                    for key in info.keys where drawn.contains(key) && !(appliedOn[key]?.contains(info.device) ?? false) {
+                        unrepaired["\(info.device)/\(key)"] = (TimelineModel.brokerLane, at, hint)
+                    }
+                }
+                heldHints = []
+                brokerKilledAt = nil
+                brokerIncarnation += 1
+                closeFaults(prefix: "broker/", at: e.sim)
+                return
+            case "fault.set":
+                let scope = e.string("scope") ?? "global"
+                let device = e.string("device")
+                if e["off"]?.boolValue == true {
+                    if scope == "all" {
+                        closeFaults(prefix: "broker/", at: e.sim)
+                    } else if let device, let open = faultOn.removeValue(forKey: "broker/\(device)") {
+                        band(TimelineModel.brokerLane, .fault, open.since, e.sim, open.label)
+                    }
+                    return
+                }
+                let key = "broker/\(device ?? "global")"
+                if let open = faultOn.removeValue(forKey: key) {
+                    band(TimelineModel.brokerLane, .fault, open.since, e.sim, open.label)
+                }
+                var parts: [String] = []
+                for name in ["loss", "duplicate", "reorder", "delaySec"] {
+                    if let v = e[name]?.doubleValue, v != 0 { parts.append("\(name) \(format(v))") }
+                }
+                if let kind = e.string("delayKind"), kind != "none" { parts.append("delay \(kind)") }
+                if !parts.isEmpty {
+                    faultOn[key] = (e.sim, "chaos\(device.map { " on \($0)" } ?? ""): " + parts.joined(separator: ", "))
+                }
+                return
+            default:
+                break
+            }
+            guard e.type.hasPrefix("hint."), let hint = e.string("hint") else { return }
+            let id = "\(brokerIncarnation)/\(hint)"
+            switch e.type {
+            case "hint.accepted":
+                let device = e.string("device") ?? ""
+                let account = e.string("account") ?? ""
+                let keys = (e["seqs"]?.arrayValue ?? []).compactMap { $0.intValue }.compactMap {
+                    keyOfSeq["\(account)/\($0)"]
+                }
+                hintInfo[id] = (device, keys, e.sim)
+                heldHints.insert(id)
+                guard laneSet.contains(device), keys.contains(where: drawn.contains) else { return }
+                // The notice: the server's apply of the newest edit the hint is about → the broker's accept.
+                if let key = keys.last, let at = applied[key] {
+                    link(
+                        TimelineModel.serverLane, at.sim, TimelineModel.brokerLane, e.sim, .notice,
+                        "notice: head \(e.int("head") ?? 0) of \(account)", keys + [hint])
+                }
+            case "hint.delivered":
+                heldHints.remove(id)
+                guard let info = hintInfo[id] else { return }
+                deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
+            case "hint.duplicated":
+                guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
+                mark(
+                    TimelineModel.brokerLane, e.sim, .hintDuplicated, "hint \(hint) to \(info.device) duplicated",
+                    info.keys + [hint, info.device])
+                deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
+            case let type where HintAccounting.fates.contains(type) && type != "hint.delivered":
+                heldHints.remove(id)
+                guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
+                let fate = String(type.dropFirst(5))
+                let reason = e.string("reason")
+                mark(
+                    TimelineModel.brokerLane, e.sim, .hintDied,
+                    "hint \(hint) to \(info.device) \(fate)" + (reason.map { ": \($0)" } ?? ""),
+                    info.keys + [hint, info.device], reason: reason ?? fate)
+                for key in info.keys where drawn.contains(key) && !(appliedOn[key]?.contains(info.device) ?? false) {
+                    unrepaired["\(info.device)/\(key)"] = (TimelineModel.brokerLane, e.sim, hint)
+                }
+            default:
+                break
+            }
+        }
+
+        private mutating func device(_ e: Event) {
+            let lane = e.proc
+            switch e.type {
+            case "app.foreground", "app.background", "app.closed", "app.forceQuit":
+                let state = String(e.type.dropFirst(4))
+                if let open = appState[lane] { appBand(lane, open.state, open.since, e.sim) }
+                appState[lane] = (state, e.sim)
+            case "net.offline":
+                if offlineSince[lane] == nil { offlineSince[lane] = e.sim }
+            case "net.online":
+                if let since = offlineSince.removeValue(forKey: lane) { band(lane, .offline, since, e.sim, "offline") }
+            case "power.plugged":
+                if chargingSince[lane] == nil { chargingSince[lane] = e.sim }
+            case "power.unplugged":
+                if let since = chargingSince.removeValue(forKey: lane) {
+                    band(lane, .charging, since, e.sim, "charging")
+                }
+            case "doze.enter":
+                if dozeSince[lane] == nil { dozeSince[lane] = e.sim }
+            case "doze.exit":
+                if let since = dozeSince.removeValue(forKey: lane) { band(lane, .doze, since, e.sim, "doze") }
+            case "window.granted":
+                let until = e["untilSim"]?.doubleValue ?? e.sim
+                band(lane, .window, e.sim, until, "iOS background window granted (\(formatSim(until - e.sim)))")
+            case "doze.maintenance":
+                let until = e["untilSim"]?.doubleValue ?? e.sim
+                band(lane, .window, e.sim, until, "doze maintenance window")
+            case "process.started":
+                if let since = downSince.removeValue(forKey: lane) {
+                    band(lane, .down, since, e.sim, "down (killed, started again)")
+                }
+            case "pass.start":
+                passOpen[lane] = (e.sim, e.string("trigger") ?? "?")
+            case "pass.end", "pass.killed":
+                let open = passOpen.removeValue(forKey: lane) ?? (e.sim, e.string("trigger") ?? "?")
+                guard e.sim >= model.start else { return }
+                model.passes.append(
+                    Pass(
+                        lane: lane, start: clamp(open.start), end: e.sim, trigger: open.trigger,
+                        cutOff: e.type == "pass.killed" || e["cutOff"]?.boolValue == true))
+            case "op.saved":
+                guard let key = e.string("key") else { return }
+                let draft = e.string("draft") ?? "?"
+                savedAt[key] = (lane, e.sim, draft)
+                guard drawn.contains(key) else { return }
+                mark(
+                    lane, e.sim, .saved, "\(key) saved (\(e.string("action") ?? "edit") \(draft))", [key, draft, lane])
+            case "op.sent":
+                guard let key = e.string("key") else { return }
+                sentAt[key] = e.sim
+                guard drawn.contains(key) else { return }
+                let attempt = e.int("attempt") ?? 1
+                mark(lane, e.sim, .sent, "\(key) sent (attempt \(attempt))", [key])
+            case "op.result":
+                guard let key = e.string("key"), drawn.contains(key) else { return }
+                let reason = e.string("reason").map { ": \($0)" } ?? ""
+                if e.string("outcome") == "unknown" {
+                    mark(lane, e.sim, .unknownOutcome, "\(key) outcome unknown\(reason); resent with the same "
+                        + "key", [key])
+                } else if e.string("outcome") == "needsAttention" {
+                    mark(lane, e.sim, .needsAttention, "\(key) needs "
+                        + "attention\(reason)", [key], reason: e.string("reason"))
+                }
+                guard let at = applied[key],
+                    e.string("outcome") == "acknowledged" || e.string("outcome") == "duplicate"
+                else { return }
+                if let saved = savedAt[key] {
+                    link(
+                        lane, max(saved.sim, lastSent(key) ?? saved.sim), TimelineModel.serverLane, at.sim, .send,
+                        "\(key) sent → seq \(at.seq)", [key, saved.draft, lane])
+                }
+            case "hint.received":
+                guard let hint = e.string("hint") else { return }
+                let delivered = deliveredTo["\(lane)/\(hint)"]
+                let keys = delivered.flatMap { hintInfo[$0.id]?.keys } ?? []
+                guard keys.contains(where: drawn.contains) || drawn.isEmpty || keys.isEmpty else { return }
+                mark(lane, e.sim, .hintReceived, "hint \(hint) received (head \(e.int("head") ?? 0))", keys + [hint])
+                if let delivered {
+                    link(TimelineModel.brokerLane, delivered.sim, lane, e.sim, .hint, "hint \(hint)", keys + [hint])
+                }
+            case "hint.ignored":
+                let hint = e.string("hint") ?? "?"
+                let keys = deliveredTo["\(lane)/\(hint)"].flatMap { hintInfo[$0.id]?.keys } ?? []
+                for key in keys where drawn.contains(key) && !(appliedOn[key]?.contains(lane) ?? false) {
+                    unrepaired["\(lane)/\(key)"] = (lane, e.sim, hint)
+                }
+                mark(
+                    lane, e.sim, .hintIgnored, "hint \(hint) ignored: \(e.string("reason") ?? "?")", keys + [hint],
+                    reason: e.string("reason"))
+            case "change.applied":
+                guard let key = e.string("key") else { return }
+                if let origin = savedAt[key], origin.device == lane { return }
+                guard drawn.contains(key) else { return }
+                let trigger = e.string("trigger") ?? "?"
+                mark(lane, e.sim, .changeApplied, "\(key) applied here (pass by \(trigger))", [key])
+                appliedOn[key, default: []].insert(lane)
+                if let died = unrepaired.removeValue(forKey: "\(lane)/\(key)") {
+                    link(
+                        died.lane, died.sim, lane, e.sim, .repair,
+                        "hint \(died.hint) was lost; \(key) reached \(lane) anyway, by a \(trigger) pass "
+                            + "\(formatSim(e.sim - died.sim)) later", [key, died.hint])
+                }
+                if let at = applied[key] {
+                    link(
+                        TimelineModel.serverLane, at.sim, lane, e.sim, .pull, "\(key) pulled by a \(trigger) pass",
+                        [key, savedAt[key]?.draft ?? ""])
+                }
+            case "cursor.moved":
+                guard let to = e.int("to") else { return }
+                cursorSteps[lane, default: []].append((e.sim, to))
+            default:
+                break
+            }
+        }
+
+        var sentAt: [String: Double] = [:]
+        /// Devices each drawn edit has reached.
+        var appliedOn: [String: Set<String>] = [:]
+        /// "device/key" → where a hint about the edit died or was ignored before the edit reached the device.
+        var unrepaired: [String: (lane: String, sim: Double, hint: String)] = [:]
+        private func lastSent(_ key: String) -> Double? { sentAt[key] }
+
+        private mutating func appBand(_ lane: String, _ state: String, _ from: Double, _ to: Double) {
+            let kind: BandKind
+            switch state {
+            case "foreground": kind = .foreground
+            case "background": kind = .background
+            case "closed": kind = .closed
+            case "forceQuit": kind = .forceQuit
+            default: return
+            }
+            band(lane, kind, from, to, state == "forceQuit" ? "force-quit" : state)
+        }
+
+        mutating func finish() {
+            let end = model.end
+            for (lane, open) in appState { appBand(lane, open.state, open.since, end) }
+            for (lane, since) in offlineSince { band(lane, .offline, since, end, "offline") }
+            for (lane, since) in dozeSince { band(lane, .doze, since, end, "doze") }
+            for (lane, since) in chargingSince { band(lane, .charging, since, end, "charging") }
+            for (lane, since) in downSince { band(lane, .down, since, end, "down") }
+            for (lane, since) in pausedSince { band(lane, .paused, since, end, "paused") }
+            for scope in faultOn.keys.sorted() {
+                let open = faultOn[scope]!
+                band(
+                    scope.hasPrefix("server/") ? TimelineModel.serverLane : TimelineModel.brokerLane, .fault,
+                    open.since, end, open.label)
+            }
+            if let open = phaseOpen, ["heal", "quiesce"].contains(open.name) {
+                band(nil, open.name == "heal" ? .heal : .quiesce, open.since, end, open.name)
+            }
+            for lane in model.lanes {
+                guard case .device = lane.kind, let info = deviceByID[lane.id] else { continue }
+                model.cursors.append(
+                    CursorLine(
+                        lane: lane.id, cursor: cursorSteps[lane.id] ?? [],
+                        head: headSteps[info.account] ?? []))
+            }
+            for lane in model.lanes {
+                guard case .aggregate = lane.kind else { continue }
+                let count = bucketCount
+                model.aggregates.append(
+                    Aggregate(
+                        lane: lane.id, bucketSec: bucketSec,
+                        passes: aggregatePasses[lane.id] ?? Array(repeating: 0, count: count),
+                        offline: aggregateOffline[lane.id] ?? Array(repeating: 0, count: count)))
+            }
+            model.bands.sort { ($0.lane ?? "", $0.start) < ($1.lane ?? "", $1.start) }
+        }
+    }
+}
