@@ -16,6 +16,8 @@ public struct Flag: Sendable {
 /// Parsed command-line options: `--name value`, `--name=value`, switches, positional arguments.
 public struct ParsedOptions: Sendable {
     public var values: [String: String] = [:]
+    /// Every value given for each flag, in order (`values` keeps the last): for repeatable flags like `--crash-at`.
+    public var repeated: [String: [String]] = [:]
     public var switches: Set<String> = []
     public var positional: [String] = []
     public var helpRequested = false
@@ -27,6 +29,9 @@ public struct ParsedOptions: Sendable {
     public func string(_ name: String) -> String? {
         values[name] ?? flags.first(where: { $0.name == name })?.defaultValue
     }
+
+    /// Every value given for a repeatable flag, in order; empty when it was not given.
+    public func all(_ name: String) -> [String] { repeated[name] ?? [] }
 
     public func has(_ name: String) -> Bool { switches.contains(name) || values[name] != nil }
 
@@ -118,6 +123,7 @@ public struct CommandSpec: Sendable {
                 options.values[name] = arguments[index]
                 index += 1
             }
+            options.repeated[name, default: []].append(options.values[name]!)
         }
         return options
     }

@@ -5,12 +5,16 @@ extension Topology {
     func platform(of device: String) -> Platform? { devices.first { $0.id == device }?.platform }
 
     /// The scenario with every behaviour generator expanded into concrete steps (seeded: the same seed gives the
-    /// same timeline), sorted by time. A session is: open, edits spread over the session, background.
+    /// same timeline), sorted by time. A session is: open, edits spread over the session, background. A share
+    /// `deleteShare` of the edits delete a draft the device wrote before; their draws come from a generator of their
+    /// own, so turning deletes on or off changes no other step.
     public func timeline() -> [ScenarioStep] {
         var steps = scenario
         for behaviour in behaviours {
             for device in behaviour.devices {
                 var generator = SeededGenerator.derived(seed: seed, name: "behaviour/\(device)/\(behaviour.line)")
+                var deletes = SeededGenerator.derived(seed: seed, name: "behaviour-delete/\(device)/\(behaviour.line)")
+                var written: Set<String> = []
                 guard behaviour.opensPerDay > 0 else { continue }
                 let meanGap = 86_400 / behaviour.opensPerDay
                 let session = behaviour.sessionMinutes * 60
@@ -22,6 +26,15 @@ extension Topology {
                         editNumber += 1
                         let at = t + session * Double(i + 1) / Double(behaviour.editsPerSession + 1)
                         let draft = "draft-\(Int(generator.next() % UInt64(behaviour.drafts)) + 1)"
+                        if written.contains(draft) && deletes.chance(behaviour.deleteShare) {
+                            written.remove(draft)
+                            steps.append(ScenarioStep(
+                                at: at,
+                                action: .edit(device: device, draft: draft, action: .delete, title: nil, body: nil),
+                                line: behaviour.line))
+                            continue
+                        }
+                        written.insert(draft)
                         steps.append(ScenarioStep(
                             at: at,
                             action: .edit(device: device, draft: draft, action: .update,
@@ -38,6 +51,7 @@ extension Topology {
                 }
             }
         }
+        steps += nemesisSchedule().steps
         // Stable: steps at the same time keep their written order.
         return steps.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
     }

@@ -20,8 +20,10 @@ final class ControlClient {
         try socket.connect(endpoint)
     }
 
-    /// Sends `command` and waits up to `timeoutMs` for its ack. Throws when the process does not answer in time.
-    func call(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000) throws -> ControlAck {
+    /// Sends `command` and waits up to `timeoutMs` for its ack. Throws when the process does not answer in time, or
+    /// (with `alive`) as soon as it has exited: a process armed to crash may die while carrying the command out.
+    func call(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000,
+              alive: (() -> Bool)? = nil) throws -> ControlAck {
         let req = nextRequest
         nextRequest += 1
         let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
@@ -34,7 +36,11 @@ final class ControlClient {
             guard now < deadline else {
                 throw LabError.io("\(name) did not answer control \"\(command)\" within \(timeoutMs) ms")
             }
-            let ready = try poller.poll(timeoutMs: Int((deadline - now) / 1_000_000) + 1)
+            let left = Int((deadline - now) / 1_000_000) + 1
+            let ready = try poller.poll(timeoutMs: alive == nil ? left : min(left, 20))
+            if ready.isEmpty, let alive, !alive() {
+                throw LabError.io("\(name) exited before answering control \"\(command)\"")
+            }
             guard !ready.isEmpty else { continue }
             while let frames = try socket.receive(dontWait: true) {
                 switch Codec.decodeOrReply(frames) {

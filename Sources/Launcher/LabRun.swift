@@ -25,6 +25,9 @@ public final class LabRun {
     private let tail = EventTail()
     private var lastProgress = 0.0
     private let progressOnTerminal: Bool
+    /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named
+    /// (a pooled device's process is its pool).
+    private var armedCrashes: [String: [(point: String, target: String)]] = [:]
     /// What happened along the way that the report should mention (a step that failed, a quiesce timeout).
     public private(set) var notes: [String] = []
 
@@ -92,6 +95,7 @@ public final class LabRun {
         var serverArgs = ["--db", folder.path("server.sqlite"), "--listen", serverEndpoint, "--notify", noticesEndpoint,
                           "--notify-mode", s.notifyMode, "--notify-hwm", String(s.notifyHwm),
                           "--accounts", folder.accountsPath, "--synchronous", s.synchronous]
+        if s.dropRequest > 0 { serverArgs += ["--drop-request", format(s.dropRequest)] }
         serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient), "--reject", format(s.reject),
                        "--reply-delay-ms", String(s.replyDelayMs)]
         if !s.idempotency { serverArgs += ["--idempotency", "off"] }
@@ -208,6 +212,11 @@ public final class LabRun {
 
     private func playTimeline() throws {
         let steps = topology.timeline()
+        if topology.nemesis != nil {
+            let schedule = topology.nemesisSchedule()
+            folder.write("nemesis.json5", schedule.fileText(seed: topology.seed))
+            log.emit("nemesis.schedule", schedule.fields)
+        }
         say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated (\(formatReal(clock.realSeconds(topology.duration))) real)")
         for step in steps {
             try waitUntil(sim: step.at)
@@ -223,6 +232,7 @@ public final class LabRun {
             if Signals.stopRequested { throw LabError.usage("interrupted") }
             let now = clock.now()
             progress(now: now)
+            watchCrashes()
             if now >= sim { return }
             let realLeft = clock.realSeconds(sim - now)
             usleep(UInt32(max(200, min(realLeft, 0.1) * 1_000_000)))
@@ -230,8 +240,10 @@ public final class LabRun {
     }
 
     private func perform(_ step: ScenarioStep) {
+        watchCrashes()
         var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
                                              ("line", .int(step.line))]
+        if let kind = step.nemesis { fields.append(("nemesis", .string(kind))) }
         do {
             switch step.action {
             case .edit(let device, let draft, let action, let title, let body):
@@ -259,6 +271,10 @@ public final class LabRun {
             case .signal(let target, let command):
                 fields.append(("target", .string(target)))
                 try signal(target, command)
+            case .crash(let target, let point, let nth):
+                fields += [("target", .string(target)), ("point", .string(point)), ("nth", .int(nth))]
+                try control(target, "crashAt", ["point": .string(point), "nth": .int(nth)])
+                armedCrashes[processName(target), default: []].append((point, target))
             }
             log.emit("scenario.action", fields)
             say(Self.stepLine(step, fields))
@@ -287,7 +303,9 @@ public final class LabRun {
         }
         var args = args
         if target != name { args["device"] = .string(name) }
-        let ack = try controls[target]!.call(command, args)
+        // A process armed to crash may die while it carries the command out: its exit ends the wait.
+        let alive: (() -> Bool)? = armedCrashes[target] == nil ? nil : { process.poll() == false }
+        let ack = try controls[target]!.call(command, args, alive: alive)
         if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
         return ack.data
     }
@@ -304,6 +322,7 @@ public final class LabRun {
     private func signal(_ device: String, _ command: String) throws {
         let target = processName(device)
         guard let process = processes[target] else { throw LabError.io("no process \(target)") }
+        if command == "kill" || command == "restart" { disarmed(target, by: command) }
         switch command {
         case "kill":
             guard process.running else { throw LabError.io("\(target) is not running") }
@@ -346,10 +365,59 @@ public final class LabRun {
         }
     }
 
+    // MARK: - Crash points
+
+    /// Notices the processes that killed themselves at an armed crash point: `process.killed` with the point (read
+    /// from the `process.crashing` line the process wrote last), so a later `restart` step or heal brings them back.
+    private func watchCrashes() {
+        for name in armedCrashes.keys.sorted() {
+            guard let process = processes[name], process.poll(), let armed = armedCrashes.removeValue(forKey: name)
+            else { continue }
+            let crashing = lastCrashing(name)
+            let point = crashing?.point ?? armed.last!.point
+            let target = crashing?.device.flatMap { device in armed.first { $0.target == device }?.target }
+                ?? armed.last!.target
+            log.emit("process.killed", [("target", .string(name)), ("signal", "SIGKILL"), ("point", .string(point)),
+                                        ("by", "crash")] + via(target, name))
+        }
+    }
+
+    /// A `kill` or `restart` step for a process whose armed crash points have not fired: they are forgotten (a new
+    /// process starts unarmed), and the report says so.
+    private func disarmed(_ name: String, by command: String) {
+        watchCrashes()
+        guard let armed = armedCrashes.removeValue(forKey: name) else { return }
+        let points = armed.map { "\($0.point) on \($0.target)" }.joined(separator: ", ")
+        notes.append("crash point \(points) had not fired before the \(command) of \(name)")
+    }
+
+    /// The point and process of the last `process.crashing` line in `name`'s events file (its last 64 KiB).
+    private func lastCrashing(_ name: String) -> (point: String, device: String?)? {
+        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        for line in text.split(separator: "\n").reversed() where line.contains("\"process.crashing\"") {
+            guard let value = try? JSONValue.parse(String(line)), let point = value["point"]?.stringValue else {
+                continue
+            }
+            return (point, value["proc"]?.stringValue)
+        }
+        return nil
+    }
+
     // MARK: - Heal and quiesce
 
     /// Faults off, every process running, every device online and in the foreground with refresh on.
     private func heal() {
+        watchCrashes()
+        // A point armed but never reached must not fire while the checks wait for quiet.
+        for (name, armed) in armedCrashes.sorted(by: { $0.key < $1.key }) {
+            for target in Set(armed.map(\.target)).sorted() { attempt(target, "crashAt", ["off": true]) }
+            notes.append("crash point \(armed.map(\.point).joined(separator: ", ")) on \(name) never fired")
+        }
+        armedCrashes.removeAll()
         for name in order {
             guard let process = processes[name] else { continue }
             if process.paused {

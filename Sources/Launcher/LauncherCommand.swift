@@ -9,7 +9,7 @@ public enum LauncherCommand {
         scenario of user actions and faults, heals and quiesces, checks the sync invariants and writes a report.
 
         Usage:
-          synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--quiet]
+          synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--nemesis KINDS] [--quiet]
           synclab check RUNDIR      re-check the invariants from a run folder's databases and events
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
@@ -25,7 +25,7 @@ public enum LauncherCommand {
 
     static let runSpec = CommandSpec(
         name: "synclab run", summary: "run a topology and check the sync invariants",
-        usage: "synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--quiet]",
+        usage: "synclab run TOPOLOGY [--out DIR] [--seed N] [--time-scale X] [--nemesis KINDS] [--quiet]",
         flags: [
             Flag("out", value: "DIR", help: "run folder (default: runs/NAME-YYYYMMDD-HHMMSS, with runs/latest)"),
             Flag("seed", value: "N", help: "override the topology's seed"),
@@ -34,6 +34,10 @@ public enum LauncherCommand {
             Flag("ignore-expect", help: "judge the run as if the topology expected nothing to fail (a lesson's "
                 + "broken half then fails the run)"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
+            Flag("nemesis", value: "KINDS",
+                 help: "add a standard seeded fault mix to the topology: comma-separated kinds among "
+                    + Nemesis.Kind.allCases.map(\.rawValue).joined(separator: ",")
+                    + " (docs/TOPOLOGY.md, \"nemesis\")"),
         ],
         footer: "The run folder holds topology.json5, events.jsonl, logs/, the SQLite files and report.{md,json,html}.")
 
@@ -115,6 +119,7 @@ public enum LauncherCommand {
                 guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
                 topology.timeScale = scale
             }
+            if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
         } catch {
             Output.stderr("synclab: \(error)\n")
             return 2
@@ -241,6 +246,15 @@ public enum LauncherCommand {
             do {
                 let t = try Topology.load(path: path)
                 Output.stdout("\(path): ok — \(t.devices.count) devices, \(t.timeline().count) steps over \(formatSim(t.duration))\n")
+                if t.nemesis != nil {
+                    let schedule = t.nemesisSchedule()
+                    let kinds = schedule.counts.map { kind in
+                        let targets = kind.byTarget.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+                        return "\(kind.kind) \(kind.total) (\(targets))"
+                    }
+                    Output.stdout("  nemesis: \(schedule.faults.count) faults, \(schedule.skipped) skipped by limits; "
+                        + kinds.joined(separator: "; ") + "\n")
+                }
             } catch {
                 Output.stderr("\(error)\n")
                 status = 2

@@ -18,6 +18,10 @@ public struct Report {
     /// The phase the launcher was in when the run was stopped before its checks (Ctrl-C), or nil for a whole run
     /// (and for a folder no launcher wrote). Read once from the events: a big run has millions of them.
     public let interruptedIn: String?
+    /// What the nemesis did (nil for a run without one).
+    var nemesis: NemesisFigures?
+    /// Where each self-kill at a crash point landed.
+    var crashes: CrashDeaths?
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -46,9 +50,12 @@ public struct Report {
         let notes = (data.stats["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
         let invariants = InvariantChecks.all(data)
         let checks = ProductChecks.all(data)
-        return Report(data: data, invariants: invariants, checks: checks,
-                      expectation: data.topology.expect?.evaluate(invariants + checks), figures: RunFigures(data),
-                      notes: notes, interruptedIn: interruptedIn(data))
+        var report = Report(data: data, invariants: invariants, checks: checks,
+                            expectation: data.topology.expect?.evaluate(invariants + checks), figures: RunFigures(data),
+                            notes: notes, interruptedIn: interruptedIn(data))
+        report.nemesis = NemesisFigures(data)
+        report.crashes = CrashDeaths(data)
+        return report
     }
 
     public func write() {
@@ -115,7 +122,12 @@ public struct Report {
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
             ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
-        ])
+        ] + faultFields)
+    }
+
+    /// report.json's `nemesis` (null without one) and `crashes` (each self-kill at a crash point).
+    var faultFields: [(String, JSONValue)] {
+        [("nemesis", nemesis?.json ?? .null), ("crashes", crashes?.json ?? .array([]))]
     }
 
     var expectationJSON: JSONValue {
@@ -169,6 +181,7 @@ public struct Report {
                           f.propagation.count, f.propagation.p50Ms, f.propagation.p99Ms, f.propagation.maxMs,
                           formatSim(f.propagation.p50SimSec))
         }
+        if let nemesis { out += "  \(nemesis.summary)\n" }
         for note in notes { out += "  note: \(note)\n" }
         out += "  report: \(data.folder.path("report.md"))\n"
         return out
@@ -207,6 +220,8 @@ public struct Report {
         md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
         md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
         md += attentionMarkdown
+        if let nemesis { md += nemesis.markdown }
+        if let crashes { md += crashes.markdown }
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
         md += "\n## Passes by trigger\n\nPasses during the scenario. Heal and quiesce ran \(f.healPassesTotal) more ("
             + f.healPassesByTrigger.keys.sorted().map { "\($0) \(f.healPassesByTrigger[$0]!)" }.joined(separator: ", ")

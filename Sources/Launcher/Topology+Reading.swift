@@ -30,7 +30,7 @@ extension Topology {
         let r = NodeReader(file: file, node: root, path: "")
         try r.onlyKeys([
             "name", "description", "seed", "timeScale", "duration", "transport", "server", "broker", "device",
-            "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks",
+            "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks", "nemesis",
         ])
         var t = Topology(
             name: try r.string("name") ?? defaultName,
@@ -46,12 +46,13 @@ extension Topology {
 
         if let s = try r.object("server") {
             try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm",
-                            "synchronous", "idempotency", "noticeBeforeCommit", "replyBeforeCommit", "failCommit",
-                            "switchAccounts"])
+                            "synchronous", "dropRequest", "idempotency", "noticeBeforeCommit", "replyBeforeCommit",
+                            "failCommit", "switchAccounts"])
             t.server.dropReply = try s.number("dropReply", in: 0...1) ?? 0
             t.server.transient = try s.number("transient", in: 0...1) ?? 0
             t.server.reject = try s.number("reject", in: 0...1) ?? 0
             t.server.replyDelayMs = try s.int("replyDelayMs", in: 0...60_000) ?? 0
+            t.server.dropRequest = try s.number("dropRequest", in: 0...1) ?? 0
             t.server.notifyMode = try s.oneOf("notifyMode", ["push", "pub"], default: "push")!
             t.server.notifyHwm = try s.int("notifyHwm", in: 1...1_000_000) ?? 1000
             t.server.synchronous = try s.oneOf("synchronous", ["normal", "full"], default: "normal")!
@@ -143,7 +144,8 @@ extension Topology {
         if let e = try r.object("expect") { t.expect = try readExpect(e, topology: t) }
 
         for b in try r.array("behaviours") ?? [] {
-            try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts"])
+            try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts",
+                            "deleteShare"])
             var ids: [String] = []
             for d in try b.array("devices") ?? [] {
                 guard case .string(let id) = d.node.value else { throw d.fail("expected a device id string") }
@@ -166,8 +168,10 @@ extension Topology {
                 editsPerSession: try b.int("editsPerSession", in: 0...1000) ?? 1,
                 sessionMinutes: try b.number("sessionMinutes", in: 0.1...1440) ?? 5,
                 drafts: try b.int("drafts", in: 1...100_000) ?? 5,
-                line: b.node.line))
+                line: b.node.line,
+                deleteShare: try b.number("deleteShare", in: 0...1) ?? 0.1))
         }
+        if root["nemesis"] != nil { t.nemesis = try readNemesis(r, topology: t) }
         return t
     }
 
@@ -331,7 +335,7 @@ extension Topology {
             throw s.fail("is after the end of the scenario (duration \(format(t.duration))s)", at: s.node["at"],
                          key: s.child("at"))
         }
-        let all = ["edit", "engagement", "refresh", "chaos", "faults"] + deviceCommands + signalCommands
+        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash"] + deviceCommands + signalCommands
         guard let name = try s.oneOf("action", all) else {
             throw s.fail("missing required key \"action\" (one of \(all.joined(separator: ", ")))")
         }
@@ -372,15 +376,30 @@ extension Topology {
             guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, off)") }
             action = .chaos(args: args)
         case "faults":
-            try s.onlyKeys(["at", "action", "dropReply", "transient", "reject", "replyDelayMs", "off"])
+            try s.onlyKeys(["at", "action", "dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "off"])
             var args: [String: JSONValue] = [:]
-            for key in ["dropReply", "transient", "reject"] {
+            for key in ["dropReply", "transient", "reject", "dropRequest"] {
                 if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
             }
             if let v = try s.int("replyDelayMs", in: 0...60_000) { args["replyDelayMs"] = .int(v) }
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             guard !args.isEmpty else { throw s.fail("a faults step needs at least one setting (dropReply, …, off)") }
             action = .faults(args: args)
+        case "crash":
+            try s.onlyKeys(["at", "action", "target", "point", "nth"])
+            let target = try s.requiredString("target")
+            let role = target == "server" || target == "broker" ? target : "device"
+            guard role != "device" || t.account(of: target) != nil else {
+                throw s.fail("target must be \"server\", \"broker\" or a device id; got \"\(target)\"",
+                             at: s.node["target"], key: s.child("target"))
+            }
+            let point = try s.requiredString("point")
+            guard CrashPoint(rawValue: point)?.role == role else {
+                let known = CrashPoint.of(role: role).map(\.rawValue).joined(separator: ", ")
+                throw s.fail("\"\(point)\" is not a crash point of a \(role): use one of \(known)",
+                             at: s.node["point"], key: s.child("point"))
+            }
+            action = .crash(target: target, point: point, nth: try s.int("nth", in: 1...1_000_000) ?? 1)
         default:
             if signalCommands.contains(name) {
                 try s.onlyKeys(["at", "action", "target"])

@@ -31,6 +31,8 @@ public struct Topology: Sendable {
     public var checks = ProductCheckSettings()
     /// 0: every device is a process of its own; N: the devices are spread over N pool processes `pool-1`…`pool-N`.
     public var pools = 0
+    /// Seeded fault generators whose schedule joins the scenario (`Nemesis.swift`); nil: none.
+    public var nemesis: Nemesis?
 
     public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
 
@@ -53,6 +55,8 @@ public struct ServerSettings: Sendable {
     public var transient = 0.0
     public var reject = 0.0
     public var replyDelayMs = 0
+    /// Probability a push is dropped before its commit (nothing applied, no reply).
+    public var dropRequest = 0.0
     /// "push" (PUSH → PULL, nothing lost) or "pub" (PUB → SUB with a small high-water mark: natural loss).
     public var notifyMode = "push"
     public var notifyHwm = 1000
@@ -109,6 +113,9 @@ public struct Behaviour: Sendable {
     public var sessionMinutes: Double
     public var drafts: Int
     public var line: Int
+    /// Share of a session's edits that delete the draft instead of updating it (only a draft this device has
+    /// written before in the run, so most deletes find a live draft; one deleted meanwhile elsewhere is refused).
+    public var deleteShare = 0.1
 }
 
 /// One thing that happens at a simulated time.
@@ -116,6 +123,9 @@ public struct ScenarioStep: Sendable {
     public var at: Double
     public var action: ScenarioAction
     public var line: Int
+    /// The nemesis kind that generated the step ("kill", or "kill.end" for the step that ends it); nil when the
+    /// topology's scenario or a behaviour wrote it.
+    public var nemesis: String? = nil
 }
 
 public enum ScenarioAction: Sendable, Equatable {
@@ -130,6 +140,9 @@ public enum ScenarioAction: Sendable, Equatable {
     case chaos(args: [String: JSONValue])
     /// Server fault settings.
     case faults(args: [String: JSONValue])
+    /// Arms a crash point (`crashAt`) in "server", "broker" or a device: the process SIGKILLs itself on the `nth`
+    /// time it reaches `point` from now.
+    case crash(target: String, point: String, nth: Int)
 
     public var name: String {
         switch self {
@@ -140,6 +153,7 @@ public enum ScenarioAction: Sendable, Equatable {
         case .signal(_, let command): return command
         case .chaos: return "chaos"
         case .faults: return "faults"
+        case .crash: return "crash"
         }
     }
 }

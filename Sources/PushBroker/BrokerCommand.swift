@@ -17,7 +17,7 @@ public enum BrokerCommand {
                  help: "send high-water mark per device; a hint past it is dropped (reason hwm); 0: no limit"),
             Flag("accounts", value: "PATH", help: "the run's accounts file (docs/ARCHITECTURE.md); required"),
             Flag("control", value: "ENDPOINT",
-                 help: "control ROUTER to bind (ping, stop, stats, chaos); default: none"),
+                 help: "control ROUTER to bind (ping, stop, stats, chaos, crashAt); default: none"),
             Flag("events", value: "PATH", help: "append events here, one JSON object a line; default: none"),
             Flag("name", value: "NAME", default: "broker", help: "the proc field of the events"),
             Flag("epoch", value: "MICROS", help: "simulated time 0, wall µs since the Unix epoch; default: at start"),
@@ -56,6 +56,8 @@ public enum BrokerCommand {
                      + "(default: off, hints are references)"),
             Flag("hint-data-accounts", value: "ID,ID",
                  help: "--hint-carries-data applies to these accounts only (default: all accounts)"),
+            Flag("crash-at", value: "POINT[@N]",
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
         ],
         footer: """
             Start by hand (the accounts file format is in docs/ARCHITECTURE.md, the profiles in docs/BROKER.md):
@@ -63,6 +65,8 @@ public enum BrokerCommand {
                 --control tcp://127.0.0.1:7303 --accounts accounts.json --events broker.jsonl --seed 7 --loss 0.1
             Devices connect a DEALER to --listen; the server connects a PUSH (or PUB) to --notices.
             SIGTERM, SIGINT or the control command stop: clean stop, exit 0. Exit 2: bad flags or accounts file.
+            Crash points (--crash-at, control crashAt {point, nth}):
+            \(CrashPoint.helpText(role: "broker"))
             """
     )
 
@@ -109,6 +113,9 @@ public enum BrokerCommand {
         config.hintCarriesData = options.has("hint-carries-data")
         config.hintDataAccounts = options.string("hint-data-accounts").map {
             Set($0.split(separator: ",").map(String.init))
+        }
+        for value in options.all("crash-at") {
+            config.crashAt += try CrashPoints.parse(value, role: "broker")
         }
         return config
     }

@@ -1,3 +1,5 @@
+import LabKit
+
 /// Everything `synclab-broker` is started with (see `BrokerCommand` for the flags and their defaults).
 public struct BrokerConfiguration: Sendable, Equatable {
     /// How the server's notices arrive.
@@ -35,6 +37,8 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var hintCarriesData = false
     /// The accounts `hintCarriesData` applies to; nil: all.
     public var hintDataAccounts: Set<String>?
+    /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
+    public var crashAt: [ArmedCrash] = []
 
     public init(listen: String, notices: String, accountsPath: String) {
         self.listen = listen

@@ -26,6 +26,8 @@ public final class BrokerShell {
     private let hintHeader = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0]
     /// The body frame of the hint being sent, rewritten for every hint in the same memory.
     private var hintBody: [UInt8] = []
+    /// Where this process kills itself (`--crash-at`, control `crashAt`).
+    private var crashPoints = CrashPoints()
 
     /// Messages read from one socket before looking at the others, so a flood of notices cannot starve control.
     static let batch = 256
@@ -41,6 +43,7 @@ public final class BrokerShell {
         self.clock = configuration.epochMicros.map { SimClock(epochMicros: $0, scale: configuration.timeScale) }
             ?? SimClock.startingNow(scale: configuration.timeScale)
         self.events = try EventLog(path: configuration.events, process: configuration.name, clock: clock)
+        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
         self.instance = BrokerInstance(directory: directory, profiles: configuration.profiles,
                                        chaos: configuration.chaos, reorderWindowSec: configuration.reorderWindowSec,
                                        seed: configuration.seed)
@@ -111,8 +114,10 @@ public final class BrokerShell {
         ])
         notices.close()
         devices.close()
+        // The answer to `stop` (or anything else queued on control) goes out before the process exits.
+        try? control?.setLinger(ms: 500)
         control?.close()
-        // Waits (at most the control socket's linger) until the last acknowledgement is on the wire.
+        // Terminating the context is what waits out the linger; an exit alone would drop the queued answer.
         context.terminate()
     }
 
@@ -137,7 +142,7 @@ public final class BrokerShell {
                 carryOut(instance.onNoticeMessage(frames, now: now))
             } else if socket === devices {
                 carryOut(instance.onDeviceMessage(Array(frames.dropFirst()), peer: frames[0], now: now))
-            } else {
+            } else if !armCrash(Array(frames.dropFirst()), peer: frames[0]) {
                 carryOut(instance.onControlMessage(Array(frames.dropFirst()), peer: frames[0], now: now))
             }
             if stopping { return }
@@ -163,6 +168,7 @@ public final class BrokerShell {
                 instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now(),
                                 into: &sendOutcome)
                 carryOut(sendOutcome, outcome: true)
+                if failure == nil { reach(.brokerAfterDeliver) }
             case let .reply(socket, peer, message):
                 let target: Socket? = socket == .devices ? devices : control
                 if let target {
@@ -186,6 +192,7 @@ public final class BrokerShell {
                     if resync { line.add("reason", "resync") }
                 }
                 if !outcome { flushBeforeSend = true }
+                reach(.brokerAfterAcceptBeforeDeliver)
             case let .hintDelivered(hint, device, waitedSec):
                 events.emit("hint.delivered") { line in
                     line.add("hint", hint.hint)
@@ -198,6 +205,29 @@ public final class BrokerShell {
                 stopping = true
             }
         }
+    }
+
+    /// `crashAt` arms this shell's crash points (the kill is IO: the shell answers it); false for any other message.
+    private func armCrash(_ frames: [Frame], peer: [UInt8]) -> Bool {
+        guard case .success(.control(let control)) = Codec.decodeOrReply(frames), control.command == "crashAt",
+              let socket = self.control
+        else { return false }
+        let ack: ControlAck
+        do {
+            let detail = try crashPoints.control(control.args, role: "broker")
+            events.emit("crash.armed", [("detail", .string(detail))])
+            ack = ControlAck(req: control.req, ok: true, detail: detail)
+        } catch {
+            ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
+        }
+        events.flush()
+        _ = send([peer] + Codec.encode(.controlAck(ack)), on: socket)
+        return true
+    }
+
+    /// Counts one occurrence of `point`; dies there when it is the armed one.
+    private func reach(_ point: CrashPoint) {
+        if let nth = crashPoints.reach(point) { CrashPoints.die(at: point, nth: nth, events: events) }
     }
 
     private func flushIfNeeded() {

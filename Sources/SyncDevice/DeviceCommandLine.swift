@@ -29,6 +29,9 @@ public enum DeviceCommandLine {
                  help: "app opens per simulated day: iOS window budget, Android standby bucket"),
             Flag("start-state", value: "S", default: "background", help: "foreground, background or closed"),
             Flag("charging", help: "start plugged in"),
+            Flag("crash-at", value: "[DEVICE:]POINT[@N]",
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable; in a pool DEVICE: "
+                    + "names the device (default: none)"),
         ] + DeviceSettings.knobs.map(\.commandFlag),
         footer: """
             By hand (a server and a broker already running, see their --help):
@@ -36,10 +39,12 @@ public enum DeviceCommandLine {
                   --server tcp://127.0.0.1:7001 --broker tcp://127.0.0.1:7002 --control tcp://127.0.0.1:7101 \\
                   --start-state foreground --events /tmp/pixel.jsonl
             then send it control commands (edit, open, background, forceQuit, close, offline, online, plug, unplug,
-            engagement, refresh, sync, status, ping, stop) on --control, e.g.
+            engagement, refresh, sync, status, ping, stop, crashAt) on --control, e.g.
               synclab-device control --to tcp://127.0.0.1:7101 edit '{"draft":"d1","action":"create","title":"Hi"}'
             (docs/DEVICE.md walks through a server, a broker and two devices by hand).
             A stopped or running device's state: synclab-device status --db /tmp/pixel.sqlite
+            Crash points (--crash-at, control crashAt {point, nth}):
+            \(CrashPoint.helpText(role: "device"))
             """
     )
 
@@ -102,11 +107,18 @@ public enum DeviceCommandLine {
         guard let seed = UInt64(seedText) else {
             throw LabError.usage("--seed must be a whole number, got \"\(seedText)\"")
         }
-        return DeviceConfiguration(
+        var configuration = DeviceConfiguration(
             identity: identity, settings: settings, databasePath: try options.require("db"),
             serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),
             controlEndpoint: options.string("control"), eventsPath: options.string("events"),
             name: options.string("name"), clock: SimClock(epochMicros: epoch, scale: settings.timeScale), seed: seed,
             synchronous: settings.synchronous)
+        for value in options.all("crash-at") {
+            for item in try CrashPoints.parse(value, role: "device")
+            where item.device == nil || item.device == identity.device {
+                configuration.crashAt.append(item)
+            }
+        }
+        return configuration
     }
 }

@@ -18,6 +18,8 @@ public struct DeviceConfiguration: Sendable {
     public var clock: SimClock
     public var seed: UInt64
     public var synchronous: Synchronous
+    /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
+    public var crashAt: [ArmedCrash] = []
 
     public init(identity: DeviceIdentity, settings: DeviceSettings, databasePath: String, serverEndpoint: String,
                 brokerEndpoint: String? = nil, controlEndpoint: String? = nil, eventsPath: String? = nil,

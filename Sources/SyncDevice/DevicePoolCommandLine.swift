@@ -53,6 +53,13 @@ public enum DevicePoolCommandLine {
         }
         // One epoch for every device, even when none was given: they share one simulated clock.
         if shared.values["epoch"] == nil { shared.values["epoch"] = String(SimClock.wallMicros()) }
+        for value in options.all("crash-at") {
+            for item in try CrashPoints.parse(value, role: "device") {
+                if let named = item.device, !spec.devices.contains(where: { $0.id == named }) {
+                    throw LabError.usage("--crash-at \(value): device \"\(named)\" is not in \(specPath)")
+                }
+            }
+        }
         var devices: [DeviceConfiguration] = []
         for device in spec.devices {
             var own = shared

@@ -75,6 +75,7 @@ extension DeviceShell {
             let edit = try LocalEdit.parse(request.args)
             // The op and the replica commit first; only then is the edit saved and anything else happens.
             let saved = try ledger.save(edit, device: configuration.identity.device, wall: SimClock.wallMicros())
+            reach(.deviceAfterLedgerWrite)
             drive { $0.onEditSaved(saved, now: now) }
             return .ack("saved on this device", .object([("key", .string(saved.key))]))
         case "open": return lifecycle(.open)
@@ -112,10 +113,12 @@ extension DeviceShell {
         case "stop":
             stopping = true
             return .ack("stopping", nil)
+        case "crashAt":
+            return .ack(try crashPoints.control(request.args, role: "device"), nil)
         default:
             return .refused("unknown command \"\(request.command)\"; a device knows ping, edit, "
                 + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
-                + "status, reinstall, stop")
+                + "status, reinstall, stop, crashAt")
         }
     }
 

@@ -30,6 +30,8 @@ public final class DeviceShell {
     var driveDepth = 0
     /// Set while the instance is told of a failed commit, so a commit that fails again does not recurse.
     var recoveringCommit = false
+    /// Where this process kills itself (`--crash-at`, control `crashAt`); in a pool, the whole pool dies.
+    var crashPoints = CrashPoints()
 
     /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
     /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
@@ -64,6 +66,7 @@ public final class DeviceShell {
             control = nil
         }
         replySocket = control
+        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
         instance = DeviceInstance(identity: configuration.identity, settings: configuration.settings,
                                   restored: restored, brokerEnabled: broker != nil,
                                   rng: SeededGenerator.derived(seed: configuration.seed,
@@ -193,11 +196,16 @@ public final class DeviceShell {
                 try ledgerStep { try ledger.beginPass(id: id, trigger: trigger, at: at) }
             case .claim(let request):
                 let result = try ledgerStep { try ledger.claim(request) }
+                reach(.deviceAfterClaim)
                 try perform(instance.onClaimed(result, now: now))
             case .recordOutcomes(let outcomes, _):
                 try ledgerStep { try ledger.record(outcomes, wall: SimClock.wallMicros()) }
+                reach(.deviceAfterOutcomeRecord)
             case .applyPage(let page):
+                // Today the page and its cursor commit in one transaction, so "before the cursor's commit" is here.
+                reach(.deviceBeforeCursorCommit)
                 let settled = try ledgerStep { try ledger.apply(page, wall: SimClock.wallMicros()) }
+                reach(.deviceAfterPageCommit)
                 for key in settled {
                     // The pull proved the server applied an op whose reply was lost: it is settled without a resend.
                     events.emit("op.confirmed", [("key", .string(key)), ("via", "pull"), ("pass", .int(page.pass))])
@@ -233,6 +241,14 @@ public final class DeviceShell {
                 if line.type == "guarantee" { try? ledger.recordGuarantee(line) }
             }
         }
+    }
+
+    /// Counts one occurrence of `point`; dies there when it is the armed one, after committing the step's ledger
+    /// writes so far (what a kill between this write and the next send would find on disk).
+    func reach(_ point: CrashPoint) {
+        guard let nth = crashPoints.reach(point) else { return }
+        _ = commitLedger()
+        CrashPoints.die(at: point, nth: nth, events: events)
     }
 
     func ledgerStep<T>(_ body: () throws -> T) throws -> T {
@@ -277,6 +293,8 @@ public final class DeviceShell {
                 // Queue full or no peer: the request's reply timeout turns this into an unknown outcome.
                 events.emit("send.failed", [("to", .string(peer)), ("type", .string(message.type)),
                                             ("reason", "would block")])
+            } else if case .push = message, socket === server {
+                reach(.deviceAfterSendBeforeReply)
             }
         } catch {
             events.emit("send.failed", [("to", .string(peer)), ("type", .string(message.type)),

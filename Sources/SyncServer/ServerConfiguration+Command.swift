@@ -18,13 +18,15 @@ extension ServerConfiguration {
                  help: "push: a notice that would block is dropped; pub: lost silently if slow"),
             Flag("notify-hwm", value: "N", default: "1000", help: "notices queued for the broker before loss"),
             Flag("control", value: "ENDPOINT",
-                 help: "bind a control ROUTER here: ping, faults, stats, stop, addDevice (default: none)"),
+                 help: "bind a control ROUTER here: ping, faults, stats, stop, addDevice, crashAt (default: none)"),
             Flag("events", value: "PATH", help: "append events here, one JSON object a line (default: none)"),
             Flag("name", value: "NAME", default: "server", help: "the proc field of events"),
             Flag("epoch", value: "MICROS", help: "wall µs of the run's simulated time 0 (default: now)"),
             Flag("time-scale", value: "X", default: "1", help: "simulated seconds per real second"),
             Flag("seed", value: "N", default: "1", help: "seed of the fault decisions"),
             Flag("drop-reply", value: "P", default: "0", help: "probability a push's reply is dropped after commit"),
+            Flag("drop-request", value: "P", default: "0",
+                 help: "probability a push is dropped before its commit: nothing applied, no reply"),
             Flag("transient", value: "P", default: "0", help: "probability a push is answered retryLater, unapplied"),
             Flag("reject", value: "P", default: "0", help: "probability each new op is rejected(\"injected\")"),
             Flag("reply-delay-ms", value: "N", default: "0", help: "delay every reply to a device by N ms"),
@@ -38,6 +40,8 @@ extension ServerConfiguration {
                  help: "the design switches apply to these accounts only (default: all)"),
             Flag("synchronous", value: "full|normal", default: "normal",
                  help: "SQLite synchronous: normal (survives kill -9) or full (fsync per commit)"),
+            Flag("crash-at", value: "POINT[@N]",
+                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
         ],
         footer: """
             Start one by hand:
@@ -48,6 +52,8 @@ extension ServerConfiguration {
             Devices connect a DEALER to --listen and say hello (docs/PROTOCOL.md); the launcher or a DEALER on
             --control sends control commands (docs/ARCHITECTURE.md). SIGTERM, SIGINT or the control command stop it.
             Exit status: 0 stopped cleanly, 1 failed while serving, 2 bad flags or could not start.
+            Crash points (--crash-at, control crashAt {point, nth}):
+            \(CrashPoint.helpText(role: "server"))
             """
     )
 
@@ -88,7 +94,11 @@ extension ServerConfiguration {
             }
             faults = ServerFaults(dropReply: try options.probability("drop-reply"),
                                   transient: try options.probability("transient"),
-                                  reject: try options.probability("reject"), replyDelayMs: delay)
+                                  reject: try options.probability("reject"), replyDelayMs: delay,
+                                  dropRequest: try options.probability("drop-request"))
+            for value in options.all("crash-at") {
+                crashAt += try CrashPoints.parse(value, role: "server")
+            }
             faults.failCommit = try options.probability("fail-commit")
             let idempotency = options.string("idempotency") ?? "on"
             guard idempotency == "on" || idempotency == "off" else {

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     /// WAL with `normal`: a commit survives the process being killed at any moment (the lab's faults); only a power
     /// cut or OS crash could roll back the last commits. `full` adds an fsync to every commit (docs/PERFORMANCE.md).
     public var synchronous: Synchronous = .normal
+    /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
+    public var crashAt: [ArmedCrash] = []
 
     public init(databasePath: String, listen: String) {
         self.databasePath = databasePath

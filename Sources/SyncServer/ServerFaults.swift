@@ -15,11 +15,16 @@ public struct ServerFaults: Sendable, Equatable {
     /// Probability that a push's commit fails after its ops were decided (a full disk, an I/O error): nothing is
     /// applied and the device is told `internal`, unless the reply already left (`replyBeforeCommit`).
     public var failCommit: Double = 0
+    /// Probability that a push is dropped before its commit: nothing applied, no reply. The device sees an unknown
+    /// outcome the server did NOT apply, which only a resend with the same key settles.
+    public var dropRequest: Double
 
     /// The reason an injected rejection carries.
     public static let injectedReason = "injected"
 
-    public init(dropReply: Double = 0, transient: Double = 0, reject: Double = 0, replyDelayMs: Int = 0) {
+    public init(dropReply: Double = 0, transient: Double = 0, reject: Double = 0, replyDelayMs: Int = 0,
+                dropRequest: Double = 0) {
+        self.dropRequest = dropRequest
         self.dropReply = dropReply
         self.transient = transient
         self.reject = reject
@@ -30,10 +35,12 @@ public struct ServerFaults: Sendable, Equatable {
     public static let off = ServerFaults()
 
     /// The argument names of the control command `faults`.
-    public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "failCommit", "off"]
+    public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "failCommit",
+                                       "off"]
 
     /// These settings changed by the arguments of the control command `faults`: `{dropReply, transient, reject,
-    /// replyDelayMs}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all first.
+    /// replyDelayMs, dropRequest}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all
+    /// first.
     public func updated(with args: [String: JSONValue]) throws(ServerError) -> ServerFaults {
         for name in args.keys.sorted() where !Self.argumentNames.contains(name) {
             throw .invalidArgument(command: "faults", name: name,
@@ -49,6 +56,7 @@ public struct ServerFaults: Sendable, Equatable {
         next.dropReply = try Self.probability(args, "dropReply") ?? next.dropReply
         next.transient = try Self.probability(args, "transient") ?? next.transient
         next.reject = try Self.probability(args, "reject") ?? next.reject
+        next.dropRequest = try Self.probability(args, "dropRequest") ?? next.dropRequest
         next.failCommit = try Self.probability(args, "failCommit") ?? next.failCommit
         if let value = args["replyDelayMs"] {
             guard let ms = value.intValue, (0...600_000).contains(ms) else {
@@ -71,10 +79,16 @@ public struct ServerFaults: Sendable, Equatable {
     /// The settings as event fields and control data.
     public var fields: [(String, JSONValue)] {
         [("dropReply", .double(dropReply)), ("transient", .double(transient)), ("reject", .double(reject)),
-         ("replyDelayMs", .int(replyDelayMs)), ("failCommit", .double(failCommit))]
+         ("replyDelayMs", .int(replyDelayMs)), ("dropRequest", .double(dropRequest)),
+         ("failCommit", .double(failCommit))]
     }
 
     // MARK: - Draws
+
+    /// Whether this push is dropped unread, before anything is applied (drawn first: at zero it draws nothing).
+    public func drawDropRequest(using generator: inout SeededGenerator) -> Bool {
+        dropRequest > 0 && generator.chance(dropRequest)
+    }
 
     /// Whether this push is answered `retryLater` as a whole.
     public func drawTransient(using generator: inout SeededGenerator) -> Bool {

@@ -1,8 +1,8 @@
 import SyncProtocol
 
 extension ServerInstance {
-    /// The control commands the server knows.
-    public static let controlCommands = ["ping", "faults", "stats", "stop", "addDevice"]
+    /// The control commands the server knows (`crashAt` is answered by the shell, which does the killing).
+    public static let controlCommands = ["ping", "faults", "stats", "stop", "addDevice", "crashAt"]
 
     /// A message arrived on the control socket.
     public mutating func onControlMessage(from peer: Peer, frames: [[UInt8]]) -> [ServerDirective] {

@@ -6,6 +6,11 @@ extension ServerInstance {
             return refuse(peer, req: push.req, code: .notAuthenticated,
                           message: "push before hello: say hello with the device's token first")
         }
+        if faults.drawDropRequest(using: &generator) {
+            // Lost before the store sees it: nothing applied, no reply; the device's reply timeout makes it unknown.
+            stats.faultsInjected += push.ops.count
+            return push.ops.map { .log(injected("dropRequest", device: session.device, key: $0.key)) }
+        }
         if faults.drawTransient(using: &generator) {
             // Answered before the store sees it: nothing is applied, every op may be resent with its key.
             var directives: [ServerDirective] = []

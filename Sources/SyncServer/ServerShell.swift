@@ -19,6 +19,8 @@ public final class ServerShell {
     /// Replies held back by the fault plan, soonest first.
     var delayed: [(due: UInt64, frames: [[UInt8]])] = []
     var stopping = false
+    /// Where this process kills itself (`--crash-at`, control `crashAt`).
+    var crashPoints = CrashPoints()
 
     /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
     /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
@@ -59,6 +61,7 @@ public final class ServerShell {
                 throw .startup("cannot load --accounts \(path) into --db \(configuration.databasePath): \(error)")
             }
         }
+        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
         instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
                                   faults: configuration.faults, seed: configuration.seed,
                                   switches: configuration.switches)
@@ -177,7 +180,28 @@ public final class ServerShell {
 
     private func handleControl(_ frames: [[UInt8]]) {
         guard let (peer, payload) = Peer.split(frames) else { return }
+        // `crashAt` arms this shell's crash points: the kill is IO, so the shell answers it, not the instance.
+        if case .success(.control(let control)) = Codec.decodeOrReply(payload), control.command == "crashAt" {
+            let ack: ControlAck
+            do {
+                let detail = try crashPoints.control(control.args, role: "server")
+                events.emit("crash.armed", [("detail", .string(detail))])
+                ack = ControlAck(req: control.req, ok: true, detail: detail)
+            } catch {
+                ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
+            }
+            if let socket = self.control {
+                events.flush()
+                send(peer.envelope(Codec.encode(.controlAck(ack))), on: socket)
+            }
+            return
+        }
         perform(instance.onControlMessage(from: peer, frames: payload))
+    }
+
+    /// Counts one occurrence of `point`; dies there when it is the armed one.
+    func reach(_ point: CrashPoint) {
+        if let nth = crashPoints.reach(point) { CrashPoints.die(at: point, nth: nth, events: events) }
     }
 
     // MARK: - Directives
@@ -196,6 +220,7 @@ public final class ServerShell {
                 } else {
                     sendDevice(frames)
                 }
+                if case .pushResult = message { reach(.serverAfterReply) }
             case .controlReply(let peer, let message):
                 guard let control else { continue }
                 events.flush()
@@ -211,6 +236,7 @@ public final class ServerShell {
                                                    injectRejections: request.injectRejections,
                                                    idempotency: request.idempotency, failCommit: request.failCommit,
                                                    beforeCommit: early, decided: { decided = $0 })
+                    reach(.serverAfterCommitBeforeReply)
                     perform(instance.onApplied(request, outcomes: outcomes))
                 } catch {
                     perform(instance.onApplyFailed(request, error: error, decided: decided))
@@ -226,6 +252,7 @@ public final class ServerShell {
                 guard let notices else { continue }
                 events.flush()
                 let sent = (try? notices.send(Codec.encode(.notice(notice)), dontWait: true)) ?? false
+                if sent { reach(.serverAfterNotice) }
                 perform(instance.onNotice(notice, sent: sent))
             case .addDevice(let record, let ticket):
                 do {

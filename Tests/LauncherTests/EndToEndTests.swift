@@ -104,7 +104,8 @@ import Testing
         #expect(run.invariant("no-lost-edit").held)
         #expect(run.invariant("exactly-once").held)
         let events = (try? String(contentsOfFile: "\(run.folder)/events.jsonl", encoding: .utf8)) ?? ""
-        #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 4)
+        // Three kill steps and two crash points (crash.json5).
+        #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 5)
         #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 4)
     }
 
