@@ -54,8 +54,8 @@ import Testing
                                  output: output)
     }
 
-    @Test(arguments: ["intent-persisted-first", "idempotency-keys", "cursor-after-commit", "hints-carry-no-data",
-                      "server-idempotency", "reply-after-commit"])
+    @Test(arguments: ["intent-persisted-first", "idempotency-keys", "cursor-after-commit", "cursor-after-commit-crash",
+                      "hints-carry-no-data", "server-idempotency", "reply-after-commit"])
     func theBrokenHalfFailsExactlyWhatItsLessonExpects(_ lesson: String) throws {
         let (expected, names) = try Self.expectation(of: lesson)
         #expect(!expected.isEmpty, "\(lesson) expects nothing to break")
