@@ -123,6 +123,11 @@ public final class LabRun {
         if s.dropRequest > 0 { serverArgs += ["--drop-request", format(s.dropRequest)] }
         serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient), "--reject", format(s.reject),
                        "--reply-delay-ms", String(s.replyDelayMs)]
+        if !s.idempotency { serverArgs += ["--idempotency", "off"] }
+        if s.noticeBeforeCommit { serverArgs.append("--notice-before-commit") }
+        if s.replyBeforeCommit { serverArgs.append("--reply-before-commit") }
+        if s.failCommit > 0 { serverArgs += ["--fail-commit", format(s.failCommit)] }
+        if let accounts = s.switchAccounts { serverArgs += ["--switch-accounts", accounts.joined(separator: ",")] }
         serverArgs += keyArgs("server", peers: [("broker", "broker")])
         try add("server", executable: "synclab-server", arguments: serverArgs)
 
@@ -141,6 +146,8 @@ public final class LabRun {
         if let v = b.dozeWindowMin { brokerArgs += ["--doze-window-min", format(v)] }
         if let v = b.webpushTtlSec { brokerArgs += ["--webpush-ttl-sec", format(v)] }
         if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
+        if b.hintCarriesData { brokerArgs.append("--hint-carries-data") }
+        if let accounts = b.hintDataAccounts { brokerArgs += ["--hint-data-accounts", accounts.joined(separator: ",")] }
         brokerArgs += keyArgs("broker", peers: [("server", "server")])
         try add("broker", executable: "synclab-broker", arguments: brokerArgs)
 

@@ -4,7 +4,8 @@ import SyncDevice
 import SyncProtocol
 
 extension Topology {
-    static let deviceCommands = ["open", "background", "forceQuit", "close", "offline", "online", "plug", "unplug", "sync"]
+    static let deviceCommands = ["open", "background", "forceQuit", "close", "offline", "online", "plug", "unplug", "sync",
+                                  "reinstall"]
     static let signalCommands = ["kill", "restart", "pause", "resume"]
 
     /// Reads and checks a topology file. Every mistake names the file, the line, the key and what was expected.
@@ -46,7 +47,8 @@ extension Topology {
 
         if let s = try r.object("server") {
             try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm",
-                            "synchronous", "dropRequest"])
+                            "synchronous", "dropRequest", "idempotency", "noticeBeforeCommit", "replyBeforeCommit",
+                            "failCommit", "switchAccounts"])
             t.server.dropReply = try s.number("dropReply", in: 0...1) ?? 0
             t.server.transient = try s.number("transient", in: 0...1) ?? 0
             t.server.reject = try s.number("reject", in: 0...1) ?? 0
@@ -55,11 +57,16 @@ extension Topology {
             t.server.notifyMode = try s.oneOf("notifyMode", ["push", "pub"], default: "push")!
             t.server.notifyHwm = try s.int("notifyHwm", in: 1...1_000_000) ?? 1000
             t.server.synchronous = try s.oneOf("synchronous", ["normal", "full"], default: "normal")!
+            t.server.idempotency = try s.bool("idempotency") ?? true
+            t.server.noticeBeforeCommit = try s.bool("noticeBeforeCommit") ?? false
+            t.server.replyBeforeCommit = try s.bool("replyBeforeCommit") ?? false
+            t.server.failCommit = try s.number("failCommit", in: 0...1) ?? 0
+            t.server.switchAccounts = try s.stringList("switchAccounts")
         }
         if let b = try r.object("broker") {
             try b.onlyKeys([
                 "profiles", "loss", "duplicate", "delayKind", "delaySec", "reorder", "apnsThrottlePerHour", "fcmMaxHeld",
-                "fcmPriority", "dozeWindowMin", "webpushTtlSec", "hintHwm",
+                "fcmPriority", "dozeWindowMin", "webpushTtlSec", "hintHwm", "hintCarriesData", "hintDataAccounts",
             ])
             if let p = try b.object("profiles") {
                 try p.onlyKeys(["android", "ios", "web"])
@@ -78,6 +85,8 @@ extension Topology {
             t.broker.dozeWindowMin = try b.number("dozeWindowMin", in: 1...10_000)
             t.broker.webpushTtlSec = try b.duration("webpushTtlSec")
             t.broker.hintHwm = try b.int("hintHwm", in: 1...1_000_000)
+            t.broker.hintCarriesData = try b.bool("hintCarriesData") ?? false
+            t.broker.hintDataAccounts = try b.stringList("hintDataAccounts")
         }
         if let d = try r.object("device") { t.device = try readDeviceSettings(d, over: t.device) }
         if let h = try r.object("heal") {

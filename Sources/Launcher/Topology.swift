@@ -63,6 +63,12 @@ public struct ServerSettings: Sendable {
     public var notifyMode = "push"
     public var notifyHwm = 1000
     public var synchronous = "normal"
+    /// Design switches (issue 13) and the commit fault they need; `switchAccounts` nil: all accounts.
+    public var idempotency = true
+    public var noticeBeforeCommit = false
+    public var replyBeforeCommit = false
+    public var failCommit = 0.0
+    public var switchAccounts: [String]?
 }
 
 public struct BrokerSettings: Sendable {
@@ -78,6 +84,9 @@ public struct BrokerSettings: Sendable {
     public var dozeWindowMin: Double?
     public var webpushTtlSec: Double?
     public var hintHwm: Int?
+    /// Design switch (issue 13): hints carry the change data; `hintDataAccounts` nil: all accounts.
+    public var hintCarriesData = false
+    public var hintDataAccounts: [String]?
 }
 
 public struct AccountSpec: Sendable {

@@ -64,6 +64,19 @@ struct NodeReader {
         return s
     }
 
+    /// A list of non-empty strings (e.g. account ids).
+    func stringList(_ key: String) throws(TopologyError) -> [String]? {
+        guard let items = try array(key) else { return nil }
+        var out: [String] = []
+        for item in items {
+            guard case .string(let s) = item.node.value, !s.isEmpty else {
+                throw item.fail("expected a non-empty string, got \(item.node.typeName)")
+            }
+            out.append(s)
+        }
+        return out
+    }
+
     func requiredString(_ key: String) throws(TopologyError) -> String {
         guard let s = try string(key) else { throw fail("missing required key \"\(key)\"") }
         guard !s.isEmpty else { throw fail("must not be empty", at: node[key], key: child(key)) }

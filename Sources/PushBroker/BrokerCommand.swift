@@ -51,6 +51,11 @@ public enum BrokerCommand {
                  help: "chaos: probability a hint waits until the device's next hint has overtaken it"),
             Flag("reorder-window-sec", value: "SEC", default: "60",
                  help: "chaos: simulated seconds a reordered hint waits at most"),
+            Flag("hint-carries-data",
+                 help: "design switch: hints carry the notice's changes (data in the push), not only a reference "
+                     + "(default: off, hints are references)"),
+            Flag("hint-data-accounts", value: "ID,ID",
+                 help: "--hint-carries-data applies to these accounts only (default: all accounts)"),
             Flag("crash-at", value: "POINT[@N]",
                  help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable (default: none)"),
             Flag("key-file", value: "PATH",
@@ -114,6 +119,10 @@ public enum BrokerCommand {
             delayKind: try choice("delay-kind", options), delaySec: try nonNegative("delay-sec", options),
             reorder: try options.probability("reorder"))
         config.reorderWindowSec = try nonNegative("reorder-window-sec", options)
+        config.hintCarriesData = options.has("hint-carries-data")
+        config.hintDataAccounts = options.string("hint-data-accounts").map {
+            Set($0.split(separator: ",").map(String.init))
+        }
         for value in options.all("crash-at") {
             config.crashAt += try CrashPoints.parse(value, role: "broker")
         }

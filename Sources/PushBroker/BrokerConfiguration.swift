@@ -32,6 +32,11 @@ public struct BrokerConfiguration: Sendable, Equatable {
     public var profiles = ProfileSettings()
     public var chaos = ChaosSettings.off
     public var reorderWindowSec: Double = 60
+    /// Design switch (issue 13): hints carry the notice's change data (`changes: [{seq, draft, version}]`) instead
+    /// of only `{hint, account, head}`. Off is the lab's design: "push is a hint" (seed 001).
+    public var hintCarriesData = false
+    /// The accounts `hintCarriesData` applies to; nil: all.
+    public var hintDataAccounts: Set<String>?
     /// Crash points armed from the start (`--crash-at`), with the occurrence each fires on.
     public var crashAt: [ArmedCrash] = []
     /// CURVE (docs/SECURITY.md): the broker's secret key file; nil: NULL on every socket.

@@ -27,6 +27,13 @@ public struct BrokerInstance: Sendable {
     /// The highest head each account's notices named: what a resync hint carries.
     private var latestHead: [String: Int] = [:]
     private var hintNumber = 0
+    /// Design switch `hintCarriesData`: each hint also carries its notice's changes (kept for the last 4,096 hints).
+    public var hintCarriesData = false
+    /// The accounts `hintCarriesData` applies to; nil: all.
+    public var hintDataAccounts: Set<String>?
+    /// The change data a hint carries, by hint id (`hintCarriesData` only).
+    public private(set) var hintData: [String: JSONValue] = [:]
+    private var hintDataOrder: [String] = []
     private var arrivals = 0
     /// Hints chaos delayed, sorted by (due, arrival).
     private var delayed: [Delayed] = []
@@ -220,8 +227,12 @@ public struct BrokerInstance: Sendable {
         var accepted: [PendingHint] = []
         accepted.reserveCapacity(targets.count)
         for slot in targets {
-            accepted.append(accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
-                                   now: now, into: &out))
+            let pending = accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
+                                 now: now, into: &out)
+            if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false {
+                attachData(notice.changes, to: pending.hint.hint, into: &out)
+            }
+            accepted.append(pending)
         }
         for (slot, pending) in zip(targets, accepted) {
             enterChaos(pending, slot: slot, now: now, into: &out)
@@ -350,6 +361,20 @@ public struct BrokerInstance: Sendable {
     }
 
     // MARK: - The path of a hint
+
+    /// `hintCarriesData`: the hint will carry the notice's changes (the data) as well as the reference.
+    private mutating func attachData(_ changes: [ChangeRef], to hint: String, into out: inout [BrokerDirective]) {
+        let data = JSONValue.array(changes.map {
+            .object([("seq", .int($0.seq)), ("draft", .string($0.draft)), ("version", .int($0.version))])
+        })
+        hintData[hint] = data
+        hintDataOrder.append(hint)
+        if hintDataOrder.count > 4_096 { hintData[hintDataOrder.removeFirst()] = nil }
+        out.append(.log(type: "hint.dataAttached", fields: [
+            ("hint", .string(hint)), ("changes", .int(changes.count)),
+            ("reason", "hintCarriesData: the push carries the change, not only a reference"),
+        ]))
+    }
 
     private mutating func accept(slot: Int, head: Int, origin: String, seqs: JSONValue, resync: Bool,
                                  now: Double, into out: inout [BrokerDirective]) -> PendingHint {

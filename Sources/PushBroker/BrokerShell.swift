@@ -53,6 +53,8 @@ public final class BrokerShell {
         self.instance = BrokerInstance(directory: directory, profiles: configuration.profiles,
                                        chaos: configuration.chaos, reorderWindowSec: configuration.reorderWindowSec,
                                        seed: configuration.seed)
+        instance.hintCarriesData = configuration.hintCarriesData
+        instance.hintDataAccounts = configuration.hintDataAccounts
         context = try Context()
         var own: CurveKeyPair?
         if let keyFile = configuration.keyFile {
@@ -200,6 +202,11 @@ public final class BrokerShell {
             case let .deliver(device, peer, hint, copy):
                 flushIfNeeded()
                 Codec.writeBody(of: .hint(hint), into: &hintBody)
+                if let data = instance.hintData[hint.hint] {
+                    // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
+                    hintBody.removeLast()
+                    hintBody += Array(",\"changes\":\(data.description)}".utf8)
+                }
                 let failure = sendHint(to: peer)
                 sendOutcome.removeAll(keepingCapacity: true)
                 instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: clock.now(),

@@ -18,6 +18,10 @@ public struct ClaimRequest: Sendable, Equatable {
     /// When set, the claim also records the start of pass `purpose` (with this trigger, at `now`) in its own
     /// transaction: a pass that goes straight to its claim costs one commit, not two, before its first send.
     public var beginsPass: Trigger?
+    /// `leases` off: the claim marks ops `sending` with no expiry.
+    public var leases = true
+    /// `keyPerAttempt`: an op sent before gets a new idempotency key for this attempt.
+    public var renewKeys = false
 
     public init(purpose: ClaimPurpose, limit: Int, now: Double, leaseSec: Double, ignoreBackoff: Bool,
                 beginsPass: Trigger? = nil) {

@@ -6,21 +6,27 @@ public struct ClaimResult: Sendable, Equatable {
     public var ops: [ClaimedOp]
     /// Leases that had expired and were reclaimed first.
     public var reclaimed: Int
+    /// Ops left `sending` with no lease at all (`leases` off): nothing will ever reclaim them.
+    public var stranded: Int
 
-    public init(purpose: ClaimPurpose, ops: [ClaimedOp], reclaimed: Int) {
+    public init(purpose: ClaimPurpose, ops: [ClaimedOp], reclaimed: Int, stranded: Int = 0) {
         self.purpose = purpose
         self.ops = ops
         self.reclaimed = reclaimed
+        self.stranded = stranded
     }
 }
 
-/// An op a claim handed out, with the attempt number this send is.
+/// An op a claim handed out, with the attempt number this send is. `op.key` is the key sent; `key` is the op's key
+/// in the ledger, the same unless `keyPerAttempt` gave this attempt a new one.
 public struct ClaimedOp: Sendable, Equatable {
     public var op: Op
     public var attempt: Int
+    public var key: String
 
-    public init(op: Op, attempt: Int) {
+    public init(op: Op, attempt: Int, key: String? = nil) {
         self.op = op
         self.attempt = attempt
+        self.key = key ?? op.key
     }
 }

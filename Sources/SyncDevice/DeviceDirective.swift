@@ -16,6 +16,11 @@ public enum DeviceDirective: Sendable, Equatable {
     case recordOutcomes([OpOutcome], at: Double)
     /// Apply a page to the replica and move the cursor, in ONE transaction.
     case applyPage(PageApplication)
+    /// `cursorCommit: beforePage`: move the cursor to `to` and commit that on its own, before the page is applied.
+    case commitCursor(to: Int, pass: Int)
+    /// `opQueue: memory`: the app's process is gone and its in-memory queue with it: delete every unsettled op (the
+    /// replica forgets them), then write `queue.lost` with their keys.
+    case dropQueue(reason: String)
     /// Record how pass `id` ended, the head last seen and the next desired run.
     case endPass(PassRecord)
     /// Remember how old the data was when the user opened the app (a seed-001 metric).

@@ -26,17 +26,27 @@ extension DeviceInstance {
         case .forceQuit:
             out.append(.log(LogLine("app.forceQuit", [("by", "user"), ("from", .string(before.rawValue))])))
             out += kill(now: now, reason: "force quit")
+            out += dropMemoryQueue(reason: "opQueue=memory: the app was force-quit")
             new.app = identity.platform == .web ? .closed : .forceQuit
             out += apply(new, now: now)
         case .close:
             out.append(.log(LogLine("app.closed", [("by", "user"), ("from", .string(before.rawValue))])))
             out += kill(now: now, reason: identity.platform == .web ? "tab closed" : "app closed")
-            if identity.platform == .web && settings.beaconOnClose && environment.online && sessionReady
-                && (before == .foreground || before == .background)
+            let tabWasOpen = before == .foreground || before == .background
+            if identity.platform == .web && settings.unloadFlush == .beacon && environment.online && sessionReady
+                && tabWasOpen
             {
                 out.append(.claim(ClaimRequest(purpose: .beacon, limit: settings.batch, now: now,
                                                leaseSec: settings.leaseSec, ignoreBackoff: false)))
+            } else if identity.platform == .web && settings.unloadFlush == .task && tabWasOpen {
+                // An async flush started in the unload handler: the page is torn down before the task gets to run.
+                out.append(.log(LogLine("unload.taskAbandoned", [
+                    ("reason",
+                     "unloadFlush=task: a task started at unload never runs; only sendBeacon outlives the page"),
+                ])))
             }
+            let ended = identity.platform == .web ? "tab closed" : "app closed"
+            out += dropMemoryQueue(reason: "opQueue=memory: the app's process ended (\(ended))")
             new.app = .closed
             out += apply(new, now: now)
         case .offline:
@@ -75,6 +85,11 @@ extension DeviceInstance {
             out.append(.log(guaranteeLine()))
         }
         return finishing(out)
+    }
+
+    /// `opQueue: memory`: the process that held the queue is gone, and the queue with it.
+    func dropMemoryQueue(reason: String) -> [DeviceDirective] {
+        settings.opQueue == .memory ? [.dropQueue(reason: reason)] : []
     }
 
     /// Hands the new OS state to the platform model and runs whatever it grants.
@@ -135,6 +150,15 @@ extension DeviceInstance {
 }
 
 extension DeviceInstance {
+    /// The user deletes the app (and installs it again): a running pass dies with the process, as at a force quit;
+    /// the shell then deletes the ledger file and starts a new instance on a new one.
+    public mutating func onUninstall(now: Double) -> [DeviceDirective] {
+        self.now = max(self.now, now)
+        followUp = nil
+        queuedPasses = []
+        return kill(now: now, reason: "the app was deleted")
+    }
+
     /// The process is stopping cleanly: what is in flight is released as unknown outcomes (resent later with the
     /// same keys) and the pass ends; no follow-up starts.
     public mutating func onStop(now: Double) -> [DeviceDirective] {

@@ -36,6 +36,15 @@ extension DeviceInstance {
     /// Goes on with `step`, saying hello first when the server has not accepted one on this connection.
     /// `beginning`: the pass has no row yet; the claim writes it (see `ClaimRequest.beginsPass`).
     mutating func proceed(to step: RunningPass.Step, now: Double, beginning: Trigger? = nil) -> [DeviceDirective] {
+        if step == .pull, let current = pass, !settings.pullOn.pulls(current.trigger) {
+            // The switch `pullOn`: this trigger's pass does not repair the cursor; only what it sent is settled.
+            let reason = settings.pullOn == .pushOnly ? "pullOn=pushOnly: only a hint's pass pulls"
+                : "pullOn=scheduledOnly: only the platform's scheduled runs pull"
+            return [.log(LogLine("pass.skippedPull", [
+                ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)),
+                ("reason", .string(reason)), ("cursor", .int(cursor)), ("head", .int(head)),
+            ]))] + endPass(outcome: "completed", now: now)
+        }
         guard var pass else { return [] }
         defer { self.pass = pass }
         guard sessionReady else {
@@ -47,18 +56,25 @@ extension DeviceInstance {
         switch step {
         case .claim:
             pass.phase = .claiming
-            return [.claim(ClaimRequest(purpose: .pass(pass.id), limit: settings.batch, now: now,
-                                        leaseSec: settings.leaseSec, ignoreBackoff: pass.ignoreBackoff,
-                                        beginsPass: beginning))]
+            var request = ClaimRequest(purpose: .pass(pass.id), limit: settings.batch, now: now,
+                                       leaseSec: settings.leaseSec, ignoreBackoff: pass.ignoreBackoff,
+                                       beginsPass: beginning)
+            request.leases = settings.leases
+            request.renewKeys = settings.keyPerAttempt
+            return [.claim(request)]
         case .push:
             let req = takeReq()
             pass.phase = .pushing(req: req, deadline: now + settings.replyTimeoutSim)
             pass.sent = pass.claimed.count
             var out: [DeviceDirective] = [.sendToServer(.push(Push(req: req, ops: pass.claimed.map(\.op))))]
             for claimed in pass.claimed {
-                out.append(.log(LogLine("op.sent", [("key", .string(claimed.op.key)),
-                                                    ("attempt", .int(claimed.attempt)), ("pass", .int(pass.id))])))
+                var fields: [(String, JSONValue)] = [("key", .string(claimed.op.key)),
+                                                     ("attempt", .int(claimed.attempt)), ("pass", .int(pass.id))]
+                if claimed.key != claimed.op.key { fields.append(("op", .string(claimed.key))) }
+                out.append(.log(LogLine("op.sent", fields)))
             }
+            // Sending costs execution: a window may run out while the batch is on the wire.
+            charge(&pass, Double(pass.claimed.count) * settings.opCostSec)
             return out
         case .pull:
             let req = takeReq()
@@ -66,6 +82,19 @@ extension DeviceInstance {
             return [.sendToServer(.pull(Pull(req: req, cursor: cursor, limit: settings.pageLimit,
                                              account: identity.account)))]
         }
+    }
+
+    /// Charges `seconds` of execution to the pass: its platform deadline (if any) comes that much earlier.
+    func charge(_ pass: inout RunningPass, _ seconds: Double) {
+        guard seconds > 0 else { return }
+        pass.charged += seconds
+        if let deadline = pass.deadline { pass.deadline = deadline - seconds * settings.executionScale }
+    }
+
+    /// Whether the running pass's execution limit has run out (time passed plus the work charged).
+    func passExpired(now: Double) -> Bool {
+        guard let deadline = pass?.deadline else { return false }
+        return now >= deadline
     }
 
     mutating func takeReq() -> Int {
@@ -88,6 +117,18 @@ extension DeviceInstance {
             if result.reclaimed > 0 {
                 out.append(.log(LogLine("lease.reclaimed", [("count", .int(result.reclaimed)), ("pass", .int(id))])))
             }
+            if result.stranded > 0 {
+                out.append(.log(LogLine("lease.stranded", [
+                    ("count", .int(result.stranded)), ("pass", .int(id)),
+                    ("reason", "leases off: ops claimed by a pass that died stay sending, and nothing reclaims them"),
+                ])))
+            }
+            for claimed in result.ops where claimed.key != claimed.op.key {
+                out.append(.log(LogLine("op.keyRenewed", [
+                    ("key", .string(claimed.key)), ("to", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
+                    ("reason", "keyPerAttempt: a resend gets a new idempotency key"),
+                ])))
+            }
             current.claimed = result.ops
             current.workRemains = result.ops.count >= settings.batch
             pass = current
@@ -108,7 +149,11 @@ extension DeviceInstance {
                 out += proceed(to: step, now: now)
             }
         case .pushResult(let result):
-            if let pass, case .pushing(let req, _) = pass.phase, req == result.req {
+            if let pass, case .pushing(let req, _) = pass.phase, req == result.req, passExpired(now: now) {
+                // The work charged ran the window out before the reply could be handled.
+                out += expire(now: now)
+                out.append(stale(result.req, "pushResult"))
+            } else if let pass, case .pushing(let req, _) = pass.phase, req == result.req {
                 out += settle(result, now: now)
             } else {
                 out.append(stale(result.req, "pushResult"))
@@ -145,17 +190,23 @@ extension DeviceInstance {
         for item in result.results where byKey[item.key] == nil { byKey[item.key] = item }
         var outcomes: [OpOutcome] = []
         for claimed in current.claimed {
+            // The reply is mapped back to the op by the key it was sent with.
             guard let item = byKey[claimed.op.key] else {
-                outcomes.append(OpOutcome(key: claimed.op.key,
+                outcomes.append(OpOutcome(key: claimed.key,
                                           kind: .unknown(retryAt: now, reason: "the reply had no result for this key")))
                 continue
             }
             switch item.outcome {
             case .applied, .duplicate:
                 if let seq = item.seq { head = max(head, seq) }
-                outcomes.append(OpOutcome(key: claimed.op.key, kind: .acknowledged(seq: item.seq)))
+                outcomes.append(OpOutcome(key: claimed.key, kind: .acknowledged(seq: item.seq)))
+            case .rejected where settings.retryPermanent:
+                // The switch `retryPermanent`: a permanent refusal is treated as transient, with no attempt cap.
+                let reason = "rejected (\(item.reason ?? "by the server")), retried anyway: retryPermanent"
+                outcomes.append(OpOutcome(key: claimed.key, kind: .retry(
+                    at: now + settings.backoff(afterAttempt: claimed.attempt), reason: reason)))
             case .rejected:
-                outcomes.append(OpOutcome(key: claimed.op.key,
+                outcomes.append(OpOutcome(key: claimed.key,
                                           kind: .needsAttention(reason: item.reason ?? "rejected by the server")))
             case .retryLater:
                 outcomes.append(transient(claimed, reason: item.reason ?? "retry later", now: now))
@@ -168,12 +219,13 @@ extension DeviceInstance {
 
     /// A transient failure: back off, or give up once the attempts are spent.
     func transient(_ claimed: ClaimedOp, reason: String, now: Double) -> OpOutcome {
-        if claimed.attempt >= settings.maxAttempts {
-            return OpOutcome(key: claimed.op.key,
+        if claimed.attempt >= settings.maxAttempts && !settings.retryPermanent {
+            return OpOutcome(key: claimed.key,
                              kind: .needsAttention(reason: "gave up after \(claimed.attempt) attempts: \(reason)"))
         }
-        return OpOutcome(key: claimed.op.key,
-                         kind: .retry(at: now + settings.backoff(afterAttempt: claimed.attempt), reason: reason))
+        let delay = settings.backoff(afterAttempt: claimed.attempt)
+        let said = delay > settings.backoffCapSec ? "\(reason) (backoffCap off: \(Int(delay)) s, over the cap)" : reason
+        return OpOutcome(key: claimed.key, kind: .retry(at: now + delay, reason: said))
     }
 
     func record(_ outcomes: [OpOutcome], now: Double) -> [DeviceDirective] {
@@ -196,7 +248,7 @@ extension DeviceInstance {
     }
 
     func releaseUnknown(_ ops: [ClaimedOp], reason: String, now: Double) -> [DeviceDirective] {
-        record(ops.map { OpOutcome(key: $0.op.key, kind: .unknown(retryAt: now, reason: reason)) }, now: now)
+        record(ops.map { OpOutcome(key: $0.key, kind: .unknown(retryAt: now, reason: reason)) }, now: now)
     }
 
     /// Applies the contiguous run of new changes in a page (never past a gap: the cursor must not pass a change
@@ -218,6 +270,33 @@ extension DeviceInstance {
             expected += 1
         }
         var out: [DeviceDirective] = []
+        if let last = accepted.last, settings.cursorCommit == .beforePage {
+            // The switch `cursorCommit: beforePage`: the cursor is committed now, on its own; the page is applied once
+            // its work (`pageCostSec` of execution) is done. A kill in between loses the page for good.
+            let application = PageApplication(changes: accepted, from: cursor, to: last.seq, pass: current.id,
+                                              cursorCommitted: true)
+            out.append(.commitCursor(to: last.seq, pass: current.id))
+            // The cursor really moves now, past changes not yet applied: cursor-safety sees exactly that.
+            out.append(.log(LogLine("cursor.moved", [("from", .int(cursor)), ("to", .int(last.seq)),
+                                                     ("pass", .int(current.id))])))
+            out.append(.log(LogLine("cursor.committedBeforePage", [
+                ("from", .int(cursor)), ("to", .int(last.seq)), ("pass", .int(current.id)),
+                ("reason", "cursorCommit=beforePage: the page is applied in a later commit"),
+            ])))
+            cursor = last.seq
+            current.pendingPage = RunningPass.PendingPage(page: application,
+                                                          due: now + settings.pageCostSec * settings.executionScale,
+                                                          head: page.head)
+            pass = current
+            return out
+        }
+        if !accepted.isEmpty {
+            // Applying the page costs execution: when that runs the window out, the page is not applied (the work
+            // never finished); the next pass pulls it again from the unchanged cursor.
+            charge(&current, settings.pageCostSec)
+            pass = current
+            if passExpired(now: now) { return expire(now: now) }
+        }
         if let last = accepted.last {
             let from = cursor
             out.append(.applyPage(PageApplication(changes: accepted, from: from, to: last.seq, pass: current.id)))
@@ -240,14 +319,41 @@ extension DeviceInstance {
                                                  ("pass", .int(current.id))])))
             return out + endPass(outcome: "error", now: now)
         }
-        if current.reachedHead || accepted.isEmpty {
-            return out + endPass(outcome: "completed", now: now)
+        return out + afterPage(empty: accepted.isEmpty, now: now)
+    }
+
+    /// After a page: done, out of page budget, out of execution time, or pull the next.
+    mutating func afterPage(empty: Bool, now: Double) -> [DeviceDirective] {
+        guard let current = pass else { return [] }
+        if current.reachedHead || empty {
+            return endPass(outcome: "completed", now: now)
         }
         if current.pages >= settings.maxPages {
             pass?.workRemains = true
-            return out + endPass(outcome: "completed", now: now)
+            return endPass(outcome: "completed", now: now)
         }
-        return out + proceed(to: .pull, now: now)
+        if passExpired(now: now) { return expire(now: now) }
+        return proceed(to: .pull, now: now)
+    }
+
+    /// `cursorCommit: beforePage`: the page whose cursor was committed first is applied now that its work is done.
+    mutating func applyPendingPage(now: Double) -> [DeviceDirective] {
+        guard var current = pass, let pending = current.pendingPage else { return [] }
+        current.pendingPage = nil
+        let application = pending.page
+        var out: [DeviceDirective] = [.applyPage(application)]
+        for change in application.changes {
+            out.append(.log(LogLine("change.applied", [
+                ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
+                ("draft", .string(change.draft)), ("pass", .int(current.id)),
+                ("trigger", .string(current.trigger.rawValue)),
+            ])))
+        }
+        current.pulled += application.changes.count
+        current.reachedHead = cursor >= pending.head
+        charge(&current, settings.pageCostSec)
+        pass = current
+        return out + afterPage(empty: false, now: now)
     }
 
     mutating func onServerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
@@ -294,6 +400,9 @@ extension DeviceInstance {
         if let deadline = current.deadline, now >= deadline {
             return expire(now: now)
         }
+        if let pending = current.pendingPage {
+            return now >= pending.due ? applyPendingPage(now: now) : []
+        }
         switch current.phase {
         case .hello(let deadline, _) where now >= deadline:
             let released = releaseUnknown(current.claimed, reason: "no welcome in time", now: now)
@@ -316,17 +425,53 @@ extension DeviceInstance {
     /// outcomes, end the pass as cut off. Whatever was committed stays; the rest is picked up by the next pass.
     mutating func expire(now: Double) -> [DeviceDirective] {
         guard let current = pass else { return [] }
+        if identity.platform == .ios {
+            var out: [DeviceDirective] = [.log(LogLine("ios.window.expired", [
+                ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)),
+                ("handled", .bool(settings.expirationHandler)), ("inFlight", .int(current.claimed.count)),
+                ("chargedSec", .double(current.charged)),
+                ("reason", settings.expirationHandler
+                    ? "expirationHandler: work cancelled, setTaskCompleted(success: false)"
+                    : "no expirationHandler: the system kills the task, reports it failed and shrinks the budget"),
+            ]))]
+            if !settings.expirationHandler {
+                // Nothing cancels the work: what was in flight stays claimed until its lease runs out.
+                out += dropPendingPage(reason: "the task was killed at its expiration")
+                return out + endPass(outcome: "cutOff", now: now, cutOff: true)
+            }
+            let released = releaseUnknown(current.claimed, reason: "cut off: execution time expired", now: now)
+            pass?.claimed = []
+            return out + released + endPass(outcome: "cutOff", now: now, cutOff: true)
+        }
         let released = releaseUnknown(current.claimed, reason: "cut off: execution time expired", now: now)
         pass?.claimed = []
         return released + endPass(outcome: "cutOff", now: now, cutOff: true)
+    }
+
+    /// A page whose cursor was committed before it was applied dies with the pass: its changes are never applied.
+    mutating func dropPendingPage(reason: String) -> [DeviceDirective] {
+        guard let pending = pass?.pendingPage else { return [] }
+        pass?.pendingPage = nil
+        return [.log(LogLine("page.lost", [
+            ("pass", .int(pending.page.pass)), ("from", .int(pending.page.from)), ("to", .int(pending.page.to)),
+            ("seqs", .array(pending.page.changes.map { .int($0.seq) })), ("reason", .string(reason)),
+        ]))]
     }
 
     /// The process running the pass is gone (force quit, tab closed): nothing is released; leases expire and the
     /// next pass reclaims them, exactly as after a SIGKILL.
     mutating func kill(now: Double, reason: String) -> [DeviceDirective] {
         guard let current = pass else { return [] }
-        return [.log(LogLine("pass.killed", [("pass", .int(current.id)), ("reason", .string(reason))]))]
-            + endPass(outcome: "killed", now: now, cutOff: true, tellScheduler: false)
+        var out: [DeviceDirective] = [.log(LogLine("pass.killed", [("pass", .int(current.id)),
+                                                                   ("reason", .string(reason))]))]
+        out += dropPendingPage(reason: "cursor committed before the page, then \(reason)")
+        if identity.platform == .ios && settings.reschedule == .last && current.trigger == .opportunistic {
+            out.append(.log(LogLine("ios.schedule.lost", [
+                ("pass", .int(current.id)),
+                ("reason", "reschedule=last: the task died before the handler's last line submitted the next request"),
+            ])))
+        }
+        return out + endPass(outcome: "killed", now: now, cutOff: true, tellScheduler: false)
     }
 
     /// Records the end, answers waiting `sync`s, then runs the follow-up or a continuation.
@@ -364,6 +509,12 @@ extension DeviceInstance {
         if !ended.tokens.isEmpty { out.append(.answerSync(tokens: ended.tokens)) }
         if let next = followUp {
             followUp = nil
+            out += startFollowUp(next, now: now)
+        } else if !queuedPasses.isEmpty {
+            // `coalesce` off: every trigger that came during the pass queued a full pass of its own.
+            let next = queuedPasses.removeFirst()
+            out.append(.log(LogLine("pass.queuedStarting", [("trigger", .string(next.trigger.rawValue)),
+                                                             ("stillQueued", .int(queuedPasses.count))])))
             out += startFollowUp(next, now: now)
         } else if ended.workRemains && outcome == "completed" && environment.online
             && scheduler.allowsContinuation(of: ended.trigger),

@@ -19,6 +19,10 @@ public struct DeviceInstance: Sendable {
     public internal(set) var pass: RunningPass?
     /// The one pass that will follow the running one (unique work, KEEP).
     public internal(set) var followUp: FollowUp?
+    /// `coalesce` off: the passes triggers queued during a pass, each to run in full, in order.
+    public internal(set) var queuedPasses: [FollowUp] = []
+    /// `opQueue: memory`: the ops the last restart lost, reported at start.
+    var lostAtRestart: [String]
     public internal(set) var successTimes: [Double]
     /// When the platform's scheduler ran the job (the guarantee's measured gaps).
     public internal(set) var scheduledRuns: [Double]
@@ -41,8 +45,8 @@ public struct DeviceInstance: Sendable {
         let environment = DeviceEnvironment(app: app, online: true, charging: settings.charging,
                                             opensPerDay: settings.opensPerDay, refreshOn: true)
         self.environment = environment
-        self.scheduler = makeScheduler(identity.platform, environment: environment,
-                                       desiredInterval: settings.desiredIntervalSec)
+        self.scheduler = makeScheduler(identity.platform, environment: environment, settings: settings)
+        self.lostAtRestart = restored.lostOps
         self.cursor = restored.cursor
         self.head = max(restored.head, restored.cursor)
         self.nextPassID = restored.nextPassID
@@ -69,6 +73,7 @@ public struct DeviceInstance: Sendable {
         if let wake = scheduler.nextWake { candidates.append(wake) }
         if let pass {
             if let deadline = pass.deadline { candidates.append(deadline) }
+            if let pending = pass.pendingPage { candidates.append(pending.due) }
             switch pass.phase {
             case .hello(let deadline, _), .pushing(_, let deadline), .pulling(_, let deadline):
                 candidates.append(deadline)
@@ -90,6 +95,10 @@ public struct DeviceInstance: Sendable {
     public mutating func start(now: Double) -> [DeviceDirective] {
         self.now = now
         var out: [DeviceDirective] = []
+        if !lostAtRestart.isEmpty {
+            out.append(.log(Self.queueLost(lostAtRestart, reason: "opQueue=memory: the process restarted")))
+            lostAtRestart = []
+        }
         if environment.app != .forceQuit {
             out += registerJob(now: now)
         }
@@ -125,6 +134,8 @@ public struct DeviceInstance: Sendable {
             admission = .run(limit: nil)
         } else if !environment.online {
             admission = .refuse("offline")
+        } else if trigger == .foreground && !settings.foregroundPull {
+            admission = .refuse("foregroundPull is off: the app does not sync when it comes to the foreground")
         } else {
             admission = scheduler.admission(for: trigger)
         }
@@ -134,6 +145,12 @@ public struct DeviceInstance: Sendable {
                                                          ("reason", .string(reason))]))]
             }
             return []
+        }
+        if pass != nil && !settings.coalesce && trigger != .manual && !force {
+            // The switch `coalesce` off (no unique work): this trigger queues a full pass of its own.
+            queuedPasses.append(FollowUp(trigger: trigger, tokens: tokens, forced: false, ignoreBackoff: false))
+            return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false),
+                                             ("queued", .int(queuedPasses.count))]))]
         }
         if pass != nil {
             // Unique work, KEEP: the first queued follow-up stays; later triggers join it.
@@ -209,6 +226,12 @@ public struct DeviceInstance: Sendable {
             brokerLink = .refused(error.message, retryAt: now + retryGap * 30)
         }
         return [.log(line)]
+    }
+
+    /// The `queue.lost` event: unsettled ops an in-memory queue lost with its process.
+    static func queueLost(_ keys: [String], reason: String) -> LogLine {
+        LogLine("queue.lost", [("count", .int(keys.count)), ("keys", .array(keys.map { .string($0) })),
+                               ("reason", .string(reason))])
     }
 
     /// Real-time-sized gap for retries, in simulated seconds.

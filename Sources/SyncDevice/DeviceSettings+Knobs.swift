@@ -154,7 +154,7 @@ extension DeviceSettings {
                 "the clock pass execution (the iOS 30 s window, Android's limits) is measured on"),
         .choice("synchronous", "synchronous", \.synchronous,
                 "SQLite synchronous of the device's file: normal (survives kill -9), full (fsync per commit) or off"),
-    ]
+    ] + switchKnobs
 
     /// The knob a topology key names.
     public static func knob(key: String) -> DeviceKnob? { knobs.first { $0.key == key } }

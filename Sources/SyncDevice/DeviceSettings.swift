@@ -29,14 +29,66 @@ public struct DeviceSettings: Sendable, Equatable {
     /// Where the app starts: foreground, background or closed.
     public var startState: StartState = .background
     public var charging = false
-    /// Web: flush pending ops with a fire-and-forget push when the tab closes (`navigator.sendBeacon`).
-    public var beaconOnClose = false
+    /// Web: flush pending ops with a fire-and-forget push when the tab closes (`navigator.sendBeacon`); the same as
+    /// `unloadFlush == .beacon`.
+    public var beaconOnClose: Bool {
+        get { unloadFlush == .beacon }
+        set { unloadFlush = newValue ? .beacon : .none }
+    }
     /// Simulated seconds per real second: turns the real reply timeout into simulated time.
     public var timeScale: Double = 1
     /// Which clock a pass's execution time (the iOS window, Android's worker limit and job quota) is measured on.
     public var executionClock: ExecutionClock = .real
     /// SQLite `PRAGMA synchronous` of the device's file: normal survives kill -9, which is every fault the lab causes.
     public var synchronous: Synchronous = .normal
+
+    // MARK: - Design switches (issue 13): each defaults to the lab's correct design; docs/TOPOLOGY.md cites each.
+
+    /// Which triggers pull from the cursor. `pushOnly` trusts the push: only a hint's pass pulls ("push is a hint;
+    /// durable state is the recovery mechanism", seed 001). `scheduledOnly`: only the platform's scheduled runs
+    /// pull (seed 004's draft sync that relied on background refresh).
+    public var pullOn: PullOn = .all
+    /// Whether bringing the app to the foreground runs a pass (seed 004's fix: "an immediate sync when the app comes
+    /// to the foreground").
+    public var foregroundPull = true
+    /// Where unsent ops live: the ledger (durable), or memory only, lost at a kill, force quit or restart
+    /// ("A scheduler should wake a durable processor. It should not contain the only copy of work.", seed 001).
+    public var opQueue: OpQueue = .ledger
+    /// A new idempotency key on every attempt, the reply mapped back to the op by it: the lost-ack double apply
+    /// ("Idempotency keys created with the operation, and reused on every replay", seed 001).
+    public var keyPerAttempt = false
+    /// Claims carry a lease that expires; off: a claimed op is `sending` with no expiry and a killed pass strands it
+    /// ("An operation marked in progress without an expiration is stranded forever if the process dies", seed 001).
+    public var leases = true
+    /// When the cursor is committed: with its page (one transaction), or before it in a commit of its own, so a kill
+    /// between the two loses the page (seed 001: "cursor moved after the commit").
+    public var cursorCommit: CursorCommit = .withPage
+    /// Permanent failures (`rejected`) retried as if transient, forever ("return retry only for transient
+    /// failures, cap your attempts", seed 002).
+    public var retryPermanent = false
+    /// Whether the exponential backoff is capped at `backoffCapSec` (seed 002: "capped backoff").
+    public var backoffCap = true
+    /// Unique work, KEEP: a trigger during a pass joins the one follow-up; off: each one queues another full pass
+    /// (seed 002: "a screen that enqueues on every resume queues the same work many times").
+    public var coalesce = true
+    /// Execution charged per op sent and per page applied, in seconds of execution: with it a window can run out
+    /// mid-pass (the iOS 30 s window, Android's worker limit). Small defaults: no shipped topology comes near a limit.
+    public var opCostSec: Double = 0.01
+    public var pageCostSec: Double = 0.1
+    /// iOS: the handler sets `expirationHandler` (cancel the work, `setTaskCompleted(success: false)`); off: the
+    /// system kills the task, in-flight work is left as is and the app's budget shrinks (seeds 000, 002, 004).
+    public var expirationHandler = true
+    /// iOS: when the handler submits the next request: first thing, or at its end (an expired or killed task then
+    /// leaves nothing scheduled; seed 002: "Reschedule at the start of the handler").
+    public var reschedule: Reschedule = .first
+    /// iOS: `BGAppRefreshTaskRequest`, or `BGProcessingTaskRequest` with `requiresExternalPower` (windows only while
+    /// charging: seed 000's "clustered 02:00–05:00, charging"; seed 004).
+    public var taskKind: TaskKind = .refresh
+    /// Web: which page events run a pass besides the page load and the interval timer (seed 000).
+    public var webTriggers: WebTriggers = .intervalOnlineVisibility
+    /// Web: what the page does when its tab closes (seed 000: "sendBeacon … the only browser API here specified to
+    /// outlive its page").
+    public var unloadFlush: UnloadFlush = .none
 
     public init() {}
 
@@ -49,6 +101,7 @@ public struct DeviceSettings: Sendable, Equatable {
     /// When an op whose attempt number `attempt` (1-based) failed transiently may be tried again.
     public func backoff(afterAttempt attempt: Int) -> Double {
         let exponent = Double(max(0, min(attempt - 1, 40)))
-        return min(backoffCapSec, backoffBaseSec * pow(2, exponent))
+        let uncapped = backoffBaseSec * pow(2, exponent)
+        return backoffCap ? min(backoffCapSec, uncapped) : uncapped
     }
 }

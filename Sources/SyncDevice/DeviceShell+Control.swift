@@ -105,6 +105,11 @@ extension DeviceShell {
             return .later
         case "status":
             return .ack("ok", statusData())
+        case "reinstall":
+            let lost = try reinstall()
+            return .ack("reinstalled: \(lost.count) unsent ops lost", .object([
+                ("lost", .int(lost.count)), ("keys", .array(lost.map { .string($0) })),
+            ]))
         case "stop":
             stopping = true
             return .ack("stopping", nil)
@@ -113,7 +118,7 @@ extension DeviceShell {
         default:
             return .refused("unknown command \"\(request.command)\"; a device knows ping, edit, "
                 + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
-                + "status, stop, crashAt")
+                + "status, reinstall, stop, crashAt")
         }
     }
 

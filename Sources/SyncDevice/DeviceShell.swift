@@ -10,7 +10,8 @@ import ZeroMQ
 /// through `begin()`, `onFrames(from:)`, `tick()` and `finish()` instead.
 public final class DeviceShell {
     public let configuration: DeviceConfiguration
-    let ledger: Ledger
+    /// Replaced (file deleted and made again) by a `reinstall`; never nil otherwise.
+    var ledger: Ledger!
     let events: EventLog
     let context: Context
     let server: Socket
@@ -228,6 +229,16 @@ public final class DeviceShell {
                 for key in settled {
                     // The pull proved the server applied an op whose reply was lost: it is settled without a resend.
                     events.emit("op.confirmed", [("key", .string(key)), ("via", "pull"), ("pass", .int(page.pass))])
+                }
+            case .commitCursor(let seq, _):
+                // `cursorCommit: beforePage`: the cursor's own commit, before its page is applied.
+                try ledgerStep { try ledger.commitCursor(to: seq) }
+                guard commitLedger() else { throw LedgerFailure(message: "the cursor's commit failed") }
+            case .dropQueue(let reason):
+                let keys = try ledgerStep { try ledger.dropQueue() }
+                if !keys.isEmpty {
+                    let line = DeviceInstance.queueLost(keys, reason: reason)
+                    events.emit(line.type, line.fields)
                 }
             case .endPass(let record):
                 try ledgerStep { try ledger.endPass(record) }

@@ -22,6 +22,18 @@ public struct IOSScheduler: PlatformScheduler {
         /// A window completed in time restores the budget by this factor, up to 1.
         public var completionRecovery: Double = 1.1
         public var minimumBudgetFactor: Double = 0.05
+        /// The app wires `expirationHandler`: an expired window is a handled `setTaskCompleted(success: false)` and
+        /// costs no budget. Off: the system kills the task and counts it as a failure (`expiryPenalty`).
+        public var expirationHandler = true
+        /// Whether the handler submits the next request first thing or at its end.
+        public var reschedule: DeviceSettings.Reschedule = .first
+        /// `BGAppRefreshTaskRequest` or `BGProcessingTaskRequest(requiresExternalPower: true)`.
+        public var taskKind: DeviceSettings.TaskKind = .refresh
+        /// A processing task's windows per day while charging (none on battery). 40 a day is a mean gap of 36 min:
+        /// seed 000's 34 runs in 7 nights "clustered 02:00–05:00, charging" (lab's calibration).
+        public var processingWindowsPerChargingDay: Double = 40
+        /// How long a processing task may run (lab's number: "several minutes").
+        public var processingWindow: Double = 300
 
         public init() {}
     }
@@ -36,6 +48,8 @@ public struct IOSScheduler: PlatformScheduler {
     public private(set) var nextGrant: Double?
     /// Shrinks when windows expire with work running, recovers when they complete.
     public private(set) var budgetFactor: Double = 1
+    /// `reschedule: last`: a window's handler has not yet submitted the next request.
+    public private(set) var awaitingReschedule = false
     private var now: Double = 0
 
     public init(environment: DeviceEnvironment, desiredInterval: Double, rules: Rules = Rules()) {
@@ -45,10 +59,16 @@ public struct IOSScheduler: PlatformScheduler {
     }
 
     public var dozing: Bool { false }
+    /// How long a granted task may run.
+    public var windowLength: Double { rules.taskKind == .processing ? rules.processingWindow : rules.window }
     public var nextWake: Double? { nextGrant.flatMap { $0 > now ? $0 : nil } }
 
     /// Windows per day at the current engagement, charging state and budget.
     public var windowsPerDay: Double {
+        if rules.taskKind == .processing {
+            // requiresExternalPower: "won't run until the device is charging" (seed 004).
+            return environment.charging ? rules.processingWindowsPerChargingDay * budgetFactor : 0
+        }
         let base = min(rules.maxWindowsPerDay, rules.windowsPerOpen * max(0, environment.opensPerDay))
         return base * (environment.charging ? rules.chargingFactor : 1) * budgetFactor
     }
@@ -95,10 +115,20 @@ public struct IOSScheduler: PlatformScheduler {
     public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
         self.now = now
         guard let grant = nextGrant, now >= grant else { return SchedulerOutput() }
-        // The handler runs: it reschedules FIRST (one request grants one window), then the pass runs.
-        var events = [LogLine("window.granted", [("untilSim", .double(now + rules.window)),
-                                                 ("budgetFactor", .double(budgetFactor))])]
-        events.append(submit(now: now, rng: &rng, reason: "rescheduled first thing in the handler"))
+        var events = [LogLine("window.granted", [("untilSim", .double(now + windowLength)),
+                                                 ("budgetFactor", .double(budgetFactor)),
+                                                 ("taskKind", .string(rules.taskKind.rawValue))])]
+        switch rules.reschedule {
+        case .first:
+            // The handler runs: it reschedules FIRST (one request grants one window), then the pass runs.
+            events.append(submit(now: now, rng: &rng, reason: "rescheduled first thing in the handler"))
+        case .last:
+            // The switch `reschedule: last`: the one pending request was used up; the next is submitted only if
+            // the handler reaches its end.
+            earliestBegin = nil
+            nextGrant = nil
+            awaitingReschedule = true
+        }
         return SchedulerOutput(grants: [.opportunistic], events: events)
     }
 
@@ -113,7 +143,7 @@ public struct IOSScheduler: PlatformScheduler {
             // A background notification gets about 30 s, and none at all with Background App Refresh off.
             return environment.refreshOn ? .run(limit: rules.window) : .refuse("Background App Refresh is off")
         case .opportunistic:
-            return .run(limit: rules.window)
+            return .run(limit: windowLength)
         case .connectivity:
             return .refuse("a suspended iOS app gets no connectivity event")
         case .foreground, .localEdit, .visibility, .periodic, .interval, .manual:
@@ -133,17 +163,30 @@ public struct IOSScheduler: PlatformScheduler {
         guard trigger == .opportunistic || (trigger == .push && !environment.isForeground) else {
             return SchedulerOutput()
         }
+        var events: [LogLine] = []
+        if trigger == .opportunistic && awaitingReschedule {
+            awaitingReschedule = false
+            if cutOff {
+                events.append(LogLine("ios.schedule.lost", [
+                    ("reason",
+                     "reschedule=last: the task expired before the handler's last line; nothing is scheduled"),
+                ]))
+            } else {
+                events.append(submit(now: now, rng: &rng, reason: "rescheduled at the end of the handler"))
+            }
+        }
         let before = budgetFactor
-        if cutOff {
+        if cutOff && !rules.expirationHandler {
+            // Killed at expiration without setTaskCompleted: a failure, and less time in future (seeds 000, 004).
             budgetFactor = max(rules.minimumBudgetFactor, budgetFactor * rules.expiryPenalty)
-        } else {
+        } else if !cutOff {
             budgetFactor = min(1, budgetFactor * rules.completionRecovery)
         }
         drawGrant(now: now, rng: &rng)
-        guard cutOff else { return SchedulerOutput() }
-        return SchedulerOutput(events: [LogLine("budget.shrunk", [("from", .double(before)),
-                                                                  ("to", .double(budgetFactor)),
-                                                                  ("trigger", .string(trigger.rawValue))])])
+        guard budgetFactor < before else { return SchedulerOutput(events: events) }
+        return SchedulerOutput(events: events + [LogLine("budget.shrunk", [("from", .double(before)),
+                                                                           ("to", .double(budgetFactor)),
+                                                                           ("trigger", .string(trigger.rawValue))])])
     }
 
     // MARK: -
@@ -163,9 +206,13 @@ public struct IOSScheduler: PlatformScheduler {
             return LogLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
         }
         earliestBegin = now + desiredInterval
+        awaitingReschedule = false
         drawGrant(now: now, rng: &rng)
+        let api = rules.taskKind == .processing
+            ? "BGTaskScheduler.submit(BGProcessingTaskRequest requiresExternalPower)"
+            : "BGTaskScheduler.submit(BGAppRefreshTaskRequest)"
         var fields: [(String, JSONValue)] = [
-            ("api", "BGTaskScheduler.submit(BGAppRefreshTaskRequest)"),
+            ("api", .string(api)),
             ("earliestBeginSim", .double(now + desiredInterval)),
             ("windowsPerDay", .double(windowsPerDay)), ("reason", .string(reason)),
         ]

@@ -47,6 +47,8 @@ public final class Ledger {
             CREATE TABLE opens(sim REAL NOT NULL, data_age_sec REAL);
             INSERT INTO state(key, value) VALUES ('cursor', 0), ('head', 0), ('unknown_outcomes', 0);
             """),
+        // `keyPerAttempt`: the key the last attempt was sent with, when it is not the op's own.
+        Migration(version: 2, sql: "ALTER TABLE ops ADD COLUMN wire_key TEXT;"),
     ]
 
     /// Opens (creating) the ledger at `path`.
@@ -115,6 +117,8 @@ public final class Ledger {
                 UPDATE passes SET outcome = 'interrupted', ended_sim = started_sim WHERE ended_sim IS NULL
                 """)
         }
+        // `opQueue: memory`: the queue of the process that ran before lived in its memory, and died with it.
+        let lostOps = settings.opQueue == .memory ? try dropQueue() : []
         let successTimes = try database.query("""
             SELECT ended_sim FROM (SELECT ended_sim, id FROM passes WHERE success = 1 ORDER BY id DESC LIMIT 1000)
             ORDER BY id
@@ -127,7 +131,37 @@ public final class Ledger {
         return RestoredState(cursor: try cursor(),
                              head: try database.scalarInt("SELECT value FROM state WHERE key = 'head'") ?? 0,
                              nextPassID: (try database.scalarInt("SELECT max(id) FROM passes") ?? 0) + 1,
-                             successTimes: successTimes, scheduledRuns: scheduledRuns)
+                             successTimes: successTimes, scheduledRuns: scheduledRuns, lostOps: lostOps)
+    }
+
+    /// The keys of every unsettled op (not completed, not needing attention), in `local_seq` order.
+    public func unsettledKeys() throws -> [String] {
+        try database.query("""
+            SELECT key FROM ops WHERE status NOT IN ('completed', 'needsAttention') ORDER BY local_seq
+            """) { $0.string(0) }
+    }
+
+    /// `opQueue: memory`: deletes every unsettled op, as an app whose queue lived in memory loses it with its
+    /// process, and rebuilds the replica rows they touched. Returns their keys. One transaction.
+    @discardableResult
+    public func dropQueue() throws -> [String] {
+        try database.transaction {
+            let keys = try unsettledKeys()
+            let drafts = try database.query("""
+                SELECT DISTINCT draft FROM ops WHERE status NOT IN ('completed', 'needsAttention')
+                """) { $0.string(0) }
+            try database.run("DELETE FROM ops WHERE status NOT IN ('completed', 'needsAttention')")
+            for draft in drafts { try rebuild(draft: draft) }
+            return keys
+        }
+    }
+
+    /// `cursorCommit: beforePage`: moves the cursor on its own, before the page it covers is applied.
+    public func commitCursor(to seq: Int) throws {
+        try database.transaction {
+            try setState("cursor", seq)
+            try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", seq)
+        }
     }
 
     // MARK: - Local edits
@@ -199,11 +233,15 @@ public final class Ledger {
             if case .pass(let id) = request.purpose, let trigger = request.beginsPass {
                 try beginPass(id: id, trigger: trigger, at: request.now)
             }
+            // An op claimed with no lease (`leases` off) has a NULL expiry, which this never matches: stranded.
             let reclaimed = try database.run("""
                 UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
                     last_error = 'lease expired: the pass that held it was cut off or killed'
                 WHERE status = 'sending' AND lease_expires_sim <= ?
                 """, request.now)
+            let stranded = try database.scalarInt("""
+                SELECT count(*) FROM ops WHERE status = 'sending' AND lease_expires_sim IS NULL
+                """) ?? 0
             var candidates: [(op: Op, status: String, attempts: Int, next: Double)] = []
             var blocked: Set<String> = []
             var bytes = 0
@@ -233,16 +271,23 @@ public final class Ledger {
                 candidates.append((op, status, row.int(7), row.double(8)))
                 if candidates.count >= request.limit { stop = true }
             }
-            let expires = request.now + request.leaseSec
+            let expires: Double? = request.leases ? request.now + request.leaseSec : nil
             var claimed: [ClaimedOp] = []
             for candidate in candidates {
+                let attempt = candidate.attempts + 1
+                // `keyPerAttempt`: a resend goes out under a key of its own (the bug this switch models).
+                let wireKey: String? = request.renewKeys && attempt > 1 ? "\(candidate.op.key)~\(attempt)" : nil
                 try database.run("""
-                    UPDATE ops SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_expires_sim = ?
+                    UPDATE ops SET status = 'sending', attempts = attempts + 1, lease_owner = ?, lease_expires_sim = ?,
+                        wire_key = coalesce(?, wire_key)
                     WHERE key = ?
-                    """, owner, expires, candidate.op.key)
-                claimed.append(ClaimedOp(op: candidate.op, attempt: candidate.attempts + 1))
+                    """, owner, expires, wireKey, candidate.op.key)
+                var sent = candidate.op
+                if let wireKey { sent.key = wireKey }
+                claimed.append(ClaimedOp(op: sent, attempt: attempt, key: candidate.op.key))
             }
-            return ClaimResult(purpose: request.purpose, ops: claimed, reclaimed: reclaimed)
+            return ClaimResult(purpose: request.purpose, ops: claimed, reclaimed: reclaimed,
+                               stranded: request.leases ? 0 : stranded)
         }
     }
 
@@ -298,7 +343,8 @@ public final class Ledger {
     public func apply(_ page: PageApplication, wall: Int64) throws -> [String] {
         try database.transaction {
             let current = try cursor()
-            guard current == page.from else { throw DeviceError.cursorMoved(expected: page.from, found: current) }
+            let expected = page.cursorCommitted ? page.to : page.from
+            guard current == expected else { throw DeviceError.cursorMoved(expected: expected, found: current) }
             var drafts: Set<String> = []
             var completed: [String] = []
             for change in page.changes {
@@ -326,11 +372,12 @@ public final class Ledger {
                 let settled = try database.run("""
                     UPDATE ops SET status = 'completed', result_seq = ?, completed_wall = ?, lease_owner = NULL,
                         lease_expires_sim = NULL, last_error = NULL
-                    WHERE key = ? AND status != 'completed'
+                    WHERE coalesce(wire_key, key) = ? AND status != 'completed'
                     """, change.seq, wall, change.key)
                 if settled > 0 { completed.append(change.key) }
             }
             for draft in drafts { try rebuild(draft: draft) }
+            guard !page.cursorCommitted else { return completed }
             try setState("cursor", page.to)
             try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", page.to)
             return completed

@@ -6,11 +6,14 @@ public struct PageApplication: Sendable, Equatable {
     public var from: Int
     public var to: Int
     public var pass: Int
+    /// `cursorCommit: beforePage`: the cursor was already committed at `to` on its own; the page must find it there.
+    public var cursorCommitted = false
 
-    public init(changes: [Change], from: Int, to: Int, pass: Int) {
+    public init(changes: [Change], from: Int, to: Int, pass: Int, cursorCommitted: Bool = false) {
         self.changes = changes
         self.from = from
         self.to = to
         self.pass = pass
+        self.cursorCommitted = cursorCommitted
     }
 }

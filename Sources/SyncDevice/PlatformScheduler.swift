@@ -33,13 +33,21 @@ public protocol PlatformScheduler: Sendable {
                             rng: inout SeededGenerator) -> SchedulerOutput
 }
 
-/// Makes the model for a platform.
-public func makeScheduler(_ platform: Platform, environment: DeviceEnvironment, desiredInterval: Double)
+/// Makes the model for a platform, with the design switches of `settings` that belong to it.
+public func makeScheduler(_ platform: Platform, environment: DeviceEnvironment, settings: DeviceSettings)
     -> any PlatformScheduler
 {
+    let desired = settings.desiredIntervalSec
     switch platform {
-    case .android: return AndroidScheduler(environment: environment, desiredInterval: desiredInterval)
-    case .ios: return IOSScheduler(environment: environment, desiredInterval: desiredInterval)
-    case .web: return WebScheduler(environment: environment, desiredInterval: desiredInterval)
+    case .android:
+        return AndroidScheduler(environment: environment, desiredInterval: desired)
+    case .ios:
+        var rules = IOSScheduler.Rules()
+        rules.expirationHandler = settings.expirationHandler
+        rules.reschedule = settings.reschedule
+        rules.taskKind = settings.taskKind
+        return IOSScheduler(environment: environment, desiredInterval: desired, rules: rules)
+    case .web:
+        return WebScheduler(environment: environment, desiredInterval: desired, triggers: settings.webTriggers)
     }
 }

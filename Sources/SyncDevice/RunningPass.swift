@@ -37,6 +37,18 @@ public struct RunningPass: Sendable, Equatable {
     public var tokens: [Int]
     /// Claim ops in backoff too (forced sync).
     public var ignoreBackoff: Bool
+    /// Execution charged so far for the work done (ops sent, pages applied: `opCostSec`, `pageCostSec`).
+    public var charged: Double = 0
+    /// `cursorCommit: beforePage`: the page whose cursor is already committed, applied once its cost has run
+    /// (`due`, simulated). A kill before then loses it.
+    public var pendingPage: PendingPage?
+
+    /// A page waiting to be applied after its cursor was committed.
+    public struct PendingPage: Sendable, Equatable {
+        public var page: PageApplication
+        public var due: Double
+        public var head: Int
+    }
 
     public init(id: Int, trigger: Trigger, started: Double, deadline: Double?, tokens: [Int], ignoreBackoff: Bool) {
         self.id = id

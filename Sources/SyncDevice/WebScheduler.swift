@@ -7,13 +7,17 @@ public struct WebScheduler: PlatformScheduler {
     public let platform = Platform.web
     public private(set) var environment: DeviceEnvironment
     public let desiredInterval: Double
+    /// Which page events have a listener (the switch `webTriggers`).
+    public let triggers: DeviceSettings.WebTriggers
     /// The interval timer's next firing; nil while the tab is closed.
     public private(set) var nextInterval: Double?
     private var now: Double = 0
 
-    public init(environment: DeviceEnvironment, desiredInterval: Double) {
+    public init(environment: DeviceEnvironment, desiredInterval: Double,
+                triggers: DeviceSettings.WebTriggers = .intervalOnlineVisibility) {
         self.environment = environment
         self.desiredInterval = max(1, desiredInterval)
+        self.triggers = triggers
     }
 
     /// The tab exists (visible or hidden).
@@ -32,7 +36,7 @@ public struct WebScheduler: PlatformScheduler {
     }
 
     public func guarantee(scheduledRuns: [Double]) -> Guarantee {
-        .foregroundOnly(triggers: [.foreground, .visibility, .connectivity, .interval],
+        .foregroundOnly(triggers: [.foreground, .visibility, .connectivity, .interval].filter { triggers.wires($0) },
                         reason: "a closed page has no timer and no listener")
     }
 
@@ -65,6 +69,9 @@ public struct WebScheduler: PlatformScheduler {
     public func admission(for trigger: Trigger) -> Admission {
         if trigger == .manual { return .run(limit: nil) }
         guard tabOpen else { return .refuse("the tab is closed: no page, no timer, no listener") }
+        guard triggers.wires(trigger) else {
+            return .refuse("webTriggers=\(triggers.rawValue): no listener for \(trigger.rawValue) is wired")
+        }
         switch trigger {
         case .push, .foreground, .localEdit, .connectivity, .interval, .visibility, .manual:
             return .run(limit: nil)

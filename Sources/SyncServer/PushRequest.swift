@@ -8,6 +8,10 @@ public struct PushRequest: Sendable, Equatable {
     public var account: String
     public var ops: [Op]
     public var injectRejections: Set<Int>
+    /// `idempotency` switch: false applies a known key again.
+    public var idempotency = true
+    /// The fault plan fails this push's commit (after the ops were decided): nothing is applied.
+    public var failCommit = false
 
     public init(peer: Peer, req: Int, device: String, account: String, ops: [Op], injectRejections: Set<Int> = []) {
         self.peer = peer

@@ -30,6 +30,14 @@ extension ServerConfiguration {
             Flag("transient", value: "P", default: "0", help: "probability a push is answered retryLater, unapplied"),
             Flag("reject", value: "P", default: "0", help: "probability each new op is rejected(\"injected\")"),
             Flag("reply-delay-ms", value: "N", default: "0", help: "delay every reply to a device by N ms"),
+            Flag("fail-commit", value: "P", default: "0",
+                 help: "probability a push's commit fails after its ops were decided (nothing applied)"),
+            Flag("idempotency", value: "on|off", default: "on",
+                 help: "design switch: off applies a resend with a known key again (docs/TOPOLOGY.md)"),
+            Flag("notice-before-commit", help: "design switch: send the head-moved notice before the commit"),
+            Flag("reply-before-commit", help: "design switch: send a push's reply before its commit"),
+            Flag("switch-accounts", value: "ID,ID",
+                 help: "the design switches apply to these accounts only (default: all)"),
             Flag("synchronous", value: "full|normal", default: "normal",
                  help: "SQLite synchronous: normal (survives kill -9) or full (fsync per commit)"),
             Flag("crash-at", value: "POINT[@N]",
@@ -117,6 +125,17 @@ extension ServerConfiguration {
             } else if launcherKeyFile != nil || brokerKeyFile != nil {
                 throw ServerError.usage("--launcher-key-file and --broker-key-file need --key-file")
             }
+            faults.failCommit = try options.probability("fail-commit")
+            let idempotency = options.string("idempotency") ?? "on"
+            guard idempotency == "on" || idempotency == "off" else {
+                throw ServerError.usage("--idempotency must be on or off, got \"\(idempotency)\"")
+            }
+            switches = ServerSwitches(idempotency: idempotency == "on",
+                                      noticeBeforeCommit: options.has("notice-before-commit"),
+                                      replyBeforeCommit: options.has("reply-before-commit"),
+                                      accounts: options.string("switch-accounts").map {
+                                          Set($0.split(separator: ",").map(String.init))
+                                      })
             let sync = options.string("synchronous") ?? "normal"
             switch sync {
             case "full": synchronous = .full

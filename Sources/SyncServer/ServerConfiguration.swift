@@ -25,6 +25,8 @@ public struct ServerConfiguration: Sendable {
     public var timeScale: Double = 1
     public var seed: UInt64 = 1
     public var faults: ServerFaults = .off
+    /// The design switches (issue 13); the default is the lab's design.
+    public var switches: ServerSwitches = .correct
     /// WAL with `normal`: a commit survives the process being killed at any moment (the lab's faults); only a power
     /// cut or OS crash could roll back the last commits. `full` adds an fsync to every commit (docs/PERFORMANCE.md).
     public var synchronous: Synchronous = .normal

@@ -12,6 +12,9 @@ public struct ServerFaults: Sendable, Equatable {
     public var reject: Double
     /// Every reply to a device waits this long (other clients are served meanwhile).
     public var replyDelayMs: Int
+    /// Probability that a push's commit fails after its ops were decided (a full disk, an I/O error): nothing is
+    /// applied and the device is told `internal`, unless the reply already left (`replyBeforeCommit`).
+    public var failCommit: Double = 0
     /// Probability that a push is dropped before its commit: nothing applied, no reply. The device sees an unknown
     /// outcome the server did NOT apply, which only a resend with the same key settles.
     public var dropRequest: Double
@@ -32,7 +35,8 @@ public struct ServerFaults: Sendable, Equatable {
     public static let off = ServerFaults()
 
     /// The argument names of the control command `faults`.
-    public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "off"]
+    public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "failCommit",
+                                       "off"]
 
     /// These settings changed by the arguments of the control command `faults`: `{dropReply, transient, reject,
     /// replyDelayMs, dropRequest}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all
@@ -53,6 +57,7 @@ public struct ServerFaults: Sendable, Equatable {
         next.transient = try Self.probability(args, "transient") ?? next.transient
         next.reject = try Self.probability(args, "reject") ?? next.reject
         next.dropRequest = try Self.probability(args, "dropRequest") ?? next.dropRequest
+        next.failCommit = try Self.probability(args, "failCommit") ?? next.failCommit
         if let value = args["replyDelayMs"] {
             guard let ms = value.intValue, (0...600_000).contains(ms) else {
                 throw .invalidArgument(command: "faults", name: "replyDelayMs",
@@ -74,7 +79,8 @@ public struct ServerFaults: Sendable, Equatable {
     /// The settings as event fields and control data.
     public var fields: [(String, JSONValue)] {
         [("dropReply", .double(dropReply)), ("transient", .double(transient)), ("reject", .double(reject)),
-         ("replyDelayMs", .int(replyDelayMs)), ("dropRequest", .double(dropRequest))]
+         ("replyDelayMs", .int(replyDelayMs)), ("dropRequest", .double(dropRequest)),
+         ("failCommit", .double(failCommit))]
     }
 
     // MARK: - Draws
@@ -95,6 +101,11 @@ public struct ServerFaults: Sendable, Equatable {
         var picked: Set<Int> = []
         for index in 0..<count where generator.chance(reject) { picked.insert(index) }
         return picked
+    }
+
+    /// Whether this push's commit fails.
+    public func drawFailCommit(using generator: inout SeededGenerator) -> Bool {
+        generator.chance(failCommit)
     }
 
     /// Whether the reply of a committed push is dropped.

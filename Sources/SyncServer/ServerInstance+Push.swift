@@ -27,13 +27,64 @@ extension ServerInstance {
             return directives + reply(peer, .pushResult(PushResult(req: push.req, results: results)))
         }
         let rejections = faults.drawRejections(count: push.ops.count, using: &generator)
-        return [.apply(PushRequest(peer: peer, req: push.req, device: session.device, account: session.account,
-                                   ops: push.ops, injectRejections: rejections))]
+        var request = PushRequest(peer: peer, req: push.req, device: session.device, account: session.account,
+                                  ops: push.ops, injectRejections: rejections)
+        request.idempotency = switches.effective(for: session.account).idempotency
+        request.failCommit = faults.failCommit > 0 && faults.drawFailCommit(using: &generator)
+        return [.apply(request)]
+    }
+
+    /// The store decided the push and has not committed it yet: what the switches `noticeBeforeCommit` and
+    /// `replyBeforeCommit` send now (nothing in the lab's design, which sends only after the commit).
+    public mutating func onDecided(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
+        var directives: [ServerDirective] = []
+        let switches = self.switches.effective(for: request.account)
+        if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: outcomes) {
+            directives.append(.log(ServerEvent("notice.beforeCommit", [
+                ("account", .string(notice.account)), ("head", .int(notice.head)), ("device", .string(request.device)),
+                ("reason", "noticeBeforeCommit: the notice leaves before the push is committed"),
+            ])))
+            directives.append(.notify(notice))
+        }
+        if switches.replyBeforeCommit {
+            directives.append(.log(ServerEvent("reply.beforeCommit", [
+                ("device", .string(request.device)), ("req", .int(request.req)),
+                ("keys", .array(request.ops.map { .string($0.key) })),
+                ("reason", "replyBeforeCommit: the results leave before the push is committed"),
+            ])))
+            directives += replyToPush(request, outcomes: outcomes)
+        }
+        return directives
+    }
+
+    /// The head-moved notice for the changes a push made, nil when it made none.
+    func notice(for request: PushRequest, outcomes: [AppliedOp]) -> Notice? {
+        let refs = outcomes.compactMap { outcome -> ChangeRef? in
+            guard outcome.result.outcome == .applied, let change = outcome.change else { return nil }
+            return ChangeRef(seq: change.seq, draft: change.draft, version: change.version)
+        }
+        guard let last = refs.last else { return nil }
+        return Notice(account: request.account, head: last.seq, origin: request.device, changes: refs)
+    }
+
+    /// The push's reply, or its injected loss.
+    mutating func replyToPush(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
+        if faults.drawDropReply(using: &generator) {
+            var directives: [ServerDirective] = []
+            for op in request.ops {
+                stats.faultsInjected += 1
+                directives.append(.log(injected("dropReply", device: request.device, key: op.key)))
+            }
+            return directives
+        }
+        let results = outcomes.map(\.result)
+        return reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
     }
 
     /// The store committed the push: events, counters, the head-moved notice, then the reply (unless the fault plan
     /// drops it, which leaves the device with an unknown outcome to resolve by resending).
     public mutating func onApplied(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
+        let switches = self.switches.effective(for: request.account)
         var directives: [ServerDirective] = []
         var refs: [ChangeRef] = []
         for (index, (op, outcome)) in zip(request.ops, outcomes).enumerated() {
@@ -60,26 +111,52 @@ extension ServerInstance {
             }
             directives.append(.log(opEvent(result, op: op, device: request.device, account: request.account,
                                            change: outcome.change)))
+            if outcome.reapplied {
+                directives.append(.log(ServerEvent("op.reapplied", [
+                    ("device", .string(request.device)), ("key", .string(op.key)), ("seq", .int(result.seq ?? 0)),
+                    ("reason", "idempotency off: a key already applied was applied again"),
+                ])))
+            }
         }
         if let last = refs.last {
             stats.heads[request.account] = max(stats.heads[request.account] ?? 0, last.seq)
-            directives.append(.notify(Notice(account: request.account, head: last.seq, origin: request.device,
-                                             changes: refs)))
-        }
-        if faults.drawDropReply(using: &generator) {
-            for op in request.ops {
-                stats.faultsInjected += 1
-                directives.append(.log(injected("dropReply", device: request.device, key: op.key)))
+            if !switches.noticeBeforeCommit {
+                directives.append(.notify(Notice(account: request.account, head: last.seq, origin: request.device,
+                                                 changes: refs)))
             }
-            return directives
         }
-        let results = outcomes.map(\.result)
-        return directives + reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
+        if switches.replyBeforeCommit { return directives }
+        return directives + replyToPush(request, outcomes: outcomes)
     }
 
     /// The store could not commit the push: nothing was applied. Lock contention is transient (`retryLater`);
     /// anything else is an `internal` error.
-    public mutating func onApplyFailed(_ request: PushRequest, error: ServerError) -> [ServerDirective] {
+    public mutating func onApplyFailed(_ request: PushRequest, error: ServerError,
+                                       decided: [AppliedOp] = []) -> [ServerDirective] {
+        var early: [ServerDirective] = []
+        let switches = self.switches.effective(for: request.account)
+        if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: decided) {
+            early.append(.log(ServerEvent("notice.phantom", [
+                ("account", .string(notice.account)), ("head", .int(notice.head)),
+                ("seqs", .array(notice.changes.map { .int($0.seq) })),
+                ("reason", "noticeBeforeCommit: the notice announced changes whose commit then failed"),
+            ])))
+        }
+        if switches.replyBeforeCommit && !decided.isEmpty {
+            // The device already holds results for ops the server does not have: acknowledged, then lost.
+            let acked = zip(request.ops, decided).filter {
+                $0.1.result.outcome == .applied || $0.1.result.outcome == .duplicate
+            }.map(\.0.key)
+            return early + [.log(ServerEvent("ack.lost", [
+                ("device", .string(request.device)), ("req", .int(request.req)),
+                ("keys", .array(acked.map { .string($0) })), ("error", .string(error.description)),
+                ("reason", "replyBeforeCommit: acknowledged before the commit, which then failed"),
+            ]))]
+        }
+        return early + onApplyFailedAfterCommit(request, error: error)
+    }
+
+    mutating func onApplyFailedAfterCommit(_ request: PushRequest, error: ServerError) -> [ServerDirective] {
         if case .database(_, busy: true) = error {
             var directives: [ServerDirective] = []
             let results = request.ops.map {

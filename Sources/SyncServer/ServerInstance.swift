@@ -11,6 +11,8 @@ public struct ServerInstance: Sendable {
     /// Authenticated sessions by routing id.
     public internal(set) var sessions: [[UInt8]: Session] = [:]
     public internal(set) var faults: ServerFaults
+    /// The design switches (issue 13).
+    public internal(set) var switches: ServerSwitches
     public internal(set) var stats: ServerStats
     var generator: SeededGenerator
     /// Sessions are forgotten least recently used first past this many: a device reconnecting under a new routing id
@@ -22,8 +24,9 @@ public struct ServerInstance: Sendable {
     static let receiver = "synclab-server"
 
     public init(devices: [DeviceRecord], heads: [String: Int], faults: ServerFaults = .off, seed: UInt64,
-                sessionCapacity: Int = 4096)
+                sessionCapacity: Int = 4096, switches: ServerSwitches = .correct)
     {
+        self.switches = switches
         var directory: [String: DeviceRecord] = [:]
         for device in devices { directory[device.id] = device }
         self.directory = directory

@@ -75,7 +75,8 @@ public final class ServerShell {
         }
         for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
         instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
-                                  faults: configuration.faults, seed: configuration.seed)
+                                  faults: configuration.faults, seed: configuration.seed,
+                                  switches: configuration.switches)
         var keys: (own: CurveKeyPair, launcher: String?, broker: String?)?
         if let keyFile = configuration.keyFile {
             do {
@@ -169,6 +170,7 @@ public final class ServerShell {
             ("db", .string(configuration.databasePath)),
         ]
         if let control { started.append(("control", .string(control.lastEndpoint))) }
+        if configuration.switches != .correct { started += configuration.switches.fields }
         if let notify = configuration.notify {
             started.append(("notify", .string(notify)))
             started.append(("notifyMode", .string(configuration.notifyMode.rawValue)))
@@ -327,13 +329,20 @@ public final class ServerShell {
                 events.flush()
                 send(peer.envelope(Codec.encode(message)), on: control)
             case .apply(let request):
+                // The design switches `noticeBeforeCommit` / `replyBeforeCommit` send from inside the transaction.
+                let switches = instance.switches.effective(for: request.account)
+                let early: (([AppliedOp]) -> Void)? = switches.sendsBeforeCommit
+                    ? { [self] outcomes in perform(instance.onDecided(request, outcomes: outcomes)) } : nil
+                var decided: [AppliedOp] = []
                 do {
                     let outcomes = try store.apply(device: request.device, account: request.account, ops: request.ops,
-                                                   injectRejections: request.injectRejections)
+                                                   injectRejections: request.injectRejections,
+                                                   idempotency: request.idempotency, failCommit: request.failCommit,
+                                                   beforeCommit: early, decided: { decided = $0 })
                     reach(.serverAfterCommitBeforeReply)
                     perform(instance.onApplied(request, outcomes: outcomes))
                 } catch {
-                    perform(instance.onApplyFailed(request, error: error))
+                    perform(instance.onApplyFailed(request, error: error, decided: decided))
                 }
             case .pull(let request):
                 do {

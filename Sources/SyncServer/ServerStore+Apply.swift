@@ -8,11 +8,24 @@ extension ServerStore {
     /// A known key returns its original result and changes nothing. `injectRejections` holds the indices of ops
     /// the fault plan refuses; only ops the server has not seen are refused, so an applied op is never reported
     /// as rejected.
-    public func apply(device: String, account: String, ops: [Op], injectRejections: Set<Int> = [])
+    ///
+    /// The design switches: `idempotency: false` applies a known key again (its first record is kept);
+    /// `beforeCommit` runs after the ops are decided and before the commit (what `noticeBeforeCommit` and
+    /// `replyBeforeCommit` send); `failCommit` makes the commit fail after that (the fault plan), rolling everything
+    /// back. `decided` receives the outcomes as soon as they are known, so a caller can tell what a failed commit lost.
+    public func apply(device: String, account: String, ops: [Op], injectRejections: Set<Int> = [],
+                      idempotency: Bool = true, failCommit: Bool = false,
+                      beforeCommit: (([AppliedOp]) -> Void)? = nil, decided: (([AppliedOp]) -> Void)? = nil)
         throws(ServerError) -> [AppliedOp]
     {
         do {
-            return try database.transaction { try applyInTransaction(device, account, ops, injectRejections) }
+            return try database.transaction {
+                let outcomes = try applyInTransaction(device, account, ops, injectRejections, idempotency)
+                decided?(outcomes)
+                beforeCommit?(outcomes)
+                if failCommit { throw ServerError.database("commit failed (injected: failCommit)", busy: false) }
+                return outcomes
+            }
         } catch {
             throw ServerError.wrap(error)
         }
@@ -31,8 +44,8 @@ extension ServerStore {
     /// Decides the whole batch in memory from one read of its keys and drafts, then writes it with multi-row
     /// statements: a batch of 100 costs a handful of statements instead of five per op (the bench target is
     /// 50,000 ops/s in batches of 100). The decisions are the same as applying the ops one by one in order.
-    private func applyInTransaction(_ device: String, _ account: String, _ ops: [Op], _ injectRejections: Set<Int>)
-        throws -> [AppliedOp]
+    private func applyInTransaction(_ device: String, _ account: String, _ ops: [Op], _ injectRejections: Set<Int>,
+                                    _ idempotency: Bool) throws -> [AppliedOp]
     {
         var head: Int
         if let known = try database.scalarInt("SELECT head FROM accounts WHERE id = ?", account) {
@@ -42,7 +55,10 @@ extension ServerStore {
             head = 0
         }
         let startHead = head
-        var keys = try knownKeys(account: account, Array(Set(ops.map(\.key))))
+        let known = try knownKeys(account: account, Array(Set(ops.map(\.key))))
+        // `idempotency: false`: no key is looked up, so a resend is applied again; only its first record is kept.
+        var keys = idempotency ? known : [:]
+        var recorded = Set(known.keys)
         var drafts = try currentDrafts(account: account, ids: Array(Set(ops.map(\.draft))))
         var written: [String] = []  // drafts to write, in first-write order
         var writtenSet: Set<String> = []
@@ -55,7 +71,8 @@ extension ServerStore {
         outcomes.reserveCapacity(ops.count)
 
         func remember(_ key: String, _ record: KeyRecord) {
-            keys[key] = record
+            if idempotency { keys[key] = record }
+            guard recorded.insert(key).inserted else { return }
             keyRows.append(.text(key))
             keyRows.append(.text(device))
             keyRows.append(.text(account))
@@ -100,11 +117,13 @@ extension ServerStore {
                 changeRows.append(.text(change.origin))
                 changeRows.append(.text(change.key))
                 changeRows.append(change.conflict.sqlValue)
+                let recordedFresh = !recorded.contains(op.key)
                 remember(op.key, KeyRecord(device: device, outcome: .applied, seq: head, version: state.version,
                                            conflict: conflict))
                 let result = OpResult(key: op.key, outcome: .applied, seq: head, version: state.version,
                                       conflict: conflict)
-                outcomes.append(AppliedOp(result: result, change: change))
+                // `idempotency: false` and a key already applied: this is the resend, applied again.
+                outcomes.append(AppliedOp(result: result, change: change, reapplied: !idempotency && !recordedFresh))
             }
         }
 

@@ -203,3 +203,36 @@ import Testing
         return driver.directives.map(\.description)
     }
 }
+
+/// The broker's design switch `hintCarriesData` (issue 13).
+@Suite struct HintCarriesDataTests {
+    @Test func hintsCarryTheNoticesChangesOnlyWhenSwitchedOnAndOnlyForTheNamedAccounts() {
+        var lab = InstanceDriver()
+        for device in ["pixel", "laptop"] { lab.register(device) }
+        lab.notice(head: 4, origin: "pixel")
+        #expect(lab.instance.hintData.isEmpty)
+        #expect(lab.events("hint.dataAttached").isEmpty)
+
+        var broken = InstanceDriver()
+        broken.instance.hintCarriesData = true
+        for device in ["pixel", "laptop"] { broken.register(device) }
+        broken.notice(head: 4, origin: "pixel")
+        #expect(broken.instance.hintData["h-1"] == .array([.object([("seq", .int(4)), ("draft", "d-4"),
+                                                                    ("version", .int(1))])]))
+        #expect(broken.events("hint.dataAttached").count == 1)
+
+        var scoped = InstanceDriver()
+        scoped.instance.hintCarriesData = true
+        scoped.instance.hintDataAccounts = ["globex"]
+        for device in ["pixel", "laptop"] { scoped.register(device) }
+        scoped.notice(head: 4, origin: "pixel")
+        #expect(scoped.instance.hintData.isEmpty)
+    }
+
+    @Test func theFlagTurnsItOn() throws {
+        let base = ["--listen", "tcp://127.0.0.1:1", "--notices", "tcp://127.0.0.1:2", "--accounts", "a.json"]
+        #expect(try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base)).hintCarriesData == false)
+        let on = try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base + ["--hint-carries-data", "--hint-data-accounts", "x,y"]))
+        #expect(on.hintCarriesData && on.hintDataAccounts == ["x", "y"])
+    }
+}

@@ -25,6 +25,10 @@ final class DeviceHarness {
     var answered: [Int] = []
     var passes: [PassRecord] = []
     let device: String
+    /// The process dies (SIGKILL) right after the cursor's own commit (`cursorCommit: beforePage`); `killed` then
+    /// stops every later directive, as a dead process carries out nothing.
+    var killAfterCursorCommit = false
+    var killed = false
 
     init(platform: Platform, device: String = "b", settings: DeviceSettings = DeviceSettings(), now: Double = 0,
          seed: UInt64 = 7, folder: URL? = nil, brokerEnabled: Bool = false) throws {
@@ -110,7 +114,7 @@ final class DeviceHarness {
     }
 
     private func execute(_ directives: [DeviceDirective]) {
-        for directive in directives {
+        for directive in directives where !killed {
             switch directive {
             case .sendToServer(let message):
                 outbox.append(message)
@@ -120,6 +124,15 @@ final class DeviceHarness {
             case .claim(let request): execute(instance.onClaimed(try! ledger.claim(request), now: now))
             case .recordOutcomes(let outcomes, _): try! ledger.record(outcomes, wall: Int64(now * 1_000_000))
             case .applyPage(let page): try! ledger.apply(page, wall: Int64(now * 1_000_000))
+            case .commitCursor(let seq, _):
+                try! ledger.commitCursor(to: seq)
+                if killAfterCursorCommit {
+                    killed = true
+                    return
+                }
+            case .dropQueue(let reason):
+                let keys = try! ledger.dropQueue()
+                if !keys.isEmpty { log.append(DeviceInstance.queueLost(keys, reason: reason)) }
             case .endPass(let record):
                 try! ledger.endPass(record)
                 passes.append(record)

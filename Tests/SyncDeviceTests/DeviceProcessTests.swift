@@ -33,6 +33,40 @@ import ZeroMQ
          "--time-scale", "60"]
     }
 
+    /// `reinstall`: the app deleted and installed again. Its unsent ops go with the deleted file, a new install id
+    /// makes new keys, and `app.reinstalled` names what was lost.
+    @Test func aReinstallWipesTheLedgerAndNamesTheUnsentOpsItLost() async throws {
+        try await onOwnThread {
+            let folder = try TempFolder()
+            let context = try Context()
+            let child = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
+                              log: folder.path("solo.log"))
+            defer { child.kill9() }
+            try child.start()
+            let control = try Controller(context, endpoint: folder.endpoint("control"))
+            #expect(try control.waitReady())
+            let first = try #require(try control.data("edit", ["draft": "d1", "action": "create"])?["key"]?.stringValue)
+            let second = try #require(try control.data("edit", ["draft": "d2", "action": "create"])?["key"]?.stringValue)
+            let lost = try #require(try control.data("reinstall"))
+            #expect(lost["lost"] == 2)
+            #expect(lost["keys"] == .array([.string(first), .string(second)]))
+            let status = try #require(try control.data("status"))
+            #expect(status["pending"] == 0)
+            #expect(status["cursor"] == 0)
+            #expect(status["app"] == "closed")
+            let next = try #require(try control.data("edit", ["draft": "d3", "action": "create"])?["key"]?.stringValue)
+            // A new install id: the new key shares nothing with the old ones but the device id and its counter.
+            #expect(next.split(separator: "-")[1] != first.split(separator: "-")[1])
+            #expect(next.hasSuffix("-1"))
+            #expect(try control.data("stop") != nil)
+            #expect(child.waitExit(limit: 10) == 0)
+            let reinstalled = readEvents(folder.path("solo.jsonl")).filter { $0["type"] == "app.reinstalled" }
+            #expect(reinstalled.count == 1)
+            #expect(reinstalled.first?["lost"] == 2)
+            #expect(reinstalled.first?["oldInstall"] != reinstalled.first?["install"])
+        }
+    }
+
     @Test func itServesControlRefusesBadInputAndKeepsItsEditsAcrossSIGKILL() async throws {
         try await onOwnThread {
             let folder = try TempFolder()

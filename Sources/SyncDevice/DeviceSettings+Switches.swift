@@ -1,0 +1,111 @@
+import Foundation
+
+/// The values of the device's multi-valued design switches (DeviceSettings, docs/TOPOLOGY.md "Design switches").
+extension DeviceSettings {
+    /// Which passes pull from the cursor.
+    public enum PullOn: String, Sendable, CaseIterable {
+        /// Every pass pulls (the lab's design).
+        case all
+        /// Only a hint's pass pulls: trust the push.
+        case pushOnly
+        /// Only the platform's scheduled runs (periodic, refresh window, interval timer) pull.
+        case scheduledOnly
+
+        /// Whether a pass run for `trigger` pulls.
+        public func pulls(_ trigger: Trigger) -> Bool {
+            switch self {
+            case .all: return true
+            case .pushOnly: return trigger == .push
+            case .scheduledOnly: return Trigger.scheduled.contains(trigger)
+            }
+        }
+    }
+
+    public enum OpQueue: String, Sendable, CaseIterable {
+        case ledger, memory
+    }
+
+    public enum CursorCommit: String, Sendable, CaseIterable {
+        case withPage, beforePage
+    }
+
+    public enum Reschedule: String, Sendable, CaseIterable {
+        case first, last
+    }
+
+    public enum TaskKind: String, Sendable, CaseIterable {
+        case refresh, processing
+    }
+
+    public enum WebTriggers: String, Sendable, CaseIterable {
+        case interval
+        case intervalOnline = "interval+online"
+        case intervalOnlineVisibility = "interval+online+visibility"
+
+        /// Whether the page has a listener that runs a pass for `trigger`.
+        public func wires(_ trigger: Trigger) -> Bool {
+            switch trigger {
+            case .connectivity: return self != .interval
+            case .visibility: return self == .intervalOnlineVisibility
+            case .push, .foreground, .localEdit, .periodic, .opportunistic, .interval, .manual: return true
+            }
+        }
+    }
+
+    public enum UnloadFlush: String, Sendable, CaseIterable {
+        /// Nothing: pending ops wait for the next page load.
+        case none
+        /// An async task started in the unload handler: the page is gone before it runs.
+        case task
+        /// `navigator.sendBeacon` of the pending batch: delivered after the page is gone.
+        case beacon
+    }
+}
+
+extension DeviceSettings {
+    /// The design switches (issue 13) and the execution costs, as knobs: each default is the lab's design.
+    static let switchKnobs: [DeviceKnob] = [
+        .named("pullOn", "pull-on", \.pullOn,
+               "design switch: which passes pull (all; pushOnly trusts the push; scheduledOnly: background runs only)"),
+        .bool("foregroundPull", "foreground-pull", \.foregroundPull,
+              "design switch: coming to the foreground runs a pass (seed 004's fix)"),
+        .named("opQueue", "op-queue", \.opQueue,
+               "design switch: ledger (durable) or memory (unsent ops lost at kill, force quit, restart)"),
+        .bool("keyPerAttempt", "key-per-attempt", \.keyPerAttempt,
+              "design switch: a new idempotency key on every attempt (the lost-ack double apply)"),
+        .bool("leases", "leases", \.leases,
+              "design switch: claims carry an expiring lease (false: a killed pass strands its ops)"),
+        .named("cursorCommit", "cursor-commit", \.cursorCommit,
+               "design switch: withPage (one transaction) or beforePage (cursor committed first, page later)"),
+        .bool("retryPermanent", "retry-permanent", \.retryPermanent,
+              "design switch: permanent refusals retried forever, no attempt cap"),
+        .bool("backoffCap", "backoff-cap", \.backoffCap, "design switch: cap the exponential backoff at backoffCapSec"),
+        .bool("coalesce", "coalesce", \.coalesce,
+              "design switch: unique work, KEEP (false: every trigger during a pass queues a full pass)"),
+        .number("opCostSec", "op-cost-sec", 0...3_600, \.opCostSec,
+                "execution seconds charged per op sent (a window can run out mid-pass)"),
+        .number("pageCostSec", "page-cost-sec", 0...3_600, \.pageCostSec,
+                "execution seconds charged per page applied"),
+        .bool("expirationHandler", "expiration-handler", \.expirationHandler,
+              "design switch, iOS: expirationHandler wired (false: an expired task is killed, the budget shrinks)"),
+        .named("reschedule", "reschedule", \.reschedule,
+               "design switch, iOS: submit the next request first in the handler, or last"),
+        .named("taskKind", "task-kind", \.taskKind,
+               "design switch, iOS: refresh (BGAppRefreshTask) or processing (BGProcessingTask, external power)"),
+        .named("webTriggers", "web-triggers", \.webTriggers,
+               "design switch, web: which page events run a pass besides load and the interval timer"),
+        .named("unloadFlush", "unload-flush", \.unloadFlush,
+               "design switch, web: at tab close: none, task (never runs) or beacon (sendBeacon, = beacon: true)"),
+    ]
+}
+
+extension DeviceKnob {
+    /// A choice among the cases of a string enum, written exactly as their raw values (`pushOnly`, `beforePage`).
+    static func named<E: RawRepresentable & CaseIterable & Sendable>(
+        _ key: String, _ flag: String, _ path: WritableKeyPath<DeviceSettings, E> & Sendable, _ help: String
+    ) -> DeviceKnob where E.RawValue == String {
+        DeviceKnob(key: key, flag: flag, values: .choice(E.allCases.map(\.rawValue)), help: help,
+                   read: { $0[keyPath: path].rawValue },
+                   write: { settings, text in settings[keyPath: path] = E.allCases.first { $0.rawValue == text }! })
+    }
+}
