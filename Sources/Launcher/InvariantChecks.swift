@@ -285,8 +285,15 @@ enum InvariantChecks {
         /// The cursor each device's events last reported: a move, or the cursor a restarted process found.
         var reported: [String: Int] = [:]
         var moves = 0
-        for event in data.events where event.type == "cursor.moved" || event.type == "process.started" {
+        for event in data.events
+        where event.type == "cursor.moved" || event.type == "process.started" || event.type == "app.reinstalled" {
             guard let device = data.device(event.proc) else { continue }
+            if event.type == "app.reinstalled" {
+                // A new install starts from an empty file: its cursor history starts again at 0.
+                last[event.proc] = 0
+                reported[event.proc] = 0
+                continue
+            }
             if event.type == "process.started" {
                 if let cursor = event.int("cursor") { reported[event.proc] = cursor }
                 continue
@@ -425,9 +432,17 @@ enum InvariantChecks {
         let launcher = data.events.filter { $0.proc == "launcher" }
         if let timeout = launcher.last(where: { $0.type == "quiesce.timeout" }) {
             let stuck = (timeout["stuck"]?.arrayValue ?? []).compactMap(\.stringValue)
-            let text = "quiesce did not settle after \(timeout.int("rounds") ?? 0) rounds"
-                + (stuck.isEmpty ? "" : ": " + stuck.prefix(5).joined(separator: "; "))
-            return InvariantResult(name, [Violation(device: nil, account: nil, text)], held: "")
+            let devices = (timeout["stuckDevices"]?.arrayValue ?? []).compactMap(\.stringValue)
+            let intro = "quiesce did not settle after \(timeout.int("rounds") ?? 0) rounds"
+            // One counter-example per stuck device, so an expectation can name the device or its account.
+            guard devices.count == stuck.count, !devices.isEmpty else {
+                let text = intro + (stuck.isEmpty ? "" : ": " + stuck.prefix(5).joined(separator: "; "))
+                return InvariantResult(name, [Violation(device: nil, account: nil, text)], held: "")
+            }
+            let violations = zip(devices, stuck).map { device, text in
+                Violation(device: device, account: data.device(device)?.account, "\(intro): \(text)")
+            }
+            return InvariantResult(name, violations, held: "")
         }
         guard let done = launcher.last(where: { $0.type == "quiesce.done" }) else {
             let ran = launcher.contains { $0.type == "process.started" }

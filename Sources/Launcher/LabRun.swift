@@ -535,18 +535,22 @@ public final class LabRun {
         notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; the checks see the state as it was")
         // What was still unsettled in the last round: pending ops, or a cursor short of its account's head.
         var stuck: [JSONValue] = []
+        var stuckDevices: [JSONValue] = []
         for device in topology.devices {
             guard let state = previous[device.id] else {
                 stuck.append(.string("\(device.id) did not answer"))
+                stuckDevices.append(.string(device.id))
                 continue
             }
             let parts = state.split(separator: "/")
             let head = lastHeads[topology.account(of: device.id) ?? ""] ?? 0
             if parts.first != "0" || Int(parts.last ?? "") != head {
                 stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, cursor \(parts.last ?? "?") of \(head)"))
+                stuckDevices.append(.string(device.id))
             }
         }
-        log.emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck))])
+        log.emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck)),
+                                     ("stuckDevices", .array(stuckDevices))])
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.

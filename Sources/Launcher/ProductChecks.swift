@@ -22,16 +22,25 @@ public struct ProductCheckSettings: Sendable, Equatable {
         public var per: Scope
     }
 
+    /// At most `maxPercent` % of a device's passes during the scenario did nothing (sent no op, applied no change):
+    /// the battery and budget a design without unique work (KEEP) spends on passes that find nothing to do.
+    public struct WastedPasses: Sendable, Equatable {
+        public var maxPercent: Double
+    }
+
     public var dataAgeAtOpen: DataAgeAtOpen?
+    public var wastedPasses: WastedPasses?
     public var unsyncedAt24h: UnsyncedAt24h?
     /// Every op settled (completed or refused) within this many simulated seconds of the heal's start.
     public var settledAfterHealSec: Double?
 
     public init() {}
 
-    public var isEmpty: Bool { dataAgeAtOpen == nil && unsyncedAt24h == nil && settledAfterHealSec == nil }
+    public var isEmpty: Bool {
+        dataAgeAtOpen == nil && unsyncedAt24h == nil && settledAfterHealSec == nil && wastedPasses == nil
+    }
 
-    public static let names = ["data-age-at-open", "unsynced-at-24h", "settled-after-heal"]
+    public static let names = ["data-age-at-open", "unsynced-at-24h", "settled-after-heal", "wasted-passes"]
 }
 
 /// The product checks of a run, computed from the devices' files (opens, ledger) and the server's events.
@@ -42,6 +51,7 @@ enum ProductChecks {
         if let check = settings.dataAgeAtOpen { results.append(dataAgeAtOpen(data, check)) }
         if let check = settings.unsyncedAt24h { results.append(unsyncedAt24h(data, check)) }
         if let limit = settings.settledAfterHealSec { results.append(settledAfterHeal(data, within: limit)) }
+        if let check = settings.wastedPasses { results.append(wastedPasses(data, check)) }
         return results
     }
 
@@ -168,6 +178,32 @@ enum ProductChecks {
         }
         return InvariantResult("settled-after-heal", violations,
                                held: "\(settled) ops settled, none later than \(formatSim(limit)) after heal began")
+    }
+
+    static func wastedPasses(_ data: RunData, _ check: ProductCheckSettings.WastedPasses) -> InvariantResult {
+        var total: [String: Int] = [:]
+        var empty: [String: Int] = [:]
+        for event in data.events where event.type == "pass.end" && event.sim < data.scenarioEndSim {
+            guard data.device(event.proc) != nil else { continue }
+            total[event.proc, default: 0] += 1
+            if (event.int("sent") ?? 0) == 0 && (event.int("pulled") ?? 0) == 0 { empty[event.proc, default: 0] += 1 }
+        }
+        var violations: [Violation] = []
+        for device in data.devices {
+            let passes = total[device.id] ?? 0
+            guard passes > 0 else { continue }
+            let wasted = empty[device.id] ?? 0
+            let percent = 100 * Double(wasted) / Double(passes)
+            if percent > check.maxPercent {
+                violations.append(Violation(device: device.id, account: device.account,
+                    "\(device.id): \(wasted) of \(passes) passes (\(formatPercent(percent))) sent nothing and applied "
+                        + "nothing; at most \(formatPercent(check.maxPercent)) allowed"))
+            }
+        }
+        let all = total.values.reduce(0, +), wasted = empty.values.reduce(0, +)
+        return InvariantResult("wasted-passes", violations,
+                               held: "\(wasted) of \(all) passes did nothing; at most "
+                                + "\(formatPercent(check.maxPercent)) per device")
     }
 
     static func formatPercent(_ value: Double) -> String {

@@ -215,7 +215,7 @@ extension Topology {
 
     /// `checks: { dataAgeAtOpen: {percent, budgetMin?, per?}, unsyncedAt24h: {maxPercent, per?}, settledAfterHealMin }`.
     static func readChecks(_ c: NodeReader) throws(TopologyError) -> ProductCheckSettings {
-        try c.onlyKeys(["dataAgeAtOpen", "unsyncedAt24h", "settledAfterHealMin"])
+        try c.onlyKeys(["dataAgeAtOpen", "unsyncedAt24h", "settledAfterHealMin", "wastedPasses"])
         var checks = ProductCheckSettings()
         let scopes = ProductCheckSettings.Scope.allCases.map(\.rawValue)
         if let d = try c.object("dataAgeAtOpen") {
@@ -235,6 +235,13 @@ extension Topology {
                                          per: .init(rawValue: try u.oneOf("per", scopes, default: "device")!)!)
         }
         checks.settledAfterHealSec = try c.number("settledAfterHealMin", in: 0...1e7).map { $0 * 60 }
+        if let w = try c.object("wastedPasses") {
+            try w.onlyKeys(["maxPercent"])
+            guard let max = try w.number("maxPercent", in: 0...100) else {
+                throw w.fail("missing required key \"maxPercent\" (the share of passes allowed to do nothing, 0–100)")
+            }
+            checks.wastedPasses = .init(maxPercent: max)
+        }
         return checks
     }
 

@@ -113,6 +113,8 @@ import Testing
         defer { fixture.remove() }
         fixture.events.append(fixture.event(22, "b", "op.saved", #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.events.append(fixture.event(40, "b", "app.reinstalled", #""lost":1"#))
+        // The new install pulls from 0 again: its cursor history starts over, and does not go backwards.
+        fixture.events.append(fixture.event(41, "b", "cursor.moved", #""from":0,"to":1,"pass":1"#))
         let result = try onlyFailing(fixture, "no-lost-edit")
         #expect(result.detail.contains("the app was reinstalled at 40s before any pass sent it"), "\(result.detail)")
     }
@@ -478,6 +480,23 @@ import Testing
         let result = try #require(try fixture.report().checks.first { $0.name == "settled-after-heal" })
         #expect(!result.held)
         #expect(result.detail.contains("op k3 on b is still waitingToSend at the end"), "\(result.detail)")
+    }
+
+    /// A pass that sent nothing and applied nothing is wasted work (no unique work: every trigger a full pass).
+    @Test func wastedPassesFailsWhenTooManyPassesDoNothing() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
+        for n in 2...4 {
+            fixture.events.append(fixture.event(30 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"push\""))
+            fixture.events.append(fixture.event(30 + n, "b", "pass.end",
+                                                "\"pass\":\(n),\"trigger\":\"push\",\"sent\":0,\"pulled\":0,\"cursor\":1,\"cutOff\":false,\"outcome\":\"completed\""))
+        }
+        let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
+        #expect(!result.held)
+        #expect(result.detail.contains("b: 3 of 4 passes (75 %) sent nothing and applied nothing; at most 40 % allowed"),
+                "\(result.detail)")
+        #expect(result.violations.map(\.device) == ["b"])
     }
 
     @Test func withoutChecksNoneRuns() throws {
