@@ -5,13 +5,13 @@ import ZeroMQ
 
 /// Talks to one process's control socket: a DEALER that sends `control` and waits for the matching `controlAck`.
 /// It reconnects by itself after the process restarts; a late ack of an earlier request is skipped by its `req`.
-final class ControlClient {
+package final class ControlClient {
     let name: String
     let endpoint: String
     private let socket: Socket
     private var nextRequest = 1
 
-    init(context: Context, name: String, endpoint: String) throws {
+    package init(context: Context, name: String, endpoint: String) throws {
         self.name = name
         self.endpoint = endpoint
         socket = try Socket(context, .dealer)
@@ -71,7 +71,7 @@ final class ControlClient {
     }
 
     /// Waits until the process answers `ping`.
-    func waitReady(timeout: Double, alive: () -> Bool) throws {
+    package func waitReady(timeout: Double, alive: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: Error?
         while Date() < deadline {
