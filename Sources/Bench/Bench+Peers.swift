@@ -72,7 +72,9 @@ extension Bench {
             for (name, peerKey, labKey) in measured.prefix(2) {
                 let best = ["nats", "redis"].map { value("peers.\($0).\(peerKey)") }.filter(\.isFinite).min() ?? .nan
                 let s = value(labKey)
-                rows.append(["best peer", name, String(format: "%.3f ms", best), String(format: "%.3f ms", s),
+                let floor = value("floor.propagationMs")
+                rows.append(["best peer", name, String(format: "%.3f ms (%.1f× floor)", best, best / floor),
+                             String(format: "%.3f ms (%.1f× floor)", s, s / floor),
                              s <= best ? "met (SyncLab ≤ best peer)" : String(format: "MISSED (%.2f× the best peer)", s / best)])
             }
         }
@@ -85,9 +87,12 @@ extension Bench {
                          String(format: "%.2f", value("\(base).cpuMsPerEditAll"))])
         }
         for kind in ["processes", "pooled"] {
-            rows.append(["growth exponent, \(kind)", "",
-                         String(format: "p50 N^%.2f", value("growth.\(kind).p50Exponent")),
-                         String(format: "CPU per edit N^%.2f", value("growth.\(kind).cpuExponent")), "O(N) is N^1"])
+            func power(_ key: String) -> String {
+                let v = value("growth.\(kind).\(key)")
+                return v.isFinite ? String(format: "N^%.2f", v) : "— (fewer than 2 sizes)"
+            }
+            rows.append(["growth exponent, \(kind)", "", "p50 " + power("p50Exponent"),
+                         "CPU per edit, all " + power("cpuExponent"), "O(N) is N^1"])
         }
         func render(_ rows: [[String]]) -> String {
             let widths = (0..<5).map { c in rows.map { $0[c].count }.max() ?? 0 }
@@ -102,7 +107,7 @@ extension Bench {
             text += "durability: SyncLab SQLite WAL, synchronous=normal on every database; "
             text += ["nats", "redis"].map { "\($0): \(peerDurability[$0] ?? "not run")" }.joined(separator: "; ") + "\n"
             text += "peers: devices are threads of the bench process, each with its own SQLite file and connections;\n"
-            text += "SyncLab's CPU is every lab process's from the scenario's start to the final stats (10 ms ticks).\n\n"
+            text += "SyncLab's CPU is every lab process's from the scenario's start to its end (/proc ticks of 10 ms).\n\n"
         }
         return text + render(Array(rows[split...]))
     }

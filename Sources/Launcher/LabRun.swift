@@ -30,6 +30,8 @@ public final class LabRun {
     /// Each process's CPU seconds when the scenario began (stats.json `cpuSecondsAtScenario`), so the cost of a
     /// run's work can be told from the cost of starting it.
     private var cpuAtScenario: [(String, JSONValue)] = []
+    /// … and when it ended (`cpuSecondsAtHeal`), before healing and quiescing poll every process.
+    private var cpuAtHeal: [(String, JSONValue)] = []
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
         self.topology = topology
@@ -61,6 +63,7 @@ public final class LabRun {
         cpuAtScenario = cpuSeconds()
         phase("scenario")
         try playTimeline()
+        cpuAtHeal = cpuSeconds()
         phase("heal")
         heal()
         phase("quiesce")
@@ -450,6 +453,7 @@ public final class LabRun {
         stats.append(("privateMB", .object(privateMemory)))
         stats.append(("cpuSeconds", .object(cpu)))
         stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
+        stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))
         stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
         stats.append(("notes", .array(notes.map { .string($0) })))
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
