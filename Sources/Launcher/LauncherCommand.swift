@@ -13,7 +13,7 @@ public enum LauncherCommand {
           synclab check RUNDIR      re-check the invariants from a run folder's databases and events
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
-          synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
+          synclab bench [--out DIR] [--quick] [--no-peers]   measure against this machine's floor, NATS and Redis
           synclab COMMAND --help    the options of one command
 
         Exit status: 0 every invariant held, 1 an invariant failed, 2 the topology or the command line was wrong.
