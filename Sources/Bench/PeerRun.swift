@@ -111,16 +111,50 @@ struct PeerRun {
         }
         let cpuEnd = Self.cpuSeconds(serverPID: serverPID)
         let samples = shared.latencies.withLock { $0 }.sorted()
-        var figures = PeerFigures()
-        figures.delivered = samples.count
-        figures.expected = expected
         guard samples.count == expected else {
             throw LabError.io("\(name): \(samples.count) of \(expected) deliveries within 30 s of the last edit")
         }
+        try checkReplay(origin: origin, shared: shared, expected: expected)
+        shared.stop.store(true, ordering: .releasing)
+        let stoppedBy = Date().addingTimeInterval(10)
+        while shared.finished.load(ordering: .acquiring) < receivers && Date() < stoppedBy { usleep(1_000) }
+        try checkConverged()
+        var figures = PeerFigures()
+        figures.delivered = samples.count
+        figures.expected = expected
         figures.p50Ms = percentile(samples, 0.50)
         figures.p99Ms = percentile(samples, 0.99)
         figures.cpuMsPerEdit = (cpuEnd - cpuStart) * 1000 / Double(expected)
         return figures
+    }
+
+    /// Sends the first edit again with its key, as a device does when it never saw the answer: the server must
+    /// answer with the reference it gave the first time and no device may apply it again.
+    private func checkReplay(origin: PeerDevice, shared: Shared, expected: Int) throws {
+        let first = PeerChange(edit: 0, key: "edit-0", draft: "draft-0", origin: "d0", body: "edit 0")
+        let firstRef = try PeerStore(path: "\(folder)/d0.sqlite").database
+            .first("SELECT ref FROM ops WHERE key = ?", first.key) { $0.optionalString(0) } ?? nil
+        let again = try origin.send(first)
+        guard again == firstRef else {
+            throw LabError.io("\(name): a replayed edit was appended again (\(again), first \(firstRef ?? "none"))")
+        }
+        usleep(300_000)
+        let delivered = shared.latencies.withLock { $0.count }
+        guard delivered == expected else {
+            throw LabError.io("\(name): a replayed edit was applied again (\(delivered) deliveries, \(expected) edits)")
+        }
+    }
+
+    /// Every device's drafts are the sender's, read from their SQLite files once the device threads have stopped.
+    private func checkConverged() throws {
+        func drafts(_ index: Int) throws -> [String] {
+            try PeerStore(path: "\(folder)/d\(index).sqlite").database
+                .query("SELECT id, body FROM drafts ORDER BY id") { "\($0.string(0))=\($0.string(1))" }
+        }
+        let reference = try drafts(0)
+        for index in 1..<devices where try drafts(index) != reference {
+            throw LabError.io("\(name): d\(index)'s drafts differ from d0's after the run")
+        }
     }
 
     /// This process's CPU seconds (every device thread and the clients' own threads) plus the server's.
