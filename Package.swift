@@ -55,7 +55,7 @@ let package = Package(
                     dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "SyncDeviceTests",
                     dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
-        .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "SyncProtocol"]),
+        .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
                     dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
     ],

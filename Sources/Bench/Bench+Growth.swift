@@ -69,8 +69,7 @@ extension Bench {
                        GrowthPlot.Series(name: "SyncLab, pooled", color: "#17becf", points: points(pooled), line: true)]
             for (peer, color) in [("nats", "#d62728"), ("redis", "#2ca02c")] {
                 let n = value("peers.\(peer).devices100.devices")
-                let peerMetric = metric == "cpuMsPerEditAll" ? "cpuMsPerEditAll" : metric
-                let pts = [(3.0, value("peers.\(peer).devices3.\(peerMetric)")), (n, value("peers.\(peer).devices100.\(peerMetric)"))]
+                let pts = [(3.0, value("peers.\(peer).devices3.\(metric)")), (n, value("peers.\(peer).devices100.\(metric)"))]
                 all.append(GrowthPlot.Series(name: peer == "nats" ? "NATS JetStream" : "Redis streams", color: color,
                                              points: pts.map { (x: $0.0, y: $0.1) }, line: true))
             }
