@@ -10,8 +10,10 @@ extension Bench {
     }
 
     mutating func measurePeers() {
+        // Ctrl-C or SIGTERM stops the run in progress, which stops its server: none is left behind.
+        Signals.install()
         for peer in ["nats", "redis"] {
-            for run in peerRuns {
+            for run in peerRuns where !Signals.stopRequested {
                 section("peer \(peer): \(run.devices) devices of one account") {
                     try $0.measurePeer(peer, devices: run.devices, edits: run.edits, spacingMs: run.spacingMs, key: run.key)
                 }

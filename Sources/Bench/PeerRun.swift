@@ -103,6 +103,7 @@ struct PeerRun {
             let ref = try origin.send(change)
             try store.applied(key: change.key, ref: ref)
             if let failure = shared.failure.withLock({ $0 }) { throw LabError.io(failure) }
+            if Signals.stopRequested { throw LabError.io("\(name): interrupted") }
         }
         let deliveredBy = Date().addingTimeInterval(30)
         while shared.latencies.withLock({ $0.count }) < expected && Date() < deliveredBy {
