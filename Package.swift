@@ -14,6 +14,9 @@ let package = Package(
         // C libraries, found in /usr/include; Debian's libzmq.pc adds krb5 flags SwiftPM rejects, so no pkgConfig.
         .systemLibrary(name: "CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // The bench's peers: the NATS C client and hiredis (the servers themselves are started by `synclab bench`).
+        .systemLibrary(name: "CNats", providers: [.apt(["libnats-dev"])]),
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // The few OS calls Swift cannot import (prctl is variadic).
         .target(name: "CSystem"),
 
@@ -31,9 +34,12 @@ let package = Package(
         .target(name: "PushBroker", dependencies: ["ZeroMQ", "SyncProtocol", "LabKit"]),
         .target(name: "SyncDevice", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
         .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
+        // `synclab bench`: the floors, the lab's figures and the NATS and Redis peers; only this target links their
+        // clients, so the launcher and every role stay free of them.
+        .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "CNats", "CHiredis"]),
 
         // Thin executables.
-        .executableTarget(name: "synclab", dependencies: ["Launcher", "LabKit"]),
+        .executableTarget(name: "synclab", dependencies: ["Launcher", "Bench", "LabKit"]),
         .executableTarget(name: "synclab-server", dependencies: ["SyncServer", "LabKit"]),
         .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
         .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit"]),
@@ -52,6 +58,7 @@ let package = Package(
         // The hostile-client suite: real CURVE processes attacked from outside (docs/SECURITY.md).
         .testTarget(name: "SecurityTests",
                     dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
+        .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
                     dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
     ],

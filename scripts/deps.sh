@@ -1,9 +1,25 @@
-# Sourced by scripts/test and scripts/lab: installs libzmq3-dev and libsqlite3-dev when they are missing (and, for
-# scripts/test, Debian's chromium: the browser test renders report.html in it).
+# Sourced by scripts/test and scripts/lab: installs what the build needs when it is missing (libzmq3-dev,
+# libsqlite3-dev, and the NATS and Redis C clients the bench target links), and, for `scripts/lab bench` only, the
+# servers the bench starts as its peers (nats-server, redis-server).
+# For scripts/test, also Debian's chromium: the browser test renders report.html in it.
 synclab_need_packages() {
     local missing=()
     [ -f /usr/include/zmq.h ] || missing+=(libzmq3-dev)
     [ -f /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+    [ -f /usr/include/nats/nats.h ] || missing+=(libnats-dev)
+    [ -f /usr/include/hiredis/hiredis.h ] || missing+=(libhiredis-dev)
+    synclab_install "${missing[@]}"
+}
+# The bench's peers: nats-server (Debian puts it in /usr/sbin) and redis-server.
+synclab_need_bench_peers() {
+    local missing=()
+    command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
+    command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+    synclab_install "${missing[@]}"
+}
+# Installs the Debian packages named (none: nothing to do) with apt-get; exits 2 when it cannot.
+synclab_install() {
+    local missing=("$@")
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
         echo "SyncLab needs ${missing[*]}; run as root or: sudo apt-get install -y ${missing[*]}" >&2

@@ -3,17 +3,17 @@ import LabKit
 
 /// One process the launcher started: an executable, its arguments and its log file. It can be killed, paused,
 /// resumed and started again with the same arguments (a restart after kill -9 resumes from its database).
-final class ChildProcess {
-    let name: String
+package final class ChildProcess {
+    package let name: String
     let executable: String
     let arguments: [String]
-    let logPath: String
-    private(set) var pid: pid_t = 0
-    private(set) var running = false
+    package let logPath: String
+    package private(set) var pid: pid_t = 0
+    package private(set) var running = false
     private(set) var paused = false
     private(set) var exitStatus: Int32?
 
-    init(name: String, executable: String, arguments: [String], logPath: String) {
+    package init(name: String, executable: String, arguments: [String], logPath: String) {
         self.name = name
         self.executable = executable
         self.arguments = arguments
@@ -21,7 +21,7 @@ final class ChildProcess {
     }
 
     /// Starts the process with stdout and stderr appended to its log and the launcher as its lifeline.
-    func start() throws {
+    package func start() throws {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw LabError.config("cannot run \(executable): not found or not executable (build with scripts/lab)")
         }
@@ -51,7 +51,7 @@ final class ChildProcess {
         exitStatus = nil
     }
 
-    func signal(_ sig: Int32) {
+    package func signal(_ sig: Int32) {
         guard running else { return }
         kill(pid, sig)
         if sig == SIGSTOP { paused = true }
@@ -60,7 +60,7 @@ final class ChildProcess {
 
     /// Reaps the process if it has exited; true when it is no longer running.
     @discardableResult
-    func poll() -> Bool {
+    package func poll() -> Bool {
         guard running else { return true }
         var status: Int32 = 0
         let rc = waitpid(pid, &status, WNOHANG)
@@ -74,7 +74,7 @@ final class ChildProcess {
     }
 
     /// Waits up to `timeout` real seconds for the process to exit.
-    func wait(timeout: Double) -> Bool {
+    package func wait(timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if poll() { return true }
@@ -84,7 +84,7 @@ final class ChildProcess {
     }
 
     /// SIGKILL and reap.
-    func killNow() {
+    package func killNow() {
         guard running else { return }
         if paused { kill(pid, SIGCONT) }
         kill(pid, SIGKILL)
@@ -92,7 +92,7 @@ final class ChildProcess {
     }
 
     /// A description of how it ended, for the log.
-    var exitDescription: String {
+    package var exitDescription: String {
         guard let status = exitStatus else { return running ? "running" : "not started" }
         let signal = status & 0x7f
         if signal != 0 { return "killed by signal \(signal)" }
@@ -101,10 +101,10 @@ final class ChildProcess {
 
     /// Resident memory in MB from /proc, nil if unknown. It counts the pages of shared libraries (the Swift runtime,
     /// Foundation) that every process of the run shares.
-    var residentMB: Double? { statusMB("VmRSS:") }
+    package var residentMB: Double? { statusMB("VmRSS:") }
 
     /// Memory this process alone holds (anonymous pages: heap, stacks), in MB.
-    var privateMB: Double? { statusMB("RssAnon:") }
+    package var privateMB: Double? { statusMB("RssAnon:") }
 
     private func statusMB(_ field: String) -> Double? {
         guard running, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }

@@ -5,14 +5,14 @@ import ZeroMQ
 
 /// Talks to one process's control socket: a DEALER that sends `control` and waits for the matching `controlAck`.
 /// It reconnects by itself after the process restarts; a late ack of an earlier request is skipped by its `req`.
-final class ControlClient {
+package final class ControlClient {
     let name: String
     let endpoint: String
     private let socket: Socket
     private var nextRequest = 1
 
     /// `curve`: the launcher's key pair and the target's public key (its control socket admits only that pair).
-    init(context: Context, name: String, endpoint: String, curve: (CurveKeyPair, String)? = nil) throws {
+    package init(context: Context, name: String, endpoint: String, curve: (CurveKeyPair, String)? = nil) throws {
         self.name = name
         self.endpoint = endpoint
         socket = try Socket(context, .dealer)
@@ -80,7 +80,7 @@ final class ControlClient {
     }
 
     /// Waits until the process answers `ping`.
-    func waitReady(timeout: Double, alive: () -> Bool) throws {
+    package func waitReady(timeout: Double, alive: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: Error?
         while Date() < deadline {

@@ -30,6 +30,11 @@ public final class LabRun {
     private var armedCrashes: [String: [(point: String, target: String)]] = [:]
     /// What happened along the way that the report should mention (a step that failed, a quiesce timeout).
     public private(set) var notes: [String] = []
+    /// Each process's CPU seconds when the scenario began (stats.json `cpuSecondsAtScenario`), so the cost of a
+    /// run's work can be told from the cost of starting it.
+    private var cpuAtScenario: [(String, JSONValue)] = []
+    /// … and when it ended (`cpuSecondsAtHeal`), before healing and quiescing poll every process.
+    private var cpuAtHeal: [(String, JSONValue)] = []
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
         self.topology = topology
@@ -58,8 +63,10 @@ public final class LabRun {
             folder.mergeEvents()
         }
         try startAll()
+        cpuAtScenario = cpuSeconds()
         phase("scenario")
         try playTimeline()
+        cpuAtHeal = cpuSeconds()
         phase("heal")
         heal()
         phase("quiesce")
@@ -560,13 +567,10 @@ public final class LabRun {
             if let ack = try? controls[name]!.call("stats"), let data = ack.data { stats.append((name, data)) }
         }
         var memory: [(String, JSONValue)] = []
-        var cpu: [(String, JSONValue)] = []
         for name in order {
             if let mb = processes[name]?.residentMB { memory.append((name, .double((mb * 10).rounded() / 10))) }
-            if let process = processes[name], process.running, let seconds = ProcessCPU.seconds(pid: process.pid) {
-                cpu.append((name, .double((seconds * 100).rounded() / 100)))
-            }
         }
+        let cpu = cpuSeconds()
         stats.append(("residentMB", .object(memory)))
         var privateMemory: [(String, JSONValue)] = []
         for name in order {
@@ -574,9 +578,20 @@ public final class LabRun {
         }
         stats.append(("privateMB", .object(privateMemory)))
         stats.append(("cpuSeconds", .object(cpu)))
+        stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
+        stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))
         stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
         stats.append(("notes", .array(notes.map { .string($0) })))
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
+    }
+
+    /// CPU seconds of every running process, by name.
+    private func cpuSeconds() -> [(String, JSONValue)] {
+        order.compactMap { name in
+            guard let process = processes[name], process.running, let seconds = ProcessCPU.seconds(pid: process.pid)
+            else { return nil }
+            return (name, .double((seconds * 100).rounded() / 100))
+        }
     }
 
     // MARK: - Terminal
@@ -604,7 +619,7 @@ public final class LabRun {
 }
 
 /// A free TCP port on 127.0.0.1, found by binding port 0.
-func freePort() -> Int {
+package func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()

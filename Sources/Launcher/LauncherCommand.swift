@@ -15,7 +15,7 @@ public enum LauncherCommand {
           synclab validate TOPOLOGY check a topology file without starting anything
           synclab explain RUNDIR KEY  the whole story of an op key, a hint id or a draft, from events.jsonl
           synclab compare RUN_A RUN_B two runs side by side: verdicts, invariants, every figure (and compare.html)
-          synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
+          synclab bench [--out DIR] [--quick] [--no-peers]   measure against this machine's floor, NATS and Redis
           synclab keys --out DIR NAME…   make a CURVE key pair per NAME (DIR/NAME.secret 0600, DIR/NAME.public)
           synclab COMMAND --help    the options of one command
 
@@ -92,8 +92,6 @@ public enum LauncherCommand {
             return compare(rest)
         case "validate":
             return validate(rest)
-        case "bench":
-            return bench(rest)
         case "keys":
             return RunKeys.command(rest)
         default:
@@ -266,42 +264,8 @@ public enum LauncherCommand {
         return status
     }
 
-    static let benchSpec = CommandSpec(
-        name: "synclab bench", summary: "measure the lab against this machine's own floor",
-        usage: "synclab bench [--out DIR] [--quick]",
-        flags: [
-            Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
-            Flag("quick", help: "fewer samples and 20 devices instead of 100: a sanity run of every figure"),
-            Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
-        ],
-        footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
-            + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
-            + "broker hints/s beside a raw fan-out, resident memory. The server and broker write events, as in a run.\n"
-            + "Targets are printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
-
-    static func bench(_ arguments: [String]) -> Int32 {
-        let options = benchSpec.parseOrExit(arguments)
-        guard options.positional.isEmpty else {
-            Output.stderr("synclab bench: unexpected argument \(options.positional[0])\n")
-            return 2
-        }
-        let out = options.string("out") ?? RunFolder.timestamped(base: "runs", name: "bench").root
-        let bin = options.string("bin") ?? ProcessInfo.processInfo.environment["SYNCLAB_BIN"] ?? executableDirectory()
-        var bench = Bench(out: out, bin: bin, quick: options.has("quick"))
-        do {
-            try bench.run()
-        } catch {
-            bench.failures.append("floor: \(error)")
-        }
-        let path = "\(out)/bench.json"
-        _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
-        Output.stdout(bench.table + "bench.json: \(path)\n")
-        for failure in bench.failures { Output.stderr("synclab bench: not measured: \(failure)\n") }
-        return bench.failures.isEmpty ? 0 : 1
-    }
-
     /// The folder of the running executable, where SwiftPM puts the other products too.
-    static func executableDirectory() -> String {
+    package static func executableDirectory() -> String {
         let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return (path as NSString).deletingLastPathComponent
     }

@@ -1,9 +1,9 @@
 import Foundation
 
 /// CPU time a running process has used, from /proc/PID/stat (Linux).
-enum ProcessCPU {
+package enum ProcessCPU {
     /// User + system seconds, nil when the process or /proc is not there.
-    static func seconds(pid: pid_t) -> Double? {
+    package static func seconds(pid: pid_t) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")")
         else { return nil }

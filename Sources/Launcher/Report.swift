@@ -7,13 +7,13 @@ public struct Report {
     /// Devices listed one by one in report.md's passes table; more are summarized in one row.
     static let devicesListed = 40
 
-    let data: RunData
-    let invariants: [InvariantResult]
+    package let data: RunData
+    package let invariants: [InvariantResult]
     /// The topology's product checks (`checks`), empty when it states none.
     let checks: [InvariantResult]
     /// How the run measured up to the topology's `expect`, nil when it has none.
     let expectation: Expectation.Outcome?
-    let figures: RunFigures
+    package let figures: RunFigures
     let notes: [String]
     /// The phase the launcher was in when the run was stopped before its checks (Ctrl-C), or nil for a whole run
     /// (and for a folder no launcher wrote). Read once from the events: a big run has millions of them.

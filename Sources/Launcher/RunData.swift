@@ -33,7 +33,7 @@ struct DeviceData {
 
 /// Everything a run folder holds that the checks and the report read: the merged events, the server's and every
 /// device's database, the processes' own counters.
-struct RunData {
+package struct RunData {
     let folder: RunFolder
     let topology: Topology
     let seed: UInt64
@@ -47,7 +47,7 @@ struct RunData {
     var heads: [String: Int] = [:]
     var serverReadError: String?
     var devices: [DeviceData] = []
-    var stats: JSONValue = .null
+    package var stats: JSONValue = .null
     /// Simulated time the heal phase began (the end of the scenario), from the launcher's `phase` event.
     var scenarioEndSim: Double
     /// The run's simulated 0 in wall µs (run.json), to place a ledger's wall-clock stamps in simulated time.

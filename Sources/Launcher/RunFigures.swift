@@ -2,9 +2,9 @@ import Foundation
 import SyncProtocol
 
 /// Latency percentiles of a set of samples, in milliseconds of real time and seconds of simulated time.
-struct Latency {
-    var count = 0
-    var p50Ms = 0.0, p95Ms = 0.0, p99Ms = 0.0, maxMs = 0.0
+package struct Latency {
+    package var count = 0
+    package var p50Ms = 0.0, p95Ms = 0.0, p99Ms = 0.0, maxMs = 0.0
     var p50SimSec = 0.0, p95SimSec = 0.0, maxSimSec = 0.0
 
     init(realMs: [Double], simSec: [Double]) {
@@ -28,15 +28,15 @@ struct Latency {
     }
 }
 
-func percentile(_ sorted: [Double], _ p: Double) -> Double {
+package func percentile(_ sorted: [Double], _ p: Double) -> Double {
     guard !sorted.isEmpty else { return 0 }
     let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1
     return sorted[min(max(rank, 0), sorted.count - 1)]
 }
 
-func round3(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
+package func round3(_ x: Double) -> Double { (x * 1000).rounded() / 1000 }
 
-func median(_ values: [Double]) -> Double? {
+package func median(_ values: [Double]) -> Double? {
     guard !values.isEmpty else { return nil }
     let s = values.sorted()
     return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
@@ -74,9 +74,10 @@ struct PlatformRow {
 }
 
 /// The figures of the report, from the events and databases of a run.
-struct RunFigures {
+package struct RunFigures {
     var hints = HintAccounting.Counts()
-    var opsSaved = 0, opsApplied = 0, resends = 0, unknownOutcomes = 0, needsAttention = 0, conflicts = 0
+    package var opsSaved = 0
+    var opsApplied = 0, resends = 0, unknownOutcomes = 0, needsAttention = 0, conflicts = 0
     /// Passes during the scenario; heal's and quiesce's forced passes are counted apart (`healPasses…`), so a phone
     /// that never went offline shows no connectivity pass.
     var passesTotal = 0
@@ -84,8 +85,8 @@ struct RunFigures {
     var passesByDevice: [String: [String: Int]] = [:]
     var healPassesTotal = 0
     var healPassesByTrigger: [String: Int] = [:]
-    var propagation = Latency(realMs: [], simSec: [])
-    var propagationByPath: [String: Latency] = [:]
+    package var propagation = Latency(realMs: [], simSec: [])
+    package var propagationByPath: [String: Latency] = [:]
     var platforms: [PlatformRow] = []
     var lineages: [Lineage] = []
     var metrics: [(String, String)] = []

@@ -6,17 +6,17 @@ import ZeroMQ
 /// The CURVE keys of one run (docs/SECURITY.md): a key pair per process and per device plus the launcher's, made
 /// with `zmq_curve_keypair` when the run starts and written to `keys/` in the run folder (secret keys mode 0600,
 /// the folder 0700). Processes get key FILE paths on their command lines, never a key.
-struct RunKeys {
+package struct RunKeys {
     let directory: String
-    private(set) var pairs: [String: CurveKeyPair] = [:]
+    package private(set) var pairs: [String: CurveKeyPair] = [:]
 
-    init(directory: String) {
+    package init(directory: String) {
         self.directory = directory
     }
 
     /// Makes and writes the key pair of `name` (once).
     @discardableResult
-    mutating func make(_ name: String) throws -> CurveKeyPair {
+    package mutating func make(_ name: String) throws -> CurveKeyPair {
         if let pair = pairs[name] { return pair }
         let pair = try CurveKeyPair.generate()
         try pair.write(to: directory, name: name)
@@ -24,8 +24,8 @@ struct RunKeys {
         return pair
     }
 
-    func secretFile(_ name: String) -> String { "\(directory)/\(name).secret" }
-    func publicFile(_ name: String) -> String { "\(directory)/\(name).public" }
+    package func secretFile(_ name: String) -> String { "\(directory)/\(name).secret" }
+    package func publicFile(_ name: String) -> String { "\(directory)/\(name).public" }
 
     /// The run's accounts file with each device's public key beside its token.
     static func writeAccounts(_ topology: Topology, keys: RunKeys, to path: String) throws {

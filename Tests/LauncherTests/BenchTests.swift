@@ -13,6 +13,9 @@ import Testing
         // Issue 17: CURVE on and off in the same run.
         "floor.zmqRoundTripCurveUs", "propagation.devices3plain.p50Ms", "server.curve.opsPerSec",
         "server.curve.pullChangesPerSec",
+        // Cost growth (issue 18): the quick sizes, CPU per delivered edit, the exponent.
+        "propagation.devices10.p50Ms", "propagation.devices30.p50Ms", "propagation.devices3.cpuMsPerEdit",
+        "propagation.devices30.cpuMsPerEditAll",
     ]
 
     static func figure(_ json: JSONValue, _ key: String) -> Double? {
@@ -25,9 +28,10 @@ import Testing
     func quickBench() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
+        // The NATS and Redis peers are skipped: no test needs their servers (`scripts/lab bench` runs them).
         // Bounded: a bench that hangs is stopped and the test fails on the missing figures.
         let (status, output) = try OutputFile.runSynclab(
-            ["bench", "--quick", "--out", out.path, "--bin", EndToEndTests.binDirectory], limit: 150)
+            ["bench", "--quick", "--no-peers", "--out", out.path, "--bin", EndToEndTests.binDirectory], limit: 150)
         #expect(status == 0, "\(output)")
 
         let text = try String(contentsOfFile: out.appendingPathComponent("bench.json").path, encoding: .utf8)
@@ -53,5 +57,13 @@ import Testing
         let commit = Self.figure(json, "floor.sqliteCommitUs") ?? .nan
         #expect(abs(floor - (3 * commit + 2.5 * rt) / 1000) < 0.01)
         #expect(output.contains("propagation p50, 3 devices"))
+        #expect(output.contains("growth exponent, processes"))
+        // An exponent may come out of any sign on a busy machine; it must have been computed.
+        for key in ["growth.processes.cpuExponent", "growth.processes.p50Exponent"] {
+            #expect(Self.figure(json, key)?.isFinite == true, "\(key)")
+        }
+        #expect(json["peers"] == nil, "peers were skipped, so bench.json has none")
+        let html = try String(contentsOfFile: out.appendingPathComponent("bench.html").path, encoding: .utf8)
+        #expect(html.components(separatedBy: "<svg").count - 1 == 3 && !html.contains("<script"))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import Launcher
 import SQLite
 import SyncProtocol
 import ZeroMQ
@@ -10,6 +11,10 @@ struct Bench {
     let out: String
     let bin: String
     let quick: Bool
+    /// Whether the NATS and Redis peers run (`--no-peers` skips them).
+    var peers = true
+    /// Durability each peer ran with, stated beside its figures.
+    var peerDurability: [String: String] = [:]
     var figures: [(key: String, value: Double)] = []
     /// Sections that could not be measured, with why; their figures are null in bench.json.
     var failures: [String] = []
@@ -73,6 +78,8 @@ struct Bench {
             try $0.measurePropagation(devices: $0.quick ? 20 : 100, edits: $0.quick ? 20 : 200,
                                       spacingMs: $0.quick ? 40 : 60, key: "devices100pooled", pools: 1)
         }
+        measureGrowth()
+        if peers { measurePeers() }
     }
 
     /// Runs one part of the bench; a part that fails is reported and the others still run.
@@ -282,6 +289,7 @@ struct Bench {
         record("propagation.\(key).p99Ms", push.p99Ms)
         record("propagation.\(key).count", Double(push.count))
         record("propagation.\(key).devices", Double(devices))
+        recordCost(key: key, report: report)
         if key == "devices100" {
             // Devices that only received: their resident size after the run is an idle device's.
             let sizes = (report.data.stats["residentMB"]?.objectValue ?? [])
@@ -315,6 +323,9 @@ struct Bench {
         for figure in figures {
             let value: JSONValue = figure.value.isFinite ? .double(round3(figure.value)) : .null
             insert(figure.key.split(separator: ".").map(String.init), value, into: &root)
+        }
+        for (peer, durability) in peerDurability.sorted(by: { $0.key < $1.key }) {
+            insert(["peers", peer, "durability"], .string(durability), into: &root)
         }
         insert(["machine"], .object(machine), into: &root)
         insert(["quick"], .bool(quick), into: &root)
@@ -392,7 +403,7 @@ struct Bench {
         return rows.map {
             $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0) + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)
                 + $0.2.padding(toLength: w2 + 2, withPad: " ", startingAt: 0) + $0.3
-        }.joined(separator: "\n") + "\n"
+        }.joined(separator: "\n") + "\n" + peerAndGrowthTable
     }
 }
 

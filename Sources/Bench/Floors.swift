@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import Launcher
 import SQLite
 import Synchronization
 import ZeroMQ

@@ -1,0 +1,50 @@
+import Foundation
+import LabKit
+import Launcher
+
+/// `synclab bench`: parses its command line, runs the bench, writes `bench.json` and `bench.html`, prints the table.
+/// Exit 0 when every figure was measured, 1 when a section could not be, 2 for a bad command line.
+public enum BenchCommand {
+    static let spec = CommandSpec(
+        name: "synclab bench", summary: "measure the lab against this machine's own floor and against NATS and Redis",
+        usage: "synclab bench [--out DIR] [--quick] [--no-peers]",
+        flags: [
+            Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
+            Flag("quick", help: "fewer samples, 20 devices instead of 100, growth at 3, 10 and 30 devices: a sanity run"),
+            Flag("no-peers", help: "skip the NATS JetStream and Redis peers (they need nats-server and redis-server)"),
+            Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
+        ],
+        footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
+            + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
+            + "broker hints/s beside a raw fan-out, resident memory. The server and broker write events, as in a run.\n"
+            + "Cost growth: propagation and CPU per delivered edit at 3, 10, 30, 100 and 300 devices of one account,\n"
+            + "drawn log-log in bench.html with the growth exponent. Peers: the same push path (SQLite commits on both\n"
+            + "devices) on NATS JetStream and on Redis streams, started by the bench on free ports (peers.nats,\n"
+            + "peers.redis), printed beside SyncLab's with the ratio.\n"
+            + "Targets are printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        let options = spec.parseOrExit(arguments)
+        guard options.positional.isEmpty else {
+            Output.stderr("synclab bench: unexpected argument \(options.positional[0])\n")
+            return 2
+        }
+        let out = options.string("out") ?? RunFolder.timestamped(base: "runs", name: "bench").root
+        let bin = options.string("bin") ?? ProcessInfo.processInfo.environment["SYNCLAB_BIN"]
+            ?? LauncherCommand.executableDirectory()
+        var bench = Bench(out: out, bin: bin, quick: options.has("quick"))
+        bench.peers = !options.has("no-peers")
+        do {
+            try bench.run()
+        } catch {
+            bench.failures.append("floor: \(error)")
+        }
+        let path = "\(out)/bench.json"
+        _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
+        let html = "\(out)/bench.html"
+        _ = FileManager.default.createFile(atPath: html, contents: Data(bench.html.utf8))
+        Output.stdout(bench.table + "bench.json: \(path)\nbench.html: \(html)\n")
+        for failure in bench.failures { Output.stderr("synclab bench: not measured: \(failure)\n") }
+        return bench.failures.isEmpty ? 0 : 1
+    }
+}
