@@ -7,8 +7,10 @@ public func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
     defer { executor.shutdown() }
     return try await withTaskExecutorPreference(executor) {
         // The switch to the preferred executor happens at a suspension, and not always at the first one: suspend
-        // until the body runs on the executor's thread.
-        for _ in 0..<1_000 where !executor.isCurrent {
+        // until the body runs on the executor's thread (on a loaded machine that can take many yields; a count
+        // of them was not enough, so the bound is time).
+        let deadline = Date().addingTimeInterval(30)
+        while !executor.isCurrent && Date() < deadline {
             await Task.yield()
         }
         return try body()
@@ -30,7 +32,10 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
     }
 
     public init() {
-        Thread { [self] in run() }.start()
+        let started = DispatchSemaphore(value: 0)
+        Thread { [self] in run(started: started) }.start()
+        // The thread records itself before any job can be enqueued, so `isCurrent` is never asked too early.
+        started.wait()
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
@@ -48,12 +53,13 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
         condition.unlock()
     }
 
-    private func run() {
+    private func run(started: DispatchSemaphore) {
         // Named from inside: on Linux a name set before start() does not reach the new thread.
         Thread.current.name = "test-io"
         condition.lock()
         thread = pthread_self()
         condition.unlock()
+        started.signal()
         while true {
             condition.lock()
             while jobs.isEmpty && !stopped { condition.wait() }

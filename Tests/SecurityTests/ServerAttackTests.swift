@@ -207,11 +207,16 @@ import ZeroMQ
             try lab.expectUnchanged {
                 // The old connection may take a moment to close: every try must be refused.
                 for _ in 0..<5 {
-                    guard case .error(let error)? = try attacker.pull() else {
-                        Issue.record("no error")
-                        return
+                    switch try attacker.pull() {
+                    case .error(let error)?:
+                        #expect(error.code == .notAuthenticated)
+                    case nil:
+                        // libzmq ignores a connection whose routing id is still in use (no handover): silence is a
+                        // refusal too, and the database is unchanged either way.
+                        continue
+                    case let other?:
+                        Issue.record("the attacker was answered \(other)")
                     }
-                    #expect(error.code == .notAuthenticated)
                 }
             }
         }

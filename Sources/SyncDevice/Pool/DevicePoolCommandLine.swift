@@ -76,7 +76,7 @@ public enum DevicePoolCommandLine {
             // Set explicitly: the pool's own `--name` default would otherwise become every device's `proc`.
             own.values["name"] = device.id
             own.values.removeValue(forKey: "control")
-            own.values["engagement"] = format(device.engagement ?? 3)
+            own.values["engagement"] = format(device.engagement ?? 4)
             own.values["start-state"] = device.startState ?? "background"
             if device.charging == true { own.switches.insert("charging") }
             for (flag, value) in device.flags ?? [:] { own.values[flag] = value }

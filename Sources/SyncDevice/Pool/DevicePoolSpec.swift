@@ -15,7 +15,7 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
         public var platform: String
         /// The device's own SQLite ledger, the same schema as a separate device process's.
         public var db: String
-        /// App opens per simulated day (default 3, as `--engagement`).
+        /// App opens per simulated day (default 4, as `--engagement` and a topology's `engagement`).
         public var engagement: Double?
         /// foreground, background or closed (default background, as `--start-state`).
         public var startState: String?

@@ -25,7 +25,7 @@ public struct DeviceSettings: Sendable, Equatable {
     /// How old data may be and still be shown as current.
     public var freshnessBudgetSec: Double = 60 * 60
     /// App opens per simulated day: drives the iOS budget and the Android standby bucket.
-    public var opensPerDay: Double = 3
+    public var opensPerDay: Double = 4
     /// Where the app starts: foreground, background or closed.
     public var startState: StartState = .background
     public var charging = false

@@ -34,7 +34,7 @@ public enum DeviceCommandLine {
             Flag("epoch", value: "MICROS", help: "the run's simulated time 0, wall µs since 1970 (default: now)"),
             Flag("time-scale", value: "X", default: "1", help: "simulated seconds per real second"),
             Flag("seed", value: "N", default: "1", help: "seed of the platform model's random draws"),
-            Flag("engagement", value: "N", default: "3",
+            Flag("engagement", value: "N", default: "4",
                  help: "app opens per simulated day: iOS window budget, Android standby bucket"),
             Flag("start-state", value: "S", default: "background", help: "foreground, background or closed"),
             Flag("charging", help: "start plugged in"),
