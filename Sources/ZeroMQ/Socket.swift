@@ -128,27 +128,7 @@ public final class Socket: @unchecked Sendable {
     /// Without it, blocks until a message arrives, the receive timeout passes (nil), or the context is shut down
     /// (throws an error whose `isTerminated` is true).
     public func receive(dontWait: Bool = false) throws -> [Frame]? {
-        var frames: [Frame] = []
-        var msg = zmq_msg_t()
-        zmq_msg_init(&msg)
-        defer { zmq_msg_close(&msg) }
-        while true {
-            let rc = zmq_msg_recv(&msg, handle, dontWait && frames.isEmpty ? ZMQ_DONTWAIT : 0)
-            if rc < 0 {
-                let err = zmq_errno()
-                if err == EINTR { continue }
-                if err == EAGAIN && frames.isEmpty { return nil }
-                throw ZMQError(code: err, operation: "receive", endpoint: endpoint)
-            }
-            let size = zmq_msg_size(&msg)
-            if size == 0 {
-                frames.append([])
-            } else {
-                let data = zmq_msg_data(&msg)!.assumingMemoryBound(to: UInt8.self)
-                frames.append(Frame(UnsafeBufferPointer(start: data, count: size)))
-            }
-            if zmq_msg_more(&msg) == 0 { return frames }
-        }
+        try receiveMessage(dontWait: dontWait, metadata: false)?.frames
     }
 
     /// `receive`, with who sent it: the user id the ZAP handler gave the connection (CURVE: the identity bound to
@@ -156,6 +136,12 @@ public final class Socket: @unchecked Sendable {
     /// unknown, e.g. inproc), as `ConnectionMonitor` reports it when the connection ends. Read from the message's
     /// own metadata (`zmq_msg_gets(msg, "User-Id")`), never from the routing id a client can choose.
     public func receiveWithSender(dontWait: Bool = false) throws -> Received? {
+        try receiveMessage(dontWait: dontWait, metadata: true)
+    }
+
+    /// One loop for both: `metadata` reads each frame's User-Id and source descriptor (skipped on hot paths that do
+    /// not need them).
+    private func receiveMessage(dontWait: Bool, metadata: Bool) throws -> Received? {
         var frames: [Frame] = []
         var userID: String?
         var connection: Int32 = -1
@@ -170,13 +156,15 @@ public final class Socket: @unchecked Sendable {
                 if err == EAGAIN && frames.isEmpty { return nil }
                 throw ZMQError(code: err, operation: "receive", endpoint: endpoint)
             }
-            // The ROUTER's routing-id frame is made locally; the frames that came over the wire carry metadata.
-            if let text = zmq_msg_gets(&msg, "User-Id") {
-                let value = String(cString: text)
-                if !value.isEmpty { userID = value }
+            if metadata {
+                // The ROUTER's routing-id frame is made locally; the frames that came over the wire carry metadata.
+                if let text = zmq_msg_gets(&msg, "User-Id") {
+                    let value = String(cString: text)
+                    if !value.isEmpty { userID = value }
+                }
+                let fd = zmq_msg_get(&msg, 2)  // ZMQ_SRCFD (deprecated name, still served by libzmq 4.3)
+                if fd >= 0 { connection = fd }
             }
-            let fd = zmq_msg_get(&msg, 2)  // ZMQ_SRCFD (deprecated name, still served by libzmq 4.3)
-            if fd >= 0 { connection = fd }
             let size = zmq_msg_size(&msg)
             if size == 0 {
                 frames.append([])

@@ -1,3 +1,4 @@
+import LabTestSupport
 import SyncProtocol
 import Testing
 

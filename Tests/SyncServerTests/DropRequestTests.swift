@@ -1,3 +1,4 @@
+import LabTestSupport
 import LabKit
 import SyncProtocol
 import Testing

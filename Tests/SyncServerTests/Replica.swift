@@ -1,3 +1,4 @@
+import LabTestSupport
 import SyncProtocol
 
 /// A device replica for the tests: applies changes in seq order the way every device must.

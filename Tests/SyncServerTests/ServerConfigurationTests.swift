@@ -1,3 +1,4 @@
+import LabTestSupport
 import LabKit
 import SQLite
 import Testing

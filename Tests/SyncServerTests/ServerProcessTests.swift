@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import LabKit
 import SQLite
 import SyncProtocol

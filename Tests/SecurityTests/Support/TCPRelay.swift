@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 
 #if canImport(Glibc)
 import Glibc

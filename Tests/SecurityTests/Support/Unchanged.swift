@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import Testing
 
 extension SecureLab {

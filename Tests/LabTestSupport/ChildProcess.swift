@@ -6,11 +6,11 @@ import Glibc
 
 /// A real child process started with posix_spawn, its stdout and stderr appended to a log file. Killed and reaped
 /// when released, so no test leaves one behind.
-final class ChildProcess {
-    let pid: pid_t
-    private(set) var exitStatus: Int32?
+public final class ChildProcess {
+    public let pid: pid_t
+    public private(set) var exitStatus: Int32?
 
-    init(_ path: String, _ arguments: [String], log: String) throws {
+    public init(_ path: String, _ arguments: [String], log: String) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -31,11 +31,11 @@ final class ChildProcess {
         }
     }
 
-    func signal(_ signal: Int32) { if exitStatus == nil { kill(pid, signal) } }
+    public func signal(_ signal: Int32) { if exitStatus == nil { kill(pid, signal) } }
 
     /// Waits up to `timeout` seconds; the exit code (128 + signal when killed), or nil if it is still running.
     @discardableResult
-    func wait(timeout: Double) -> Int32? {
+    public func wait(timeout: Double) -> Int32? {
         if let exitStatus { return exitStatus }
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -53,7 +53,7 @@ final class ChildProcess {
     }
 
     /// SIGKILL and reap.
-    func killNow() {
+    public func killNow() {
         signal(SIGKILL)
         wait(timeout: 10)
     }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Where the package's executables are: `SYNCLAB_BIN` if set, else next to the running test binary.
-enum Binaries {
-    static func path(_ name: String) throws -> String {
+public enum Binaries {
+    public static func path(_ name: String) throws -> String {
         var folders: [URL] = []
         if let folder = ProcessInfo.processInfo.environment["SYNCLAB_BIN"] {
             folders.append(URL(fileURLWithPath: folder))
@@ -23,9 +23,9 @@ enum Binaries {
 }
 
 /// A test could not set up what it needs (a missing executable, a child that would not start).
-enum TestFailure: Error, CustomStringConvertible {
+public enum TestFailure: Error, CustomStringConvertible {
     case setup(String)
-    var description: String {
+    public var description: String {
         switch self {
         case .setup(let text): return text
         }

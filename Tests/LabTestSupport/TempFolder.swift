@@ -5,10 +5,10 @@ import Glibc
 #endif
 
 /// A fresh folder for one test, removed when the test lets go of it. Short paths, so `ipc://` endpoints fit.
-final class TempFolder {
-    let path: String
+public final class TempFolder {
+    public let path: String
 
-    init() {
+    public init() {
         var template = Array("/tmp/sls-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         path = made.map { String(cString: $0) } ?? "/tmp/sls-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -17,6 +17,6 @@ final class TempFolder {
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
-    func file(_ name: String) -> String { path + "/" + name }
-    func ipc(_ name: String) -> String { "ipc://" + file(name) }
+    public func file(_ name: String) -> String { path + "/" + name }
+    public func ipc(_ name: String) -> String { "ipc://" + file(name) }
 }
