@@ -30,7 +30,11 @@ let package = Package(
         .target(name: "SyncServer", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
         .target(name: "PushBroker", dependencies: ["ZeroMQ", "SyncProtocol", "LabKit"]),
         .target(name: "SyncDevice", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
-        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
+        // The same instances and stores in one process, on a simulated network and clock (docs/SIMULATION.md).
+        .target(name: "Simulation", dependencies: ["SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
+                                                   "PushBroker"]),
+        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
+                                                 "PushBroker", "Simulation"]),
 
         // Thin executables.
         .executableTarget(name: "synclab", dependencies: ["Launcher", "LabKit"]),
