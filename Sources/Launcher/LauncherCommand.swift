@@ -13,6 +13,7 @@ public enum LauncherCommand {
           synclab check RUNDIR      re-check the invariants from a run folder's databases and events
           synclab report RUNDIR     rewrite a run folder's report.md, report.json and report.html
           synclab validate TOPOLOGY check a topology file without starting anything
+          synclab sim TOPOLOGY [--seed N] [--seeds A-B] [--shrink]   the same instances on a simulated clock
           synclab bench [--out DIR] [--quick]   measure speed and memory against this machine's floor
           synclab COMMAND --help    the options of one command
 
@@ -58,6 +59,8 @@ public enum LauncherCommand {
             return validate(rest)
         case "bench":
             return bench(rest)
+        case "sim":
+            return SimCommand.run(rest)
         default:
             Output.stderr("synclab: unknown command \"\(command)\"\n\n" + overview)
             return 2

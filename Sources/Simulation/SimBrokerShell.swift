@@ -10,7 +10,7 @@ public final class SimBrokerShell {
     unowned let world: SimWorld
     let incarnation: Int
     var instance: BrokerInstance
-    let pid: Int
+    public let pid: Int
     /// The earliest simulated second the instance asked to be ticked at.
     private var wakeAt: Double?
     private var stopping = false

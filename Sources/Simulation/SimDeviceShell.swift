@@ -13,7 +13,7 @@ public final class SimDeviceShell {
     let incarnation: Int
     let ledger: Ledger
     var instance: DeviceInstance
-    let pid: Int
+    public let pid: Int
     let brokerEnabled: Bool
     /// `sync` requests waiting for their pass to end, by token: the control req to answer.
     var syncWaiters: [Int: Int] = [:]

@@ -12,7 +12,7 @@ public final class SimServerShell {
     let incarnation: Int
     let store: ServerStore
     var instance: ServerInstance
-    let pid: Int
+    public let pid: Int
     /// How `db` is named in `process.started`: relative to the run folder, so the bytes do not depend on `--out`.
     let databaseLabel: String
     /// Replies held back by the fault plan, by number, until their time comes (or a stop sends them).

@@ -301,7 +301,18 @@ public final class SimWorld {
         return req
     }
 
+    func ackArrived(_ req: Int) -> Bool { acks[req] != nil }
+    func removeAck(_ req: Int) -> ControlAck? { acks.removeValue(forKey: req) }
+
     /// Lets virtual time pass.
     public func run(for micros: Int64) { scheduler.run(until: scheduler.now + micros) }
     public func run(until micros: Int64) { scheduler.run(until: micros) }
+}
+
+extension SimWorld {
+    /// Whether the answer to `req` has arrived.
+    public func hasAck(_ req: Int) -> Bool { ackArrived(req) }
+
+    /// The answer to `req`, removed; nil when it has not arrived.
+    public func takeAck(_ req: Int) -> ControlAck? { removeAck(req) }
 }
