@@ -2,21 +2,16 @@ import Foundation
 import LabKit
 import SyncProtocol
 
-/// `--shrink`: delta debugging over a failing simulated run's scenario steps and behaviours. It drops halves, then
-/// quarters, down to single entries, keeping each removal after which the same check still fails on the same seed,
-/// and writes the smallest failing topology it found (JSON, which is JSON5) beside the original run.
+/// `--shrink`: delta debugging over a failing simulated run's timeline. The behaviours are expanded into the steps
+/// they make for this seed (`Topology.timeline()`, so the run is the same), then halves, quarters … single steps are
+/// dropped, each removal kept when the same check still fails on the same seed; the smallest failing topology found
+/// is written (JSON, which is JSON5) beside the original run.
 struct SimShrink {
     let path: String
     let topology: Topology
     let text: String
     let passThrough: [String]
     let original: RunFolder
-
-    /// One entry that can be dropped: its array (`scenario` or `behaviours`) and its index in the original file.
-    struct Item: Equatable {
-        let array: String
-        let index: Int
-    }
 
     func run() -> Int32 {
         guard let target = Self.firstFailure(original) else {
@@ -30,30 +25,33 @@ struct SimShrink {
             Output.stderr("synclab sim: cannot read \(path): \(error)\n")
             return 2
         }
-        var items: [Item] = []
-        for array in ["scenario", "behaviours"] {
-            for index in (root[array]?.arrayValue ?? []).indices { items.append(Item(array: array, index: index)) }
-        }
-        Output.stdout("shrinking seed \(topology.seed): \(items.count) steps and behaviours, keeping \"\(target)\" failing\n")
+        let steps = topology.timeline().map(Self.entry)
+        Output.stdout("shrinking seed \(topology.seed): \(steps.count) steps (\(topology.scenario.count) written, "
+            + "the rest from \(topology.behaviours.count) behaviours), keeping \"\(target)\" failing\n")
         let scratch = original.root + "-shrink"
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        var attempt = 0
-        func fails(_ kept: [Item]) -> Bool {
-            attempt += 1
-            let candidate = Self.text(root, keeping: kept)
+        var runs = 0
+        func fails(_ kept: [Int]) -> Bool {
+            runs += 1
+            let candidate = Self.text(root, steps: kept.map { steps[$0] })
             guard var t = try? Topology.parse(candidate, file: path, defaultName: topology.name) else { return false }
             t.seed = topology.seed
             t.timeScale = topology.timeScale
             t.expectIgnored = topology.expectIgnored
-            let folder = RunFolder(root: "\(scratch)/try-\(attempt)")
+            let folder = RunFolder(root: "\(scratch)/try-\(runs)")
+            defer { try? FileManager.default.removeItem(atPath: folder.root) }
             guard let run = try? SimRun(topology: t, topologyText: candidate, folder: folder, replay: "", quiet: true)
             else { return false }
             try? run.run()
-            let still = Self.fails(folder, target)
-            try? FileManager.default.removeItem(atPath: folder.root)
-            return still
+            return Self.fails(folder, target)
         }
-        var kept = items
+        var kept = Array(steps.indices)
+        guard fails(kept) else {
+            try? FileManager.default.removeItem(atPath: scratch)
+            Output.stderr("synclab sim: the expanded timeline does not fail \"\(target)\" as the original did; "
+                + "nothing shrunk\n")
+            return 1
+        }
         var chunk = max(1, kept.count / 2)
         while !kept.isEmpty {
             var start = 0
@@ -63,7 +61,7 @@ struct SimShrink {
                 if fails(candidate) {
                     kept = candidate
                     removedAny = true
-                    Output.stdout("  \(kept.count) left\n")
+                    Output.stdout("  \(kept.count) steps left\n")
                 } else {
                     start += chunk
                 }
@@ -73,13 +71,37 @@ struct SimShrink {
         }
         try? FileManager.default.removeItem(atPath: scratch)
         let minimal = "\(original.root)-minimal.json5"
-        let header = "// shrunk by synclab sim --shrink from \(path), seed \(topology.seed): "
-            + "\(kept.count) of \(items.count) steps and behaviours, \"\(target)\" still fails\n"
-        _ = FileManager.default.createFile(atPath: minimal, contents: Data((header + Self.text(root, keeping: kept)).utf8))
-        Output.stdout("minimal failing topology (\(kept.count) of \(items.count) steps and behaviours, after "
-            + "\(attempt) runs): \(minimal)\nreplay: "
-            + (["synclab", "sim", minimal, "--seed", String(topology.seed)] + passThrough).joined(separator: " ") + "\n")
+        let header = "// shrunk by synclab sim --shrink from \(path), seed \(topology.seed): \(kept.count) of "
+            + "\(steps.count) steps, \"\(target)\" still fails\n"
+        _ = FileManager.default.createFile(atPath: minimal,
+                                           contents: Data((header + Self.text(root, steps: kept.map { steps[$0] })).utf8))
+        Output.stdout("minimal failing topology (\(kept.count) of \(steps.count) steps, after \(runs) runs): \(minimal)\n"
+            + "replay: " + (["synclab", "sim", minimal, "--seed", String(topology.seed)] + passThrough)
+            .joined(separator: " ") + "\n")
         return 1
+    }
+
+    /// A timeline step as a `scenario` entry of a topology file.
+    static func entry(_ step: ScenarioStep) -> JSONValue {
+        var fields: [(String, JSONValue)] = [("at", .double(step.at)), ("action", .string(step.action.name))]
+        func sorted(_ args: [String: JSONValue]) -> [(String, JSONValue)] { args.keys.sorted().map { ($0, args[$0]!) } }
+        switch step.action {
+        case .edit(let device, let draft, let action, let title, let body):
+            fields += [("device", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))]
+            if let title { fields.append(("title", .string(title))) }
+            if let body { fields.append(("body", .string(body))) }
+        case .device(let device, _):
+            fields.append(("device", .string(device)))
+        case .engagement(let device, let opens):
+            fields += [("device", .string(device)), ("opensPerDay", .double(opens))]
+        case .refresh(let device, let on):
+            fields += [("device", .string(device)), ("on", .bool(on))]
+        case .chaos(let args), .faults(let args):
+            fields += sorted(args)
+        case .signal(let target, _):
+            fields.append(("target", .string(target)))
+        }
+        return .object(fields)
     }
 
     /// The first check that failed in a run folder's report, or `verdict` when only the expectation was not met.
@@ -94,13 +116,11 @@ struct SimShrink {
         return (report.invariants + report.checks).contains { $0.name == target && !$0.held }
     }
 
-    /// The topology with only the `kept` scenario steps and behaviours.
-    static func text(_ root: JSONValue, keeping kept: [Item]) -> String {
+    /// The topology with `steps` as its whole scenario and no behaviours.
+    static func text(_ root: JSONValue, steps: [JSONValue]) -> String {
         guard case .object(let pairs) = root else { return root.description }
-        let out: [(String, JSONValue)] = pairs.map { key, value in
-            guard key == "scenario" || key == "behaviours", let list = value.arrayValue else { return (key, value) }
-            return (key, .array(list.indices.filter { kept.contains(Item(array: key, index: $0)) }.map { list[$0] }))
-        }
+        var out: [(String, JSONValue)] = pairs.filter { $0.0 != "scenario" && $0.0 != "behaviours" }
+        out.append(("scenario", .array(steps)))
         return JSONValue.object(out).description + "\n"
     }
 
