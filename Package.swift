@@ -54,7 +54,8 @@ let package = Package(
         .testTarget(name: "SyncDeviceTests",
                     dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "LauncherTests",
-                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
+                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
+                                   "Simulation"]),
     ],
     swiftLanguageModes: [.v6]
 )
