@@ -13,6 +13,8 @@ struct Bench {
     var figures: [(key: String, value: Double)] = []
     /// Sections that could not be measured, with why; their figures are null in bench.json.
     var failures: [String] = []
+    /// Peak resident kB read at the end of the last simulated run (Bench+Simulation).
+    var lastPeakKB = Double.nan
 
     init(out: String, bin: String, quick: Bool) {
         self.out = out
@@ -64,6 +66,7 @@ struct Bench {
             try $0.measurePropagation(devices: $0.quick ? 20 : 100, edits: $0.quick ? 20 : 200,
                                       spacingMs: $0.quick ? 40 : 60, key: "devices100pooled", pools: 1)
         }
+        section("simulation: seven-days, device-days per second, memory per device") { try $0.measureSimulation() }
     }
 
     /// Runs one part of the bench; a part that fails is reported and the others still run.
@@ -350,6 +353,7 @@ struct Bench {
             verdict(idle <= 20, String(format: "(≤ 20 MB: %.1f×)", idle / 20)))
         row("server resident under load", String(format: "%.1f MB", value("memory.serverMB")),
             String(format: "%.1f MB its own", value("memory.serverPrivateMB")), "")
+        rows += simulationRows
         let w0 = rows.map(\.0.count).max()!, w1 = rows.map(\.1.count).max()!, w2 = rows.map(\.2.count).max()!
         return rows.map {
             $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0) + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)

@@ -180,11 +180,14 @@ public enum LauncherCommand {
         flags: [
             Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
             Flag("quick", help: "fewer samples and 20 devices instead of 100: a sanity run of every figure"),
+            Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days wall time, device-days/s, "
+                + "memory per simulated device)"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
         footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
             + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
-            + "broker hints/s beside a raw fan-out, resident memory. The server and broker write events, as in a run.\n"
+            + "broker hints/s beside a raw fan-out, resident memory, the simulation's speed and memory per device.\n"
+            + "The server and broker write events, as in a run.\n"
             + "Targets are printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
 
     static func bench(_ arguments: [String]) -> Int32 {
@@ -197,13 +200,20 @@ public enum LauncherCommand {
         let bin = options.string("bin") ?? ProcessInfo.processInfo.environment["SYNCLAB_BIN"] ?? executableDirectory()
         var bench = Bench(out: out, bin: bin, quick: options.has("quick"))
         do {
-            try bench.run()
+            if options.has("simulation") {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                bench.section("simulation: seven-days, device-days per second, memory per device") {
+                    try $0.measureSimulation()
+                }
+            } else {
+                try bench.run()
+            }
         } catch {
             bench.failures.append("floor: \(error)")
         }
         let path = "\(out)/bench.json"
         _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
-        Output.stdout(bench.table + "bench.json: \(path)\n")
+        Output.stdout((options.has("simulation") ? bench.simulationTable : bench.table) + "bench.json: \(path)\n")
         for failure in bench.failures { Output.stderr("synclab bench: not measured: \(failure)\n") }
         return bench.failures.isEmpty ? 0 : 1
     }
