@@ -18,7 +18,7 @@ struct SimShrink {
             Output.stderr("synclab sim: nothing to shrink: \(original.root) did not fail\n")
             return 1
         }
-        let root: JSONValue
+        var root: JSONValue
         do {
             root = Self.json(try JSON5Parser.parse(text))
         } catch {
@@ -26,6 +26,13 @@ struct SimShrink {
             return 2
         }
         let steps = topology.timeline().map(Self.entry)
+        // The seed and scale this run used go into the file, so the minimal topology fails on its own.
+        if case .object(var pairs) = root {
+            pairs.removeAll { $0.0 == "seed" || $0.0 == "timeScale" }
+            pairs.insert(("timeScale", .double(topology.timeScale)), at: 0)
+            pairs.insert(("seed", .int(Int(topology.seed))), at: 0)
+            root = .object(pairs)
+        }
         Output.stdout("shrinking seed \(topology.seed): \(steps.count) steps (\(topology.scenario.count) written, "
             + "the rest from \(topology.behaviours.count) behaviours), keeping \"\(target)\" failing\n")
         let scratch = original.root + "-shrink"
@@ -76,7 +83,7 @@ struct SimShrink {
         _ = FileManager.default.createFile(atPath: minimal,
                                            contents: Data((header + Self.text(root, steps: kept.map { steps[$0] })).utf8))
         Output.stdout("minimal failing topology (\(kept.count) of \(steps.count) steps, after \(runs) runs): \(minimal)\n"
-            + "replay: " + (["synclab", "sim", minimal, "--seed", String(topology.seed)] + passThrough)
+            + "replay: " + (["synclab", "sim", minimal] + passThrough.filter { $0 == "--ignore-expect" })
             .joined(separator: " ") + "\n")
         return 1
     }
