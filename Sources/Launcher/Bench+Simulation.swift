@@ -49,20 +49,20 @@ extension Bench {
         return seconds
     }
 
-    /// `devices` devices in accounts of 100 on all three platforms, each opened four times a simulated day with an
-    /// edit a session, for one simulated day.
+    /// `devices` devices in accounts of four (a user's phone, tablet and laptops, platforms in turn), each opened four
+    /// times a simulated day with an edit a session, for one simulated day.
     static func scaleTopology(devices: Int) -> String {
-        let accounts = max(1, devices / 100)
+        let accounts = max(1, (devices + 3) / 4)
         var accountList: [String] = []
         var ids: [String] = []
         for a in 0..<accounts {
-            let count = a == accounts - 1 ? devices - 100 * (accounts - 1) : 100
-            accountList.append("{ id: \"acct-\(a)\", devices: [{ generate: \(count), prefix: \"s\(a)-\" }] }")
-            ids += (1...count).map { "\"s\(a)-\($0)\"" }
+            let count = min(4, devices - 4 * a)
+            accountList.append("{ id: \"u\(a)\", devices: [{ generate: \(count), prefix: \"u\(a)-\" }] }")
+            ids += (1...count).map { "\"u\(a)-\($0)\"" }
         }
         return """
             {
-              description: "\(devices) simulated devices for one day (synclab bench)",
+              description: "\(devices) simulated devices in accounts of four for one day (synclab bench)",
               timeScale: 3600, duration: "1d", heal: { timeoutSec: 600 },
               accounts: [\(accountList.joined(separator: ", "))],
               behaviours: [{ devices: [\(ids.joined(separator: ", "))], opensPerDay: 4, editsPerSession: 1,
@@ -97,7 +97,7 @@ extension Bench {
              String(format: "%.0f device-days/s", value("simulation.sevenDaysDeviceDaysPerSec")),
              seven <= 5 ? "met" : String(format: "MISSED (≤ 5 s: %.1f×)", seven / 5)),
             ("sim: device-days per second", String(format: "%.0f", perSec),
-             String(format: "%.0f devices × 1 day in %.1f s", value("simulation.scaleDevices"),
+             String(format: "%.0f devices (accounts of 4) × 1 day in %.1f s", value("simulation.scaleDevices"),
                     value("simulation.scaleWallSec")), ""),
             ("sim: memory per simulated device", String(format: "%.0f kB", value("simulation.memoryPerDeviceKB")),
              "peak resident growth / devices (SQLite connection, instance, ledger cache)", ""),
