@@ -310,8 +310,8 @@ public final class SimRun {
             for member in members(target) { world.pause(member) }
             emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
         case "resume":
-            for member in members(target) { world.resume(member) }
             emit("process.resumed", [("target", .string(target)), ("signal", "SIGCONT")])
+            for member in members(target) { world.resume(member) }
         default:
             throw LabError.usage("unknown signal command \(command)")
         }
@@ -339,8 +339,8 @@ public final class SimRun {
     private func heal() {
         for name in order {
             if paused(name) {
-                for member in members(name) { world.resume(member) }
                 emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+                for member in members(name) { world.resume(member) }
             }
             if running(name) { continue }
             checkState(of: name)

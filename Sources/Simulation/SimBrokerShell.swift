@@ -63,13 +63,8 @@ public final class SimBrokerShell {
         if stopping { close() }
     }
 
-    /// The tick the real shell's loop makes when `wakeAt` has come.
-    func wakeIfDue(name resumed: String) {
-        guard resumed == name else { return }
-        onWake()
-    }
-
-    private func onWake() {
+    /// The tick the real shell's loop makes once `wakeAt` has come (a timer, or a resume after a pause).
+    func onWake() {
         guard !stopping, let wake = wakeAt else { return }
         guard wake <= now else {
             scheduleWake()

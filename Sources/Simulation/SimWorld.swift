@@ -145,14 +145,23 @@ public final class SimWorld {
         paused.insert(name)
     }
 
-    /// A resumed process reads what waited for it, in order, then looks at its timers.
+    /// A resumed process reads what waited for it, in order (and what arrives meanwhile, after it), then looks at
+    /// its timers: as the next action, not within the caller's, as a process given SIGCONT runs after the signal.
     public func resume(_ name: String) {
-        guard paused.remove(name) != nil else { return }
-        let waiting = inbox[name] ?? []
+        guard let incarnation = alive[name], paused.remove(name) != nil else { return }
+        scheduler.at(scheduler.now) { [unowned self] in self.drain(name, incarnation) }
+    }
+
+    private func drain(_ name: String, _ incarnation: Int) {
+        while alive[name] == incarnation, !paused.contains(name), var waiting = inbox[name], !waiting.isEmpty {
+            let action = waiting.removeFirst()
+            inbox[name] = waiting
+            action()
+        }
+        guard alive[name] == incarnation, !paused.contains(name) else { return }
         inbox[name] = nil
-        for action in waiting { action() }
         devices[name]?.tick()
-        broker?.wakeIfDue(name: name)
+        if name == "broker" { broker?.onWake() }
     }
 
     /// Runs `action` for incarnation `incarnation` of `name` once a message on `link` has crossed it; lost when that
@@ -169,7 +178,7 @@ public final class SimWorld {
 
     private func arrive(_ name: String, _ incarnation: Int, _ action: @escaping () -> Void) {
         guard alive[name] == incarnation else { return }
-        if paused.contains(name) {
+        if paused.contains(name) || inbox[name] != nil {
             inbox[name, default: []].append(action)
             return
         }

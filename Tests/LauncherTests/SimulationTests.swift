@@ -56,7 +56,43 @@ import Testing
             #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 4)
             #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 4)
             #expect(report["invariants"]?.arrayValue?.allSatisfy { $0["held"]?.boolValue == true } == true)
+            #expect(Self.silences(in: events).isEmpty, "\(Self.silences(in: events))")
         }
+    }
+
+    /// Events a process wrote while it was paused (between `process.paused` and `process.resumed`) or dead (between
+    /// `process.killed` and its next `process.started`): a paused process only queues what arrives, a killed one is gone.
+    static func silences(in events: String) -> [String] {
+        var quiet: [String: String] = [:]
+        var problems: [String] = []
+        for line in events.split(separator: "\n") {
+            guard let event = try? JSONValue.parse(String(line)), let proc = event["proc"]?.stringValue,
+                  let type = event["type"]?.stringValue
+            else { continue }
+            if proc == "launcher", let target = event["target"]?.stringValue {
+                if type == "process.paused" { quiet[target] = "paused" }
+                if type == "process.killed" { quiet[target] = "killed" }
+                if type == "process.resumed" { quiet[target] = nil }
+                continue
+            }
+            if type == "process.started" && quiet[proc] == "killed" { quiet[proc] = nil }
+            if let state = quiet[proc] { problems.append("\(proc) wrote \(type) while \(state)") }
+        }
+        return problems
+    }
+
+    @Test func theSilenceCheckSeesAProcessThatKeptTalking() {
+        let events = [
+            #"{"proc":"launcher","type":"process.paused","target":"w1"}"#,
+            #"{"proc":"w1","type":"pass.start"}"#,
+            #"{"proc":"launcher","type":"process.resumed","target":"w1"}"#,
+            #"{"proc":"w1","type":"pass.end"}"#,
+            #"{"proc":"launcher","type":"process.killed","target":"a1"}"#,
+            #"{"proc":"a1","type":"op.sent"}"#,
+            #"{"proc":"a1","type":"process.started"}"#,
+            #"{"proc":"a1","type":"op.sent"}"#,
+        ].joined(separator: "\n")
+        #expect(Self.silences(in: events) == ["w1 wrote pass.start while paused", "a1 wrote op.sent while killed"])
     }
 
     @Test func theSchedulerRunsActionsDueAtOneTimeInTheOrderTheyWereScheduled() {
