@@ -16,8 +16,8 @@ enum SimCommand {
                 + "folder of the sweep's runs"),
             Flag("seeds", value: "A-B", help: "sweep seeds A to B (e.g. 1-100): one line per failing seed and a summary"),
             Flag("jobs", value: "N", default: "2", help: "runs at once in a sweep (child processes)"),
-            Flag("shrink", help: "with --seeds (its first failing seed) or --seed: drop scenario steps and behaviours "
-                + "while the same check still fails, and write the minimal failing topology"),
+            Flag("shrink", help: "with --seeds (its first failing seed) or --seed: expand the behaviours into steps, "
+                + "drop steps while the same check still fails, and write the minimal failing topology"),
             Flag("time-scale", value: "X", help: "override the topology's timeScale"),
             Flag("ignore-expect", help: "judge as if the topology expected nothing to fail"),
             Flag("quiet", help: "no progress and no summary; only the exit status and the run folder's path"),
@@ -79,7 +79,11 @@ enum SimCommand {
         let replay = (["synclab", "sim", path, "--seed", String(topology.seed)] + passThrough(options))
             .joined(separator: " ")
         let status = simulate(topology: topology, text: text, folder: folder, replay: replay, quiet: quiet)
-        if status == 1 && options.has("shrink") {
+        if options.has("shrink") {
+            guard status == 1 else {
+                if status == 0 { Output.stdout("nothing to shrink: seed \(topology.seed) passes\n") }
+                return status
+            }
             return SimShrink(path: path, topology: topology, text: text, passThrough: passThrough(options),
                              original: folder).run()
         }
