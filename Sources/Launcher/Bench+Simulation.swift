@@ -84,7 +84,8 @@ extension Bench {
         let rows = simulationRows
         let w0 = rows.map(\.0.count).max()!, w1 = rows.map(\.1.count).max()!, w2 = rows.map(\.2.count).max()!
         return rows.map {
-            $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0) + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)
+            $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0)
+                + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)
                 + $0.2.padding(toLength: w2 + 2, withPad: " ", startingAt: 0) + $0.3
         }.joined(separator: "\n") + "\n"
     }

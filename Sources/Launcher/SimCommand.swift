@@ -14,7 +14,8 @@ enum SimCommand {
             Flag("seed", value: "N", help: "override the topology's seed: the same seed gives the same bytes"),
             Flag("out", value: "DIR", help: "run folder (default: runs/NAME-sim-YYYYMMDD-HHMMSS); with --seeds, the "
                 + "folder of the sweep's runs"),
-            Flag("seeds", value: "A-B", help: "sweep seeds A to B (e.g. 1-100): one line per failing seed and a summary"),
+            Flag("seeds", value: "A-B",
+                 help: "sweep seeds A to B (e.g. 1-100): one line per failing seed and a summary"),
             Flag("jobs", value: "N", default: "2", help: "runs at once in a sweep (child processes)"),
             Flag("shrink", help: "with --seeds (its first failing seed) or --seed: expand the behaviours into steps, "
                 + "drop steps while the same check still fails, and write the minimal failing topology"),
@@ -25,7 +26,8 @@ enum SimCommand {
         footer: """
             The run folder is the one `synclab run` writes (events.jsonl with virtual wall µs, the SQLite files,
             report.{md,json,html}); the report says it is a simulation and prints the command that replays it.
-            Exit status: 0 the verdict is pass (a sweep: every seed passed), 1 a failure, 2 a bad command line or topology.
+            Exit status: 0 the verdict is pass (a sweep: every seed passed), 1 a failure, 2 a bad command line or
+            topology.
             """)
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -65,8 +67,9 @@ enum SimCommand {
                 Output.stderr("synclab sim: \(error)\n")
                 return 2
             }
-            return SimSweep(path: path, seeds: seeds, jobs: jobs, passThrough: passThrough(options),
-                            out: options.string("out") ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sweep").root,
+            let out = options.string("out")
+                ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sweep").root
+            return SimSweep(path: path, seeds: seeds, jobs: jobs, passThrough: passThrough(options), out: out,
                             shrink: options.has("shrink")).run()
         }
         let folder = options.string("out").map { RunFolder(root: $0) }

@@ -103,7 +103,8 @@ public final class SimRun {
 
         let b = topology.broker
         var brokerArgs = ["--listen", "sim://broker", "--notices", "sim://notices",
-                          "--notices-mode", s.notifyMode == "pub" ? "sub" : "pull", "--notices-hwm", String(s.notifyHwm),
+                          "--notices-mode", s.notifyMode == "pub" ? "sub" : "pull",
+                          "--notices-hwm", String(s.notifyHwm),
                           "--accounts", folder.accountsPath,
                           "--loss", format(b.loss), "--duplicate", format(b.duplicate), "--delay-kind", b.delayKind,
                           "--delay-sec", format(b.delaySec), "--reorder", format(b.reorder)]
@@ -320,7 +321,9 @@ public final class SimRun {
     /// Cursor safety on the files of a stopped device (or pool), as `LabRun.checkState`.
     private func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
-        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else { return }
+        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else {
+            return
+        }
         for id in devices {
             guard let account = topology.account(of: id), FileManager.default.fileExists(atPath: folder.devicePath(id)),
                   let state = try? LedgerSnapshot.read(path: folder.devicePath(id))
@@ -415,7 +418,8 @@ public final class SimRun {
             previous = snapshot
             world.run(for: 20_000)
         }
-        notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; the checks see the state as it was")
+        notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; "
+            + "the checks see the state as it was")
         var stuck: [JSONValue] = []
         for device in topology.devices {
             guard let state = previous[device.id] else {
@@ -425,7 +429,8 @@ public final class SimRun {
             let parts = state.split(separator: "/")
             let head = lastHeads[topology.account(of: device.id) ?? ""] ?? 0
             if parts.first != "0" || Int(parts.last ?? "") != head {
-                stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, cursor \(parts.last ?? "?") of \(head)"))
+                stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, "
+                    + "cursor \(parts.last ?? "?") of \(head)"))
             }
         }
         emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck))])

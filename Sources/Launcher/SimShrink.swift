@@ -80,10 +80,10 @@ struct SimShrink {
         let minimal = "\(original.root)-minimal.json5"
         let header = "// shrunk by synclab sim --shrink from \(path), seed \(topology.seed): \(kept.count) of "
             + "\(steps.count) steps, \"\(target)\" still fails\n"
-        _ = FileManager.default.createFile(atPath: minimal,
-                                           contents: Data((header + Self.text(root, steps: kept.map { steps[$0] })).utf8))
-        Output.stdout("minimal failing topology (\(kept.count) of \(steps.count) steps, after \(runs) runs): \(minimal)\n"
-            + "replay: " + (["synclab", "sim", minimal] + passThrough.filter { $0 == "--ignore-expect" })
+        let body = Self.text(root, steps: kept.map { steps[$0] })
+        _ = FileManager.default.createFile(atPath: minimal, contents: Data((header + body).utf8))
+        Output.stdout("minimal failing topology (\(kept.count) of \(steps.count) steps, after \(runs) runs): "
+            + "\(minimal)\nreplay: " + (["synclab", "sim", minimal] + passThrough.filter { $0 == "--ignore-expect" })
             .joined(separator: " ") + "\n")
         return 1
     }

@@ -35,7 +35,8 @@ struct SimSweep {
                 let seed = pending.removeFirst()
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: executable)
-                process.arguments = ["sim", path, "--seed", String(seed), "--out", folder(seed), "--quiet"] + passThrough
+                process.arguments = ["sim", path, "--seed", String(seed), "--out", folder(seed), "--quiet"]
+                    + passThrough
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 do {
@@ -58,7 +59,8 @@ struct SimSweep {
         }
         outcomes.sort { $0.seed < $1.seed }
         let failing = outcomes.filter { $0.status != 0 }
-        var summary = "\(failing.count) of \(outcomes.count) seeds failed (seeds \(seeds.lowerBound)-\(seeds.upperBound))"
+        var summary = "\(failing.count) of \(outcomes.count) seeds failed "
+            + "(seeds \(seeds.lowerBound)-\(seeds.upperBound))"
         if !failing.isEmpty {
             var byCheck: [String: Int] = [:]
             for outcome in failing { for check in outcome.failed { byCheck[check, default: 0] += 1 } }

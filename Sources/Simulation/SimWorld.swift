@@ -203,8 +203,8 @@ public final class SimWorld {
 
     /// A reply on the server's device ROUTER; false when the connection is gone.
     func fromServer(_ frames: [[UInt8]]) -> Bool {
-        guard let routing = frames.first, let owner = serverOwners[routing], alive[owner.device] == owner.deviceIncarnation,
-              alive["server"] == owner.peerIncarnation
+        guard let routing = frames.first, let owner = serverOwners[routing],
+              alive[owner.device] == owner.deviceIncarnation, alive["server"] == owner.peerIncarnation
         else { return false }
         let payload = Array(frames.dropFirst())
         deliver(to: owner.device, incarnation: owner.deviceIncarnation, link: "server>\(owner.device)") {
