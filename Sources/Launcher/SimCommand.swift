@@ -115,6 +115,14 @@ enum SimCommand {
             try run.run()
         } catch {
             Output.stderr("synclab sim: the run stopped: \(error)\n")
+            var limit = rlimit()
+            if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0,
+               topology.devices.count * 3 + 64 > Int(limit.rlim_cur)
+            {
+                Output.stderr("synclab sim: each simulated device holds three files open (its ledger, -wal, -shm): "
+                    + "\(topology.devices.count) devices need more than this process's limit of \(limit.rlim_cur) "
+                    + "(ulimit -n)\n")
+            }
             return LauncherCommand.report(folder: folder, quiet: quiet, ranToEnd: false)
         }
         return LauncherCommand.report(folder: folder, quiet: quiet, ranToEnd: true)
