@@ -33,7 +33,11 @@ let package = Package(
         .target(name: "SyncServer", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
         .target(name: "PushBroker", dependencies: ["ZeroMQ", "SyncProtocol", "LabKit"]),
         .target(name: "SyncDevice", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
-        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
+        // The same instances and stores in one process, on a simulated network and clock (docs/SIMULATION.md).
+        .target(name: "Simulation", dependencies: ["SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
+                                                   "PushBroker"]),
+        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
+                                                 "PushBroker", "Simulation"]),
         // `synclab bench`: the floors, the lab's figures and the NATS and Redis peers; only this target links their
         // clients, so the launcher and every role stay free of them.
         .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "CNats", "CHiredis"]),
@@ -61,7 +65,8 @@ let package = Package(
                     dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
-                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer"]),
+                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
+                                   "Simulation"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,6 +18,8 @@ struct Bench {
     var figures: [(key: String, value: Double)] = []
     /// Sections that could not be measured, with why; their figures are null in bench.json.
     var failures: [String] = []
+    /// Peak resident kB read at the end of the last simulated run (Bench+Simulation).
+    var lastPeakKB = Double.nan
 
     init(out: String, bin: String, quick: Bool) {
         self.out = out
@@ -80,6 +82,7 @@ struct Bench {
         }
         measureGrowth()
         if peers { measurePeers() }
+        section("simulation: seven-days, device-days per second, memory per device") { try $0.measureSimulation() }
     }
 
     /// Runs one part of the bench; a part that fails is reported and the others still run.
@@ -399,6 +402,7 @@ struct Bench {
             verdict(idle <= 20, String(format: "(≤ 20 MB: %.1f×)", idle / 20)))
         row("server resident under load", String(format: "%.1f MB", value("memory.serverMB")),
             String(format: "%.1f MB its own", value("memory.serverPrivateMB")), "")
+        rows += simulationRows
         let w0 = rows.map(\.0.count).max()!, w1 = rows.map(\.1.count).max()!, w2 = rows.map(\.2.count).max()!
         return rows.map {
             $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0) + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)

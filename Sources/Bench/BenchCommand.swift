@@ -7,16 +7,19 @@ import Launcher
 public enum BenchCommand {
     static let spec = CommandSpec(
         name: "synclab bench", summary: "measure the lab against this machine's own floor and against NATS and Redis",
-        usage: "synclab bench [--out DIR] [--quick] [--no-peers]",
+        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation]",
         flags: [
             Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
             Flag("quick", help: "fewer samples, 20 devices instead of 100, growth at 3, 10 and 30 devices: a sanity run"),
             Flag("no-peers", help: "skip the NATS JetStream and Redis peers (they need nats-server and redis-server)"),
+            Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days wall time, device-days/s, "
+                + "memory per simulated device)"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
         footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
             + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
-            + "broker hints/s beside a raw fan-out, resident memory. The server and broker write events, as in a run.\n"
+            + "broker hints/s beside a raw fan-out, resident memory, the simulation's speed and memory per device.\n"
+            + "The server and broker write events, as in a run.\n"
             + "Cost growth: propagation and CPU per delivered edit at 3, 10, 30, 100 and 300 devices of one account,\n"
             + "drawn log-log in bench.html with the growth exponent. Peers: the same push path (SQLite commits on both\n"
             + "devices) on NATS JetStream and on Redis streams, started by the bench on free ports (peers.nats,\n"
@@ -35,7 +38,14 @@ public enum BenchCommand {
         var bench = Bench(out: out, bin: bin, quick: options.has("quick"))
         bench.peers = !options.has("no-peers")
         do {
-            try bench.run()
+            if options.has("simulation") {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                bench.section("simulation: seven-days, device-days per second, memory per device") {
+                    try $0.measureSimulation()
+                }
+            } else {
+                try bench.run()
+            }
         } catch {
             bench.failures.append("floor: \(error)")
         }
@@ -43,7 +53,8 @@ public enum BenchCommand {
         _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
         let html = "\(out)/bench.html"
         _ = FileManager.default.createFile(atPath: html, contents: Data(bench.html.utf8))
-        Output.stdout(bench.table + "bench.json: \(path)\nbench.html: \(html)\n")
+        Output.stdout((options.has("simulation") ? bench.simulationTable : bench.table)
+            + "bench.json: \(path)\nbench.html: \(html)\n")
         for failure in bench.failures { Output.stderr("synclab bench: not measured: \(failure)\n") }
         return bench.failures.isEmpty ? 0 : 1
     }

@@ -15,6 +15,7 @@ public enum LauncherCommand {
           synclab validate TOPOLOGY check a topology file without starting anything
           synclab explain RUNDIR KEY  the whole story of an op key, a hint id or a draft, from events.jsonl
           synclab compare RUN_A RUN_B two runs side by side: verdicts, invariants, every figure (and compare.html)
+          synclab sim TOPOLOGY [--seed N] [--seeds A-B] [--shrink]   the same instances on a simulated clock
           synclab bench [--out DIR] [--quick] [--no-peers]   measure against this machine's floor, NATS and Redis
           synclab keys --out DIR NAME…   make a CURVE key pair per NAME (DIR/NAME.secret 0600, DIR/NAME.public)
           synclab COMMAND --help    the options of one command
@@ -94,6 +95,8 @@ public enum LauncherCommand {
             return validate(rest)
         case "keys":
             return RunKeys.command(rest)
+        case "sim":
+            return SimCommand.run(rest)
         default:
             Output.stderr("synclab: unknown command \"\(command)\"\n\n" + overview)
             return 2

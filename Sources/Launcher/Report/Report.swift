@@ -10,7 +10,7 @@ public struct Report {
     package let data: RunData
     package let invariants: [InvariantResult]
     /// The topology's product checks (`checks`), empty when it states none.
-    let checks: [InvariantResult]
+    package let checks: [InvariantResult]
     /// How the run measured up to the topology's `expect`, nil when it has none.
     let expectation: Expectation.Outcome?
     package let figures: RunFigures
@@ -22,6 +22,9 @@ public struct Report {
     var nemesis: NemesisFigures?
     /// Where each self-kill at a crash point landed.
     var crashes: CrashDeaths?
+    /// For a run of `synclab sim` (run.json `simulated`), the command that replays it byte for byte; nil for a run of
+    /// real processes.
+    var replay: String? = nil
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -55,6 +58,11 @@ public struct Report {
                             notes: notes, interruptedIn: interruptedIn(data))
         report.nemesis = NemesisFigures(data)
         report.crashes = CrashDeaths(data)
+        if let text = try? String(contentsOfFile: folder.path("run.json"), encoding: .utf8),
+           let run = try? JSONValue.parse(text), run["simulated"]?.boolValue == true
+        {
+            report.replay = run["replay"]?.stringValue ?? ""
+        }
         return report
     }
 
@@ -78,6 +86,8 @@ public struct Report {
             ("interruptedIn", interruptedIn.map { .string($0) } ?? .null),
             ("topology", .string(data.topology.name)),
             ("seed", .int(Int(data.seed))),
+            ("simulated", .bool(replay != nil)),
+            ("replay", replay.map { .string($0) } ?? .null),
             ("timeScale", .double(data.timeScale)),
             ("durationSimSec", .double(data.topology.duration)),
             ("wallSeconds", .double(round3(f.wallSeconds))),
@@ -155,7 +165,8 @@ public struct Report {
     public var summary: String {
         let f = figures
         var out = "\n\(data.topology.name): \(verdictWord) — seed \(data.seed), time scale \(format(data.timeScale))"
-        out += ", \(formatSim(data.topology.duration)) simulated in \(formatReal(f.wallSeconds))\n"
+        out += ", \(formatSim(data.topology.duration)) simulated in \(formatReal(f.wallSeconds))"
+        out += replay == nil ? "\n" : " of virtual time\n  simulation (one process, virtual clock); replay: \(replay!)\n"
         for result in invariants + checks {
             out += "  \(result.held ? "✓" : "✗") \(result.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(result.detail)\n"
         }
@@ -197,6 +208,10 @@ public struct Report {
                 + "checked on what it had done, and some cannot hold yet (edits still on their way, replicas behind).\n\n"
         }
         if !data.topology.description.isEmpty { md += "\(data.topology.description)\n\n" }
+        if let replay {
+            md += "This is a simulation: every process ran as its instance in one process on a virtual clock "
+                + "(docs/SIMULATION.md); times are virtual. Replay it byte for byte: `\(replay)`\n\n"
+        }
         md += "Seed \(data.seed) · time scale \(format(data.timeScale)) (one real second = \(formatSim(data.timeScale)) simulated) · "
         md += "\(formatSim(data.topology.duration)) simulated scenario · \(formatReal(f.wallSeconds)) wall · "
         md += "\(data.devices.count) devices in \(data.topology.accounts.count) account(s)\n\n"

@@ -347,6 +347,12 @@ extension TimelineModel {
             case "process.killed":
                 if e.string("target") == TimelineModel.brokerLane { brokerKilledAt = e.sim }
                 for lane in lanes(of: e.string("target") ?? "") where downSince[lane] == nil { downSince[lane] = e.sim }
+                // A paused process that is killed is no longer paused: it is down.
+                for lane in lanes(of: e.string("target") ?? "") {
+                    if let since = pausedSince.removeValue(forKey: lane) {
+                        band(lane, .paused, since, e.sim, "paused (SIGSTOP), then killed")
+                    }
+                }
             case "process.restarted":
                 for lane in lanes(of: e.string("target") ?? "") {
                     if let since = downSince.removeValue(forKey: lane) {

@@ -229,7 +229,7 @@ public struct DeviceInstance: Sendable {
     }
 
     /// The `queue.lost` event: unsettled ops an in-memory queue lost with its process.
-    static func queueLost(_ keys: [String], reason: String) -> LogLine {
+    public static func queueLost(_ keys: [String], reason: String) -> LogLine {
         LogLine("queue.lost", [("count", .int(keys.count)), ("keys", .array(keys.map { .string($0) })),
                                ("reason", .string(reason))])
     }

@@ -51,16 +51,23 @@ public final class Ledger {
         Migration(version: 2, sql: "ALTER TABLE ops ADD COLUMN wire_key TEXT;"),
     ]
 
-    /// Opens (creating) the ledger at `path`.
-    public init(path: String, synchronous: Synchronous = .full) throws {
+    /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
+    /// so a seed gives the same keys on every run).
+    private var generator: SeededGenerator?
+
+    /// Opens (creating) the ledger at `path`. `generator` (default: the system's randomness) draws the lease owner and,
+    /// in `prepare`, a new install id.
+    public init(path: String, synchronous: Synchronous = .full, generator: SeededGenerator? = nil) throws {
         database = try Database(path: path, synchronous: synchronous)
         try database.migrate(Self.migrations)
         let version = try database.schemaVersion()
         guard version <= Self.migrations.count else {
             throw DeviceError.notALedger(path: path, reason: "schema version \(version) is newer than this build's")
         }
-        var bytes = SystemRandomNumberGenerator()
-        leaseOwner = String(bytes.next() & 0xFFFF_FFFF, radix: 16)
+        self.generator = generator
+        var system = SystemRandomNumberGenerator()
+        let draw = self.generator?.next() ?? system.next()
+        leaseOwner = String(draw & 0xFFFF_FFFF, radix: 16)
     }
 
     /// Opens an existing ledger for reading (the `status` subcommand): refuses a file that is missing or not one.
@@ -104,8 +111,9 @@ public final class Ledger {
                 throw DeviceError.notALedger(path: path, reason: "it belongs to device \"\(owner)\"")
             }
             if try stateString("install") == nil {
-                var random = SystemRandomNumberGenerator()
-                try setState("install", String(random.next() & 0xFFFF_FFFF_FFFF, radix: 36))
+                var system = SystemRandomNumberGenerator()
+                let draw = generator?.next() ?? system.next()
+                try setState("install", String(draw & 0xFFFF_FFFF_FFFF, radix: 36))
             }
             try setState("device", identity.device)
             try setState("account", identity.account)

@@ -1,0 +1,137 @@
+import Foundation
+import LabKit
+import SyncProtocol
+
+/// `synclab sim`: a topology on the simulated machine (docs/SIMULATION.md). One seed writes a run folder and its
+/// report, as `synclab run` does; `--seeds A-B` sweeps many seeds in child processes (two at a time) and prints the
+/// failing ones with the command that replays each; `--shrink` reduces a failing run's scenario and behaviours.
+enum SimCommand {
+    static let spec = CommandSpec(
+        name: "synclab sim",
+        summary: "play a topology with every process as its instance in one process, on a simulated network and clock",
+        usage: "synclab sim TOPOLOGY [--seed N] [--out DIR] | --seeds A-B [--jobs N] [--shrink] [--ignore-expect]",
+        flags: [
+            Flag("seed", value: "N", help: "override the topology's seed: the same seed gives the same bytes"),
+            Flag("out", value: "DIR", help: "run folder (default: runs/NAME-sim-YYYYMMDD-HHMMSS); with --seeds, the "
+                + "folder of the sweep's runs"),
+            Flag("seeds", value: "A-B",
+                 help: "sweep seeds A to B (e.g. 1-100): one line per failing seed and a summary"),
+            Flag("jobs", value: "N", default: "2", help: "runs at once in a sweep (child processes)"),
+            Flag("shrink", help: "with --seeds (its first failing seed) or --seed: expand the behaviours into steps, "
+                + "drop steps while the same check still fails, and write the minimal failing topology"),
+            Flag("time-scale", value: "X", help: "override the topology's timeScale"),
+            Flag("ignore-expect", help: "judge as if the topology expected nothing to fail"),
+            Flag("quiet", help: "no progress and no summary; only the exit status and the run folder's path"),
+        ],
+        footer: """
+            The run folder is the one `synclab run` writes (events.jsonl with virtual wall µs, the SQLite files,
+            report.{md,json,html}); the report says it is a simulation and prints the command that replays it.
+            Exit status: 0 the verdict is pass (a sweep: every seed passed), 1 a failure, 2 a bad command line or
+            topology.
+            """)
+
+    static func run(_ arguments: [String]) -> Int32 {
+        let options = spec.parseOrExit(arguments)
+        guard options.positional.count == 1, let path = options.positional.first else {
+            Output.stderr("synclab sim: expected one topology file, got \(options.positional.count)\n\n" + spec.help)
+            return 2
+        }
+        var topology: Topology
+        let text: String
+        do {
+            topology = try Topology.load(path: path)
+            text = try String(contentsOfFile: path, encoding: .utf8)
+            if let seed = try options.int("seed") {
+                guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
+                topology.seed = UInt64(seed)
+            }
+            if options.has("ignore-expect") { topology.expectIgnored = true }
+            if let scale = try options.double("time-scale") {
+                guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
+                topology.timeScale = scale
+            }
+        } catch {
+            Output.stderr("synclab sim: \(error)\n")
+            return 2
+        }
+        if let range = options.string("seeds") {
+            guard let seeds = parseSeeds(range) else {
+                Output.stderr("synclab sim: --seeds must be A-B with 0 ≤ A ≤ B, got \"\(range)\"\n")
+                return 2
+            }
+            let jobs: Int
+            do {
+                jobs = try options.int("jobs") ?? 2
+                guard jobs >= 1 else { throw LabError.usage("--jobs must be at least 1") }
+            } catch {
+                Output.stderr("synclab sim: \(error)\n")
+                return 2
+            }
+            let out = options.string("out")
+                ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sweep").root
+            return SimSweep(path: path, seeds: seeds, jobs: jobs, passThrough: passThrough(options), out: out,
+                            shrink: options.has("shrink")).run()
+        }
+        let folder = options.string("out").map { RunFolder(root: $0) }
+            ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sim")
+        if FileManager.default.fileExists(atPath: folder.path("events.jsonl")) {
+            Output.stderr("synclab sim: \(folder.root) already holds a run; choose another --out\n")
+            return 2
+        }
+        let quiet = options.has("quiet")
+        let replay = (["synclab", "sim", path, "--seed", String(topology.seed)] + passThrough(options))
+            .joined(separator: " ")
+        let status = simulate(topology: topology, text: text, folder: folder, replay: replay, quiet: quiet)
+        if options.has("shrink") {
+            guard status == 1 else {
+                if status == 0 { Output.stdout("nothing to shrink: seed \(topology.seed) passes\n") }
+                return status
+            }
+            return SimShrink(path: path, topology: topology, text: text, passThrough: passThrough(options),
+                             original: folder).run()
+        }
+        return status
+    }
+
+    /// Flags a replay must repeat (beside the topology and the seed).
+    static func passThrough(_ options: ParsedOptions) -> [String] {
+        var flags: [String] = []
+        if let scale = options.string("time-scale") { flags += ["--time-scale", scale] }
+        if options.has("ignore-expect") { flags.append("--ignore-expect") }
+        return flags
+    }
+
+    /// Plays the topology into `folder` and writes its report; the exit status of `synclab run`.
+    static func simulate(topology: Topology, text: String, folder: RunFolder, replay: String, quiet: Bool) -> Int32 {
+        let run: SimRun
+        do {
+            run = try SimRun(topology: topology, topologyText: text, folder: folder, replay: replay, quiet: quiet)
+        } catch {
+            Output.stderr("synclab sim: \(error)\n")
+            return 2
+        }
+        if !quiet { Output.stderr("synclab sim: \(topology.name) seed \(topology.seed) → \(folder.root)\n") }
+        do {
+            try run.run()
+        } catch {
+            Output.stderr("synclab sim: the run stopped: \(error)\n")
+            var limit = rlimit()
+            if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0,
+               topology.devices.count * 3 + 64 > Int(limit.rlim_cur)
+            {
+                Output.stderr("synclab sim: each simulated device holds three files open (its ledger, -wal, -shm): "
+                    + "\(topology.devices.count) devices need more than this process's limit of \(limit.rlim_cur) "
+                    + "(ulimit -n)\n")
+            }
+            return LauncherCommand.report(folder: folder, quiet: quiet, ranToEnd: false)
+        }
+        return LauncherCommand.report(folder: folder, quiet: quiet, ranToEnd: true)
+    }
+
+    static func parseSeeds(_ text: String) -> ClosedRange<UInt64>? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        if parts.count == 1, let one = UInt64(parts[0]) { return one...one }
+        guard parts.count == 2, let low = UInt64(parts[0]), let high = UInt64(parts[1]), low <= high else { return nil }
+        return low...high
+    }
+}

@@ -1,0 +1,459 @@
+import Foundation
+import LabKit
+import PushBroker
+import Simulation
+import SyncDevice
+import SyncProtocol
+import SyncServer
+
+/// One run of a topology on the simulated machine (`synclab sim`): every server, broker and device is its instance
+/// and sim shell in this process, on one virtual clock, playing the same timeline, heal and quiesce as `LabRun`, with
+/// the launcher's steps sent as control messages the way `LabRun` sends them. It writes the same run folder, so
+/// `Report.make(folder:)` judges it with the same code. Keep it in step with `LabRun`.
+public final class SimRun {
+    public let topology: Topology
+    public let folder: RunFolder
+    let quiet: Bool
+    let clock: SimClock
+    let world: SimWorld
+    /// The command that replays this run, printed in the report.
+    let replay: String
+    private var order: [String] = []
+    private let poolOf: [String: String]
+    private var poolDevices: [String: [String]] = [:]
+    private var deviceConfigurations: [String: DeviceConfiguration] = [:]
+    private var serverConfiguration: ServerConfiguration!
+    private var brokerConfiguration: BrokerConfiguration!
+    private var brokerDirectory: AccountDirectory!
+    public private(set) var notes: [String] = []
+
+    /// Wall µs of simulated time 0 in every simulated run: 2026-01-01T00:00:00Z, so the bytes never depend on when.
+    public static let epochMicros: Int64 = 1_767_225_600_000_000
+    /// Processes start one real second before the scenario, as `LabRun`'s epoch is a second after it starts them.
+    static let startMicros: Int64 = -1_000_000
+
+    public init(topology: Topology, topologyText: String, folder: RunFolder, replay: String, quiet: Bool) throws {
+        self.topology = topology
+        self.folder = folder
+        self.quiet = quiet
+        self.replay = replay
+        clock = SimClock(epochMicros: Self.epochMicros, scale: topology.timeScale)
+        poolOf = topology.poolAssignment
+        try folder.create(topologyText: topologyText, topology: topology, clock: clock)
+        try? FileManager.default.removeItem(atPath: folder.socketDirectory)
+        let run: JSONValue = .object([
+            ("name", .string(topology.name)), ("seed", .int(Int(topology.seed))),
+            ("timeScale", .double(topology.timeScale)), ("epochMicros", .int(Int(clock.epochMicros))),
+            ("duration", .double(topology.duration)), ("ignoreExpect", .bool(topology.expectIgnored)),
+            ("simulated", true), ("replay", .string(replay)),
+        ])
+        folder.write("run.json", run.description + "\n")
+        world = try SimWorld(clock: clock, seed: topology.seed, eventsPath: folder.path("events.jsonl"),
+                             start: Self.startMicros)
+        try configure()
+    }
+
+    func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit("launcher", type, fields) }
+
+    // MARK: - The whole run
+
+    public func run() throws {
+        emit("process.started", [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
+                                 ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
+                                 ("simulated", true)])
+        defer {
+            stopAll()
+            emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
+            world.tearDown()
+        }
+        try startAll()
+        world.run(until: 0)
+        phase("scenario")
+        playTimeline()
+        phase("heal")
+        heal()
+        phase("quiesce")
+        quiesce()
+        phase("check")
+        collectFinalStats()
+    }
+
+    private func phase(_ name: String) {
+        emit("phase", [("name", .string(name))])
+        say("\(name)…")
+    }
+
+    // MARK: - Configurations: the argv `LabRun` passes, read by each role's own command line
+
+    private func common(_ name: String) -> [String] {
+        ["--control", "sim://\(name).control", "--name", name, "--epoch", String(clock.epochMicros),
+         "--time-scale", format(topology.timeScale), "--seed", String(topology.seed)]
+    }
+
+    private func configure() throws {
+        let s = topology.server
+        var serverArgs = ["--db", folder.path("server.sqlite"), "--listen", "sim://server", "--notify", "sim://notices",
+                          "--notify-mode", s.notifyMode, "--notify-hwm", String(s.notifyHwm),
+                          "--accounts", folder.accountsPath, "--synchronous", s.synchronous]
+        serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient),
+                       "--reject", format(s.reject), "--reply-delay-ms", String(s.replyDelayMs)]
+        serverConfiguration = try ServerConfiguration(
+            options: ServerConfiguration.command.parse(serverArgs + common("server")))
+        order.append("server")
+
+        let b = topology.broker
+        var brokerArgs = ["--listen", "sim://broker", "--notices", "sim://notices",
+                          "--notices-mode", s.notifyMode == "pub" ? "sub" : "pull",
+                          "--notices-hwm", String(s.notifyHwm),
+                          "--accounts", folder.accountsPath,
+                          "--loss", format(b.loss), "--duplicate", format(b.duplicate), "--delay-kind", b.delayKind,
+                          "--delay-sec", format(b.delaySec), "--reorder", format(b.reorder)]
+        for platform in ["android", "ios", "web"] {
+            if let profile = b.profiles[platform] { brokerArgs += ["--profile-\(platform)", profile] }
+        }
+        if let v = b.apnsThrottlePerHour { brokerArgs += ["--apns-throttle-per-hour", String(v)] }
+        if let v = b.fcmMaxHeld { brokerArgs += ["--fcm-max-held", String(v)] }
+        if let v = b.fcmPriority { brokerArgs += ["--fcm-priority", v] }
+        if let v = b.dozeWindowMin { brokerArgs += ["--doze-window-min", format(v)] }
+        if let v = b.webpushTtlSec { brokerArgs += ["--webpush-ttl-sec", format(v)] }
+        if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
+        brokerConfiguration = try BrokerCommand.configuration(
+            from: BrokerCommand.spec.parse(brokerArgs + common("broker")))
+        brokerDirectory = try AccountDirectory.load(path: folder.accountsPath)
+        order.append("broker")
+
+        let shared = ["--server", "sim://server", "--broker", "sim://broker"] + topology.device.flags()
+        var pooled: [String] = []
+        for account in topology.accounts {
+            for device in account.devices {
+                var args = ["--id", device.id, "--account", account.id, "--token", device.token,
+                            "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
+                            "--engagement", format(device.engagement), "--start-state", device.start] + shared
+                    + ownFlags(device).flatMap { ["--\($0.flag)", $0.value] }
+                if device.charging { args.append("--charging") }
+                deviceConfigurations[device.id] = try DeviceCommandLine.configuration(
+                    DeviceCommandLine.spec.parse(args + common(device.id)))
+                if let pool = poolOf[device.id] {
+                    poolDevices[pool, default: []].append(device.id)
+                    if !pooled.contains(pool) { pooled.append(pool) }
+                } else {
+                    order.append(device.id)
+                }
+            }
+        }
+        order += pooled.sorted(by: { $0.count != $1.count ? $0.count < $1.count : $0 < $1 })
+    }
+
+    private func ownFlags(_ device: DeviceSpec) -> [(flag: String, value: String)] {
+        DeviceSettings.knobs.compactMap { knob in
+            let mine = knob.text(in: device.settings)
+            return mine == knob.text(in: topology.device) ? nil : (knob.flag, mine)
+        }
+    }
+
+    // MARK: - Processes
+
+    /// The sim processes behind a process name: a pool's devices, or the process itself.
+    private func members(_ name: String) -> [String] { poolDevices[name] ?? [name] }
+
+    private var incarnations: [String: Int] = [:]
+    /// The (fake, deterministic) pid of each process's latest start.
+    private var pids: [String: Int] = [:]
+
+    /// Starts `name` (every device of a pool) as a new instance opened on its files.
+    private func start(_ name: String) throws {
+        let incarnation = (incarnations[name] ?? 0) + 1
+        incarnations[name] = incarnation
+        if name == "server" {
+            let shell = try SimServerShell(serverConfiguration, world: world, databaseLabel: "server.sqlite")
+            pids[name] = shell.pid
+            emit("process.spawned", [("target", "server"), ("pid", .int(shell.pid))])
+            world.add(server: shell)
+        } else if name == "broker" {
+            let shell = SimBrokerShell(brokerConfiguration, directory: brokerDirectory, world: world)
+            pids[name] = shell.pid
+            emit("process.spawned", [("target", "broker"), ("pid", .int(shell.pid))])
+            world.add(broker: shell)
+        } else {
+            var shells: [SimDeviceShell] = []
+            for id in members(name) {
+                let generator = SeededGenerator.derived(seed: topology.seed, name: "ledger/\(id)/\(incarnation)")
+                shells.append(try SimDeviceShell(deviceConfigurations[id]!, world: world, generator: generator))
+            }
+            pids[name] = shells.first?.pid ?? 0
+            emit("process.spawned", [("target", .string(name)), ("pid", .int(shells.first?.pid ?? 0))])
+            if poolDevices[name] != nil {
+                world.log.emit(name, "process.started", [("role", "pool"), ("pid", .int(shells.first?.pid ?? 0)),
+                                                         ("devices", .int(shells.count))])
+            }
+            for shell in shells { world.add(device: shell) }
+        }
+    }
+
+    private func running(_ name: String) -> Bool { members(name).contains { world.isRunning($0) } }
+    private func paused(_ name: String) -> Bool { members(name).contains { world.isPaused($0) } }
+
+    /// `ping` until it answers, as `ControlClient.waitReady` does.
+    private func waitReady(_ name: String) {
+        for member in members(name) where world.isRunning(member) {
+            _ = world.call(member, "ping")
+        }
+    }
+
+    private func startAll() throws {
+        say("starting \(order.count) processes (simulated)…")
+        for name in order { try start(name) }
+        for name in order { waitReady(name) }
+    }
+
+    /// `stop` to every process at once, as `LabRun.stopAll` asks; one that does not stop in 5 s is killed.
+    private func stopAll() {
+        for name in order.reversed() where running(name) {
+            for member in members(name) {
+                if world.isPaused(member) { world.resume(member) }
+                if world.isRunning(member) { world.post(member, "stop") }
+            }
+        }
+        let deadline = world.scheduler.now + 5_000_000
+        world.scheduler.run(until: deadline) { !order.contains(where: { running($0) }) }
+        for name in order where running(name) {
+            for member in members(name) { world.kill(member) }
+            notes.append("\(name) did not stop on request and was killed")
+        }
+    }
+
+    // MARK: - Scenario
+
+    private func playTimeline() {
+        let steps = topology.timeline()
+        say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated")
+        for step in steps {
+            world.run(until: world.micros(atSim: step.at))
+            perform(step)
+        }
+        world.run(until: world.micros(atSim: topology.duration))
+    }
+
+    private func perform(_ step: ScenarioStep) {
+        var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
+                                             ("line", .int(step.line))]
+        do {
+            switch step.action {
+            case .edit(let device, let draft, let action, let title, let body):
+                fields += [("target", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))]
+                var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
+                if let title { args["title"] = .string(title) }
+                if let body { args["body"] = .string(body) }
+                if let key = try control(device, "edit", args)?["key"]?.stringValue {
+                    fields.append(("key", .string(key)))
+                }
+            case .device(let device, let command):
+                fields.append(("target", .string(device)))
+                try control(device, command)
+            case .engagement(let device, let opens):
+                fields.append(("target", .string(device)))
+                try control(device, "engagement", ["opensPerDay": .double(opens)])
+            case .refresh(let device, let on):
+                fields.append(("target", .string(device)))
+                try control(device, "refresh", ["on": .bool(on)])
+            case .chaos(let args):
+                fields.append(("target", "broker"))
+                try control("broker", "chaos", args)
+            case .faults(let args):
+                fields.append(("target", "server"))
+                try control("server", "faults", args)
+            case .signal(let target, let command):
+                fields.append(("target", .string(target)))
+                try signal(target, command)
+            case .crash(let target, let point, _):
+                // Crash points live in the real shells (`CrashPoints.reach`); the sim shells do not reach them yet.
+                fields.append(("target", .string(target)))
+                throw LabError.usage("crash points (\(point)) are not modelled by the simulation yet; use synclab run")
+            }
+            emit("scenario.action", fields)
+        } catch {
+            fields.append(("error", .string("\(error)")))
+            emit("scenario.failed", fields)
+            notes.append("step at \(formatSim(step.at)) (line \(step.line)) \(step.action.name) failed: \(error)")
+        }
+    }
+
+    /// A control command for a process (a pooled device directly: its pool would hand it over unchanged).
+    @discardableResult
+    private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:],
+                         timeoutMicros: Int64 = 5_000_000) throws -> JSONValue?
+    {
+        let target = poolOf[name] ?? name
+        guard world.isRunning(name), !world.isPaused(name) else { throw LabError.io("\(target) is not running") }
+        guard let ack = world.call(name, command, args, timeoutMicros: timeoutMicros) else {
+            throw LabError.io("\(name) did not answer \(command) within \(timeoutMicros / 1_000) ms")
+        }
+        if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
+        return ack.data
+    }
+
+    private func via(_ device: String, _ target: String) -> [(String, JSONValue)] {
+        device == target ? [] : [("device", .string(device))]
+    }
+
+    private func signal(_ device: String, _ command: String) throws {
+        let target = poolOf[device] ?? device
+        guard order.contains(target) else { throw LabError.io("no process \(target)") }
+        switch command {
+        case "kill":
+            guard running(target) else { throw LabError.io("\(target) is not running") }
+            for member in members(target) { world.kill(member) }
+            emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
+        case "restart":
+            for member in members(target) where world.isRunning(member) { world.kill(member) }
+            checkState(of: target)
+            try start(target)
+            waitReady(target)
+            emit("process.restarted", [("target", .string(target)), ("pid", .int(pids[target] ?? 0))]
+                + via(device, target))
+        case "pause":
+            for member in members(target) { world.pause(member) }
+            emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
+        case "resume":
+            emit("process.resumed", [("target", .string(target)), ("signal", "SIGCONT")])
+            for member in members(target) { world.resume(member) }
+        default:
+            throw LabError.usage("unknown signal command \(command)")
+        }
+    }
+
+    /// Cursor safety on the files of a stopped device (or pool), as `LabRun.checkState`.
+    private func checkState(of target: String) {
+        let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
+        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else {
+            return
+        }
+        for id in devices {
+            guard let account = topology.account(of: id), FileManager.default.fileExists(atPath: folder.devicePath(id)),
+                  let state = try? LedgerSnapshot.read(path: folder.devicePath(id))
+            else { continue }
+            let problem = CursorCheck.problem(cursor: state.cursor, shadow: state.shadow,
+                                              changes: server.changes[account] ?? [])
+            var fields: [(String, JSONValue)] = [("target", .string(id)), ("held", .bool(problem == nil)),
+                                                 ("cursor", .int(state.cursor))]
+            if let problem { fields.append(("detail", .string(problem))) }
+            emit("state.checked", fields)
+        }
+    }
+
+    // MARK: - Heal and quiesce
+
+    private func heal() {
+        for name in order {
+            if paused(name) {
+                emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+                for member in members(name) { world.resume(member) }
+            }
+            if running(name) { continue }
+            checkState(of: name)
+            do {
+                try start(name)
+                waitReady(name)
+                emit("process.restarted", [("target", .string(name)), ("by", "heal")])
+            } catch {
+                notes.append("heal could not restart \(name): \(error)")
+            }
+        }
+        attempt("server", "faults", ["off": true])
+        attempt("broker", "chaos", ["off": true])
+        for device in topology.devices {
+            attempt(device.id, "online")
+            attempt(device.id, "refresh", ["on": true])
+            attempt(device.id, "open")
+        }
+    }
+
+    private func attempt(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) {
+        do { try control(name, command, args) } catch { notes.append("heal: \(name) \(command): \(error)") }
+    }
+
+    /// Forced passes on every device until every op is settled, every cursor at its account's head and a whole round
+    /// changes nothing, as `LabRun.quiesce`; the deadline is `heal.timeoutSec` of virtual real time.
+    private func quiesce() {
+        let deadline = world.scheduler.now + Int64(topology.healTimeoutSec * 1_000_000)
+        var previous: [String: String] = [:]
+        var lastHeads: [String: Int] = [:]
+        var rounds = 0
+        while world.scheduler.now < deadline {
+            rounds += 1
+            var heads: [String: Int] = [:]
+            if let stats = try? control("server", "stats"), let h = stats["heads"]?.objectValue {
+                for (account, value) in h { heads[account] = value.intValue ?? 0 }
+            }
+            lastHeads = heads
+            var statuses: [String: JSONValue] = [:]
+            for device in topology.devices where poolOf[device.id] == nil {
+                if let data = try? control(device.id, "sync", ["force": true], timeoutMicros: 30_000_000) {
+                    statuses[device.id] = data
+                }
+            }
+            // A pool's `syncAll`: every pooled device's forced pass at once, answered when all have ended.
+            for pool in poolDevices.keys.sorted() {
+                var waiting: [(String, Int)] = []
+                for id in poolDevices[pool]! where world.isRunning(id) && !world.isPaused(id) {
+                    waiting.append((id, world.post(id, "sync", ["force": true])))
+                }
+                let gatherDeadline = world.scheduler.now + 30_000_000
+                world.scheduler.run(until: gatherDeadline) { waiting.allSatisfy { world.hasAck($0.1) } }
+                for (id, req) in waiting {
+                    if let ack = world.takeAck(req), ack.ok, let data = ack.data { statuses[id] = data }
+                }
+            }
+            var settled = true
+            var snapshot: [String: String] = [:]
+            for device in topology.devices {
+                let account = topology.account(of: device.id) ?? ""
+                guard let data = statuses[device.id] else { settled = false; continue }
+                let pending = data["pending"]?.intValue ?? -1
+                let cursor = data["cursor"]?.intValue ?? -1
+                snapshot[device.id] = "\(pending)/\(cursor)"
+                if pending != 0 || cursor != (heads[account] ?? 0) { settled = false }
+            }
+            if settled && snapshot == previous {
+                emit("quiesce.done", [("rounds", .int(rounds))])
+                say("quiet after \(rounds) rounds")
+                return
+            }
+            previous = snapshot
+            world.run(for: 20_000)
+        }
+        notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; "
+            + "the checks see the state as it was")
+        var stuck: [JSONValue] = []
+        for device in topology.devices {
+            guard let state = previous[device.id] else {
+                stuck.append(.string("\(device.id) did not answer"))
+                continue
+            }
+            let parts = state.split(separator: "/")
+            let head = lastHeads[topology.account(of: device.id) ?? ""] ?? 0
+            if parts.first != "0" || Int(parts.last ?? "") != head {
+                stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, "
+                    + "cursor \(parts.last ?? "?") of \(head)"))
+            }
+        }
+        emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck))])
+    }
+
+    /// The server's and broker's own counters beside the events; no memory or CPU figures (they would be this
+    /// process's, and real timings would break the byte-identical replay).
+    private func collectFinalStats() {
+        var stats: [(String, JSONValue)] = [("simulated", true)]
+        for name in ["server", "broker"] {
+            if let data = try? control(name, "stats") { stats.append((name, data)) }
+        }
+        stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
+        stats.append(("notes", .array(notes.map { .string($0) })))
+        folder.write("stats.json", JSONValue.object(stats).description + "\n")
+    }
+
+    private func say(_ text: String) {
+        guard !quiet else { return }
+        Output.stderr("synclab sim: \(text)\n")
+    }
+}

@@ -1,0 +1,327 @@
+import LabKit
+import PushBroker
+import SyncProtocol
+import SyncServer
+
+/// One simulated machine: the clock, the agenda, the network and every process on it, as instances with their sim
+/// shells. Processes are named as in a real run (`server`, `broker`, a device id); each start is a new incarnation,
+/// and whatever was addressed to an earlier incarnation (a reply in flight, a timer) is lost with it, as it is with
+/// a killed process. A paused process keeps what arrives for it, in order, until it is resumed.
+///
+/// Connections are modelled as libzmq's: a DEALER that sends while its ROUTER peer is down keeps the message and
+/// delivers it once the peer is back (`queuedTo…`); a ROUTER that replies to a connection that is gone fails at once
+/// (router-mandatory); every new connection gets a new routing id from a counter.
+public final class SimWorld {
+    public let scheduler: SimScheduler
+    public let log: SimEventLog
+    public let clock: SimClock
+    var network: SimNetwork
+    public internal(set) var server: SimServerShell?
+    public internal(set) var broker: SimBrokerShell?
+    public internal(set) var devices: [String: SimDeviceShell] = [:]
+    /// Live incarnation of each running process.
+    private(set) var alive: [String: Int] = [:]
+    private var starts: [String: Int] = [:]
+    private(set) var paused: Set<String> = []
+    private var inbox: [String: [() -> Void]] = [:]
+    private var nextPid = 1000
+
+    struct Connection: Hashable {
+        var device: String
+        var deviceIncarnation: Int
+        var peerIncarnation: Int
+    }
+    private var serverRoutes: [Connection: [UInt8]] = [:]
+    private var serverOwners: [[UInt8]: Connection] = [:]
+    private var brokerRoutes: [Connection: [UInt8]] = [:]
+    private var brokerOwners: [[UInt8]: Connection] = [:]
+    private var nextRoutingID: UInt32 = 0x0001_0000
+    private var queuedToServer: [(device: String, incarnation: Int, frames: [[UInt8]])] = []
+    private var queuedToBroker: [(device: String, incarnation: Int, frames: [[UInt8]])] = []
+    private var queuedNotices: [[[UInt8]]] = []
+
+    /// The launcher's control connection to every process (a DEALER per process in a real run).
+    public static let launcherPeer: [UInt8] = [0, 0, 0, 0, 1]
+    private var acks: [Int: ControlAck] = [:]
+    private var nextReq = 1
+
+    public init(clock: SimClock, seed: UInt64, eventsPath: String, start: Int64) throws {
+        self.clock = clock
+        scheduler = SimScheduler(start: start)
+        log = try SimEventLog(path: eventsPath, clock: clock, scheduler: scheduler)
+        network = SimNetwork(seed: seed)
+    }
+
+    /// Simulated seconds now.
+    public var simNow: Double { clock.sim(atWall: clock.epochMicros + scheduler.now) }
+
+    /// The first virtual µs at which simulated time has reached `sim`.
+    public func micros(atSim sim: Double) -> Int64 {
+        guard sim.isFinite else { return Int64.max / 2 }
+        var t = Int64((sim / clock.scale * 1_000_000).rounded(.up))
+        while clock.sim(atWall: clock.epochMicros + t) < sim { t += 1 }
+        return t
+    }
+
+    /// Breaks the references between the agenda and the processes once a run is over.
+    public func tearDown() {
+        log.close()
+        server = nil
+        broker = nil
+        devices.removeAll()
+        inbox.removeAll()
+    }
+
+    // MARK: - Processes
+
+    func pid() -> Int {
+        nextPid += 1
+        return nextPid
+    }
+
+    /// Registers a new incarnation of `name`; returns it.
+    func born(_ name: String) -> Int {
+        let incarnation = (starts[name] ?? 0) + 1
+        starts[name] = incarnation
+        alive[name] = incarnation
+        return incarnation
+    }
+
+    public func isRunning(_ name: String) -> Bool { alive[name] != nil }
+    public func isPaused(_ name: String) -> Bool { paused.contains(name) }
+
+    public func add(server shell: SimServerShell) {
+        server = shell
+        shell.start()
+        for item in queuedToServer where alive[item.device] == item.incarnation {
+            toServer(from: item.device, incarnation: item.incarnation, frames: item.frames)
+        }
+        queuedToServer.removeAll()
+    }
+
+    public func add(broker shell: SimBrokerShell) {
+        broker = shell
+        shell.start()
+        for item in queuedToBroker where alive[item.device] == item.incarnation {
+            toBroker(from: item.device, incarnation: item.incarnation, frames: item.frames)
+        }
+        queuedToBroker.removeAll()
+        let notices = queuedNotices
+        queuedNotices.removeAll()
+        for frames in notices { _ = notice(frames, mode: "push", highWaterMark: Int.max) }
+    }
+
+    public func add(device shell: SimDeviceShell) {
+        devices[shell.name] = shell
+        shell.begin()
+    }
+
+    /// The loss of a process's memory: its instance and whatever it held are gone; its database file stays.
+    public func kill(_ name: String) {
+        alive[name] = nil
+        paused.remove(name)
+        inbox[name] = nil
+        if name == "server" {
+            server?.abandon()
+            server = nil
+        } else if name == "broker" {
+            broker = nil
+        } else {
+            devices[name]?.abandon()
+            devices[name] = nil
+        }
+    }
+
+    /// The process clean-stopped itself (the control command `stop`).
+    func exited(_ name: String) {
+        alive[name] = nil
+        paused.remove(name)
+        inbox[name] = nil
+        if name == "server" { server = nil } else if name == "broker" { broker = nil } else { devices[name] = nil }
+    }
+
+    public func pause(_ name: String) {
+        guard alive[name] != nil else { return }
+        paused.insert(name)
+    }
+
+    /// A resumed process reads what waited for it, in order (and what arrives meanwhile, after it), then looks at
+    /// its timers: as the next action, not within the caller's, as a process given SIGCONT runs after the signal.
+    public func resume(_ name: String) {
+        guard let incarnation = alive[name], paused.remove(name) != nil else { return }
+        scheduler.at(scheduler.now) { [unowned self] in self.drain(name, incarnation) }
+    }
+
+    private func drain(_ name: String, _ incarnation: Int) {
+        while alive[name] == incarnation, !paused.contains(name), var waiting = inbox[name], !waiting.isEmpty {
+            let action = waiting.removeFirst()
+            inbox[name] = waiting
+            action()
+        }
+        guard alive[name] == incarnation, !paused.contains(name) else { return }
+        inbox[name] = nil
+        devices[name]?.tick()
+        if name == "broker" { broker?.onWake() }
+    }
+
+    /// Runs `action` for incarnation `incarnation` of `name` once a message on `link` has crossed it; lost when that
+    /// incarnation is gone by then, kept in order while the process is paused.
+    func deliver(to name: String, incarnation: Int, link: String, _ action: @escaping () -> Void) {
+        let time = network.arrival(on: link, now: scheduler.now)
+        scheduler.at(time) { [unowned self] in self.arrive(name, incarnation, action) }
+    }
+
+    /// A timer of incarnation `incarnation` of `name` fires at `time` (a paused process sees it when resumed).
+    func timer(_ name: String, incarnation: Int, at time: Int64, _ action: @escaping () -> Void) {
+        scheduler.at(time) { [unowned self] in self.arrive(name, incarnation, action) }
+    }
+
+    private func arrive(_ name: String, _ incarnation: Int, _ action: @escaping () -> Void) {
+        guard alive[name] == incarnation else { return }
+        if paused.contains(name) || inbox[name] != nil {
+            inbox[name, default: []].append(action)
+            return
+        }
+        action()
+    }
+
+    func inboxCount(_ name: String) -> Int { inbox[name]?.count ?? 0 }
+
+    // MARK: - Device ↔ server
+
+    func toServer(from device: String, incarnation: Int, frames: [[UInt8]]) {
+        guard let serverIncarnation = alive["server"] else {
+            queuedToServer.append((device, incarnation, frames))
+            return
+        }
+        let connection = Connection(device: device, deviceIncarnation: incarnation, peerIncarnation: serverIncarnation)
+        let routing = route(connection, routes: &serverRoutes, owners: &serverOwners)
+        deliver(to: "server", incarnation: serverIncarnation, link: "\(device)>server") { [unowned self] in
+            self.server?.onDeviceFrames([routing] + frames)
+        }
+    }
+
+    /// A reply on the server's device ROUTER; false when the connection is gone.
+    func fromServer(_ frames: [[UInt8]]) -> Bool {
+        guard let routing = frames.first, let owner = serverOwners[routing],
+              alive[owner.device] == owner.deviceIncarnation, alive["server"] == owner.peerIncarnation
+        else { return false }
+        let payload = Array(frames.dropFirst())
+        deliver(to: owner.device, incarnation: owner.deviceIncarnation, link: "server>\(owner.device)") {
+            [unowned self] in
+            self.devices[owner.device]?.onServerFrames(payload)
+        }
+        return true
+    }
+
+    // MARK: - Device ↔ broker
+
+    func toBroker(from device: String, incarnation: Int, frames: [[UInt8]]) {
+        guard let brokerIncarnation = alive["broker"] else {
+            queuedToBroker.append((device, incarnation, frames))
+            return
+        }
+        let connection = Connection(device: device, deviceIncarnation: incarnation, peerIncarnation: brokerIncarnation)
+        let routing = route(connection, routes: &brokerRoutes, owners: &brokerOwners)
+        deliver(to: "broker", incarnation: brokerIncarnation, link: "\(device)>broker") { [unowned self] in
+            self.broker?.onDeviceFrames(frames, peer: routing)
+        }
+    }
+
+    /// A message on the broker's device ROUTER: nil when sent, else why not (gone, or the paused device's queue is
+    /// at the high-water mark).
+    func fromBroker(to peer: [UInt8], frames: [[UInt8]], highWaterMark: Int) -> SendFailure? {
+        guard let owner = brokerOwners[peer], alive[owner.device] == owner.deviceIncarnation,
+              alive["broker"] == owner.peerIncarnation
+        else { return .unreachable }
+        if paused.contains(owner.device) && inboxCount(owner.device) >= highWaterMark { return .hwm }
+        deliver(to: owner.device, incarnation: owner.deviceIncarnation, link: "broker>\(owner.device)") {
+            [unowned self] in
+            self.devices[owner.device]?.onBrokerFrames(frames)
+        }
+        return nil
+    }
+
+    /// A notice from the server's PUSH (or PUB) socket; false when PUSH would have blocked.
+    func notice(_ frames: [[UInt8]], mode: String, highWaterMark: Int) -> Bool {
+        guard let brokerIncarnation = alive["broker"] else {
+            // PUB drops for an absent subscriber; PUSH keeps up to its high-water mark for the peer it connects to.
+            guard mode == "push" else { return true }
+            guard queuedNotices.count < highWaterMark else { return false }
+            queuedNotices.append(frames)
+            return true
+        }
+        deliver(to: "broker", incarnation: brokerIncarnation, link: "server>broker") { [unowned self] in
+            self.broker?.onNoticeFrames(frames)
+        }
+        return true
+    }
+
+    private func route(_ connection: Connection, routes: inout [Connection: [UInt8]],
+                       owners: inout [[UInt8]: Connection]) -> [UInt8]
+    {
+        if let routing = routes[connection] { return routing }
+        nextRoutingID += 1
+        let n = nextRoutingID
+        let routing: [UInt8] = [0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
+                                UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+        routes[connection] = routing
+        owners[routing] = connection
+        return routing
+    }
+
+    // MARK: - Launcher ↔ control sockets
+
+    /// A control reply from `name` to the launcher.
+    func toLauncher(from name: String, frames: [[UInt8]]) {
+        let time = network.arrival(on: "\(name)>launcher", now: scheduler.now)
+        scheduler.at(time) { [unowned self] in
+            if case .success(.controlAck(let ack)) = Codec.decodeOrReply(frames) { self.acks[ack.req] = ack }
+        }
+    }
+
+    /// Sends `command` to `name`'s control socket and runs the simulation until its answer arrives or `timeout`
+    /// virtual µs pass; nil when there was no answer.
+    public func call(_ name: String, _ command: String, _ args: [String: JSONValue] = [:],
+                     timeoutMicros: Int64 = 5_000_000) -> ControlAck?
+    {
+        let req = post(name, command, args)
+        let deadline = scheduler.now + timeoutMicros
+        scheduler.run(until: deadline) { acks[req] != nil }
+        return acks.removeValue(forKey: req)
+    }
+
+    /// Sends `command` without waiting for the answer; returns its req.
+    @discardableResult
+    public func post(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) -> Int {
+        let req = nextReq
+        nextReq += 1
+        let frames = Codec.encode(.control(Control(req: req, command: command, args: args)))
+        guard let incarnation = alive[name] else { return req }
+        deliver(to: name, incarnation: incarnation, link: "launcher>\(name)") { [unowned self] in
+            if name == "server" {
+                self.server?.onControlFrames([Self.launcherPeer] + frames)
+            } else if name == "broker" {
+                self.broker?.onControlFrames(frames, peer: Self.launcherPeer)
+            } else {
+                self.devices[name]?.onControlFrames([Self.launcherPeer] + frames)
+            }
+        }
+        return req
+    }
+
+    func ackArrived(_ req: Int) -> Bool { acks[req] != nil }
+    func removeAck(_ req: Int) -> ControlAck? { acks.removeValue(forKey: req) }
+
+    /// Lets virtual time pass.
+    public func run(for micros: Int64) { scheduler.run(until: scheduler.now + micros) }
+    public func run(until micros: Int64) { scheduler.run(until: micros) }
+}
+
+extension SimWorld {
+    /// Whether the answer to `req` has arrived.
+    public func hasAck(_ req: Int) -> Bool { ackArrived(req) }
+
+    /// The answer to `req`, removed; nil when it has not arrived.
+    public func takeAck(_ req: Int) -> ControlAck? { removeAck(req) }
+}

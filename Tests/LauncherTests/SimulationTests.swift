@@ -1,0 +1,156 @@
+import Foundation
+import Simulation
+import SyncProtocol
+import Testing
+
+/// `synclab sim`: the same topology and seed give the same bytes (each run in a process of its own, so nothing of
+/// one process's hashing or timing can make them agree by chance), a sweep names its failing seeds with the command
+/// that replays each, and a shrink keeps the failing check failing with fewer steps.
+@Suite(.serialized) struct SimulationTests {
+    static func temporary(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("synclab-sim-\(name)-\(UUID().uuidString)").path
+    }
+
+    static func topology(_ name: String) -> String { EndToEndTests.topologies.appendingPathComponent("\(name).json5").path }
+
+    static func bytes(_ path: String) -> Data { FileManager.default.contents(atPath: path) ?? Data() }
+
+    /// `synclab sim` into a fresh folder.
+    static func sim(_ arguments: [String], limit: Double = 120) throws -> (status: Int32, output: String, out: String) {
+        let out = temporary("run")
+        let (status, output) = try OutputFile.runSynclab(["sim"] + arguments + ["--out", out], limit: limit)
+        return (status, output, out)
+    }
+
+    /// A topology that fails a product check on some seeds: hint-loss with every app open required to show data
+    /// less than `budgetMin` old.
+    static func staleOpens(budgetMin: Int) throws -> String {
+        let text = try String(contentsOfFile: topology("hint-loss"), encoding: .utf8).replacingOccurrences(
+            of: "broker: { loss: 0.5 },",
+            with: "broker: { loss: 0.5 },\n  checks: { dataAgeAtOpen: { percent: 100, budgetMin: \(budgetMin) } },")
+        let path = temporary("stale-\(budgetMin)") + ".json5"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test(arguments: ["quickstart", "crash"])
+    func theSameSeedGivesTheSameBytesAndAnotherSeedDoesNot(_ name: String) throws {
+        let first = try Self.sim([Self.topology(name), "--seed", "5"])
+        let second = try Self.sim([Self.topology(name), "--seed", "5"])
+        let other = try Self.sim([Self.topology(name), "--seed", "6"])
+        #expect(first.status == 0, "\(first.output)")
+        for file in ["events.jsonl", "report.json"] {
+            let a = Self.bytes("\(first.out)/\(file)")
+            #expect(a.count > 1_000, "\(file) is written")
+            #expect(a == Self.bytes("\(second.out)/\(file)"), "\(file) differs between two runs of seed 5")
+            // The comparison can fail: another seed draws other latencies and other behaviour, so other bytes.
+            #expect(a != Self.bytes("\(other.out)/\(file)"), "\(file) is the same for seeds 5 and 6")
+        }
+        let report = try JSONValue.parse(String(contentsOfFile: "\(first.out)/report.json", encoding: .utf8))
+        #expect(report["simulated"]?.boolValue == true)
+        #expect(report["replay"]?.stringValue == "synclab sim \(Self.topology(name)) --seed 5")
+        #expect(first.output.contains("replay: synclab sim \(Self.topology(name)) --seed 5"))
+        // A kill is the loss of memory with the files kept; a restart opens them again.
+        if name == "crash" {
+            let events = try String(contentsOfFile: "\(first.out)/events.jsonl", encoding: .utf8)
+            // crash.json5's three kill steps (server, broker, i1); its two crash-point steps are refused by the
+            // simulation (crash points live in the real shells), and say so.
+            #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 3)
+            #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 3)
+            #expect(events.contains("crash points (server.after-commit-before-reply) are not modelled by the simulation"))
+            #expect(report["invariants"]?.arrayValue?.allSatisfy { $0["held"]?.boolValue == true } == true)
+            #expect(Self.silences(in: events).isEmpty, "\(Self.silences(in: events))")
+        }
+    }
+
+    /// Events a process wrote while it was paused (between `process.paused` and `process.resumed`) or dead (between
+    /// `process.killed` and its next `process.started`): a paused process only queues what arrives, a killed one is gone.
+    static func silences(in events: String) -> [String] {
+        var quiet: [String: String] = [:]
+        var problems: [String] = []
+        for line in events.split(separator: "\n") {
+            guard let event = try? JSONValue.parse(String(line)), let proc = event["proc"]?.stringValue,
+                  let type = event["type"]?.stringValue
+            else { continue }
+            if proc == "launcher", let target = event["target"]?.stringValue {
+                if type == "process.paused" { quiet[target] = "paused" }
+                if type == "process.killed" { quiet[target] = "killed" }
+                if type == "process.resumed" { quiet[target] = nil }
+                continue
+            }
+            if type == "process.started" && quiet[proc] == "killed" { quiet[proc] = nil }
+            if let state = quiet[proc] { problems.append("\(proc) wrote \(type) while \(state)") }
+        }
+        return problems
+    }
+
+    @Test func theSilenceCheckSeesAProcessThatKeptTalking() {
+        let events = [
+            #"{"proc":"launcher","type":"process.paused","target":"w1"}"#,
+            #"{"proc":"w1","type":"pass.start"}"#,
+            #"{"proc":"launcher","type":"process.resumed","target":"w1"}"#,
+            #"{"proc":"w1","type":"pass.end"}"#,
+            #"{"proc":"launcher","type":"process.killed","target":"a1"}"#,
+            #"{"proc":"a1","type":"op.sent"}"#,
+            #"{"proc":"a1","type":"process.started"}"#,
+            #"{"proc":"a1","type":"op.sent"}"#,
+        ].joined(separator: "\n")
+        #expect(Self.silences(in: events) == ["w1 wrote pass.start while paused", "a1 wrote op.sent while killed"])
+    }
+
+    @Test func theSchedulerRunsActionsDueAtOneTimeInTheOrderTheyWereScheduled() {
+        let scheduler = SimScheduler(start: 0)
+        var order: [Int] = []
+        for n in 0..<50 { scheduler.at(100) { order.append(n) } }
+        scheduler.at(50) { order.append(-1) }
+        scheduler.at(100) {
+            // Scheduled while running, for now: after everything already due at this time.
+            scheduler.at(100) { order.append(1_000) }
+        }
+        scheduler.run(until: 99)
+        #expect(order == [-1])
+        #expect(scheduler.now == 99)
+        scheduler.run(until: 200)
+        #expect(order == [-1] + Array(0..<50) + [1_000])
+        #expect(scheduler.now == 200)
+    }
+
+    @Test func aSweepNamesEachFailingSeedWithItsReplay() throws {
+        let path = try Self.staleOpens(budgetMin: 30)
+        let sweep = try Self.sim([path, "--seeds", "1-6"], limit: 300)
+        #expect(sweep.status == 1, "\(sweep.output)")
+        let failing = sweep.output.split(separator: "\n").filter { $0.hasPrefix("seed ") }
+        #expect(!failing.isEmpty && failing.count < 6, "some seeds fail, not all: \(sweep.output)")
+        #expect(sweep.output.contains("\(failing.count) of 6 seeds failed (seeds 1-6): data-age-at-open on \(failing.count)"))
+        // Each line's replay command gives that seed's failure again, and a seed not listed passes.
+        let line = try #require(failing.first)
+        #expect(line.contains("(data-age-at-open) — replay: synclab sim \(path) --seed "))
+        let seed = try #require(line.split(separator: " ").last.map(String.init))
+        let replay = try Self.sim([path, "--seed", seed])
+        #expect(replay.status == 1)
+        #expect(replay.output.contains("✗ data-age-at-open"))
+        let listed = Set(failing.compactMap { $0.split(separator: ":").first?.split(separator: " ").last.map(String.init) })
+        let passing = try #require((1...6).map(String.init).first { !listed.contains($0) })
+        #expect(try Self.sim([path, "--seed", passing]).status == 0)
+        // The same topology without the product check passes on every seed.
+        let clean = try Self.sim([Self.topology("hint-loss"), "--seeds", "1-3"], limit: 300)
+        #expect(clean.status == 0, "\(clean.output)")
+        #expect(clean.output.contains("0 of 3 seeds failed"))
+    }
+
+    @Test func aShrinkKeepsTheCheckFailingWithAFewSteps() throws {
+        let path = try Self.staleOpens(budgetMin: 3)
+        let shrink = try Self.sim([path, "--seed", "2", "--shrink"], limit: 600)
+        #expect(shrink.status == 1, "\(shrink.output)")
+        let minimal = "\(shrink.out)-minimal.json5"
+        let text = try String(contentsOfFile: minimal, encoding: .utf8)
+        let topology = try JSONValue.parse(String(text.split(separator: "\n", maxSplits: 1)[1]))
+        let steps = topology["scenario"]?.arrayValue ?? []
+        #expect(!steps.isEmpty && steps.count <= 3, "\(steps.count) steps: \(shrink.output)")
+        #expect(topology["behaviours"] == nil)
+        #expect(shrink.output.contains("replay: synclab sim \(minimal)\n"))
+        let replay = try Self.sim([minimal])
+        #expect(replay.status == 1)
+        #expect(replay.output.contains("✗ data-age-at-open"))
+    }
+}
