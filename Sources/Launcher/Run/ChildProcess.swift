@@ -86,8 +86,11 @@ package final class ChildProcess {
     /// SIGKILL and reap.
     package func killNow() {
         guard running else { return }
-        if paused { kill(pid, SIGCONT) }
+        // SIGKILL ends a stopped process too. A SIGCONT first would let a paused process run for a moment and
+        // carry out what it had not read yet (the crash topology's "killed with pushes unread" then sometimes had
+        // the server apply them just before it died).
         kill(pid, SIGKILL)
+        paused = false
         _ = wait(timeout: 5)
     }
 
