@@ -32,93 +32,45 @@ extension DeviceShell {
     func handle(_ request: Control, from peer: [UInt8]) {
         let outcome: ControlOutcome
         do {
-            outcome = try execute(request, from: peer)
+            outcome = try execute(DeviceControl.parse(request), request: request, from: peer)
         } catch let error as DeviceError {
             outcome = .refused(error.description)
         } catch {
             outcome = .refused("\(error)")
         }
-        let args = JSONValue.object(request.args.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
-        switch outcome {
-        case .ack(let detail, let data):
-            events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", true),
-                                             ("detail", .string(detail))])
-            reply(to: peer, .controlAck(ControlAck(req: request.req, ok: true, detail: detail, data: data)))
-        case .later:
-            events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", true),
-                                             ("detail", "answered when the pass ends")])
-        case .refused(let message):
-            events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", false),
-                                             ("detail", .string(message))])
-            reply(to: peer, .controlAck(ControlAck(req: request.req, ok: false, detail: message)))
-        }
+        events.emit("control.received", outcome.eventFields(request))
+        if let ack = outcome.ack(request) { reply(to: peer, .controlAck(ack)) }
     }
 
-    enum ControlOutcome {
-        case ack(String, JSONValue?)
-        /// Answered later (a `sync`, when its pass ends).
-        case later
-        /// Not carried out: `ok: false` and why.
-        case refused(String)
-    }
-
-    func execute(_ request: Control, from peer: [UInt8]) throws -> ControlOutcome {
+    func execute(_ command: DeviceControl, request: Control, from peer: [UInt8]) throws -> ControlOutcome {
         let now = self.now
-        func lifecycle(_ command: LifecycleCommand) -> ControlOutcome {
-            drive { $0.onLifecycle(command, now: now) }
-            return .ack("ok", nil)
-        }
-        switch request.command {
-        case "ping":
+        switch command {
+        case .ping:
             return .ack("pong", nil)
-        case "edit":
-            let edit = try LocalEdit.parse(request.args)
+        case .edit(let edit):
             // The op and the replica commit first; only then is the edit saved and anything else happens.
             let saved = try ledger.save(edit, device: configuration.identity.device, wall: SimClock.wallMicros())
             reach(.deviceAfterLedgerWrite)
             drive { $0.onEditSaved(saved, now: now) }
             return .ack("saved on this device", .object([("key", .string(saved.key))]))
-        case "open": return lifecycle(.open)
-        case "background": return lifecycle(.background)
-        case "forceQuit": return lifecycle(.forceQuit)
-        case "close": return lifecycle(.close)
-        case "offline": return lifecycle(.offline)
-        case "online": return lifecycle(.online)
-        case "plug": return lifecycle(.plug)
-        case "unplug": return lifecycle(.unplug)
-        case "engagement":
-            guard let opens = request.args["opensPerDay"]?.doubleValue, opens >= 0, opens.isFinite else {
-                throw DeviceError.badArguments(command: "engagement", reason: "\"opensPerDay\" must be a number ≥ 0")
-            }
-            return lifecycle(.engagement(opensPerDay: opens))
-        case "refresh":
-            guard let on = request.args["on"]?.boolValue else {
-                throw DeviceError.badArguments(command: "refresh", reason: "\"on\" must be true or false")
-            }
-            return lifecycle(.refresh(on: on))
-        case "sync":
-            let forceArg = request.args["force"]
-            guard forceArg == nil || forceArg?.boolValue != nil else {
-                throw DeviceError.badArguments(command: "sync", reason: "\"force\" must be true or false")
-            }
-            requestSync(force: forceArg?.boolValue ?? false, waiter: .control(peer: peer, req: request.req))
+        case .lifecycle(let change):
+            drive { $0.onLifecycle(change, now: now) }
+            return .ack("ok", nil)
+        case .sync(let force):
+            requestSync(force: force, waiter: .control(peer: peer, req: request.req))
             return .later
-        case "status":
+        case .status:
             return .ack("ok", statusData())
-        case "reinstall":
+        case .reinstall:
             let lost = try reinstall()
             return .ack("reinstalled: \(lost.count) unsent ops lost", .object([
                 ("lost", .int(lost.count)), ("keys", .array(lost.map { .string($0) })),
             ]))
-        case "stop":
+        case .stop:
             stopping = true
             return .ack("stopping", nil)
-        case "crashAt":
-            return .ack(try crashPoints.control(request.args, role: "device"), nil)
-        default:
-            return .refused("unknown command \"\(request.command)\"; a device knows ping, edit, "
-                + "open, background, forceQuit, close, offline, online, plug, unplug, engagement, refresh, sync, "
-                + "status, reinstall, stop, crashAt")
+        case .crashAt(let args):
+            return .ack(try crashPoints.control(args, role: "device"), nil)
         }
     }
 
