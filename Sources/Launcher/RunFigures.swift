@@ -71,6 +71,42 @@ struct PlatformRow {
     let medianGapMinutes: Double?
     let unsyncedAt24hPercent: Double
     let guarantee: String
+    /// Scheduler-granted syncs of each install (seed 000 counts per install: 672 expected is one install's week).
+    var syncsPerInstall: [Int] = []
+    /// The scenario's length over the desired interval (the median of the installs' `desiredIntervalMin`).
+    var expectedPerInstall = 0.0
+    var desiredIntervalMinutes = 0.0
+    /// App opens during the scenario, every install together.
+    var opens = 0
+    /// Scheduler-granted runs by simulated hour of day (0–23; simulated time 0 is midnight).
+    var backgroundByHour: [Int] = Array(repeating: 0, count: 24)
+    /// Each install's guarantee: the first one it reported (a fresh install) and the last (measured).
+    var guaranteeByDevice: [(device: String, first: String, last: String)] = []
+    /// Share of installs whose first guarantee already carried a measured gap (a fresh install should not).
+    var freshGuaranteeObservedPercent: Double?
+    /// The median, over installs, of the gap the last guarantee reported (observed or typical), in minutes.
+    var reportedMedianGapMinutes: Double?
+
+    var syncsPerInstallMean: Double {
+        syncsPerInstall.isEmpty ? 0 : Double(syncsPerInstall.reduce(0, +)) / Double(syncsPerInstall.count)
+    }
+
+    /// The spec ("edits sync within the desired interval") is met when the median gap is within 1.5 × the desired
+    /// interval and the mean count reaches 80 % of the expected one: 612 of 672 at a 16-minute median is met.
+    var specMet: Bool {
+        guard let gap = medianGapMinutes, expectedPerInstall > 0 else { return false }
+        return gap <= 1.5 * desiredIntervalMinutes && syncsPerInstallMean >= 0.8 * expectedPerInstall
+    }
+
+    /// Share (percent) of background runs that started between 02:00 and 05:00, nil without any.
+    var nightSharePercent: Double? {
+        let all = backgroundByHour.reduce(0, +)
+        guard all > 0 else { return nil }
+        return round3(100 * Double(backgroundByHour[2] + backgroundByHour[3] + backgroundByHour[4]) / Double(all))
+    }
+
+    /// Every pass (whatever its trigger) per app open, nil without opens.
+    var passesPerOpen: Double? { opens == 0 ? nil : round3(Double(allPasses) / Double(opens)) }
 }
 
 /// The figures of the report, from the events and databases of a run.
@@ -110,6 +146,9 @@ package struct RunFigures {
         var allPasses: [String: Int] = [:]
         var lastPassEnd: [String: Double] = [:]
         var dataAges: [Double] = []
+        var opensOf: [String: Int] = [:]
+        var firstGuarantee: [String: Event] = [:]
+        var lastGuarantee: [String: Event] = [:]
         for event in data.events {
             switch event.type {
             case "op.saved" where accountOf[event.proc] != nil:
@@ -142,7 +181,11 @@ package struct RunFigures {
                 }
             case "pass.end" where accountOf[event.proc] != nil:
                 if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
+            case "guarantee" where accountOf[event.proc] != nil:
+                if firstGuarantee[event.proc] == nil { firstGuarantee[event.proc] = event }
+                if event.sim <= data.scenarioEndSim { lastGuarantee[event.proc] = event }
             case "app.foreground" where accountOf[event.proc] != nil:
+                if event.sim <= data.scenarioEndSim { opensOf[event.proc, default: 0] += 1 }
                 if event.sim <= data.scenarioEndSim, let synced = lastPassEnd[event.proc] {
                     dataAges.append(event.sim - synced)
                 }
@@ -211,11 +254,33 @@ package struct RunFigures {
             }
             let kinds = devices.compactMap { guarantees[$0.id] }
             let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
-            platforms.append(PlatformRow(
+            var row = PlatformRow(
                 platform: platform.rawValue, devices: devices.count, syncs: syncs, allPasses: everyPass,
                 medianGapMinutes: median(gaps),
                 unsyncedAt24hPercent: considered == 0 ? 0 : round3(100 * Double(unsynced) / Double(considered)),
-                guarantee: guarantee))
+                guarantee: guarantee)
+            row.syncsPerInstall = devices.map { passStarts[$0.id]?.count ?? 0 }
+            row.desiredIntervalMinutes = (median(devices.map(\.settings.desiredIntervalSec)) ?? 900) / 60
+            row.expectedPerInstall = round3(data.scenarioEndSim / (row.desiredIntervalMinutes * 60))
+            row.opens = devices.reduce(0) { $0 + (opensOf[$1.id] ?? 0) }
+            for device in devices {
+                for start in passStarts[device.id] ?? [] {
+                    let hour = Int(start.truncatingRemainder(dividingBy: 86_400) / 3_600)
+                    row.backgroundByHour[min(max(hour, 0), 23)] += 1
+                }
+            }
+            row.guaranteeByDevice = devices.map { device in
+                (device.id, firstGuarantee[device.id].map(RunFigures.describeGuarantee) ?? "—",
+                 lastGuarantee[device.id].map(RunFigures.describeGuarantee) ?? "—")
+            }
+            let firsts = devices.compactMap { firstGuarantee[$0.id] }
+            if !firsts.isEmpty {
+                let observed = firsts.filter { RunFigures.reportedGap($0) != nil }.count
+                row.freshGuaranteeObservedPercent = round3(100 * Double(observed) / Double(firsts.count))
+            }
+            row.reportedMedianGapMinutes = median(devices.compactMap { lastGuarantee[$0.id] }
+                .compactMap(RunFigures.reportedGap)).map { round3($0 / 60) }
+            platforms.append(row)
         }
 
         // Seed-001 metrics.
@@ -237,6 +302,11 @@ package struct RunFigures {
 
     /// The triggers a platform scheduler grants, as opposed to events (push, foreground, edits, connectivity).
     static let schedulerTriggers: Set<String> = ["periodic", "opportunistic", "interval"]
+
+    /// The gap a guarantee event reports as measured (observed median or typical gap), in simulated seconds.
+    static func reportedGap(_ event: Event) -> Double? {
+        event["observedMedianGapSec"]?.doubleValue ?? event["typicalSec"]?.doubleValue
+    }
 
     static func describeGuarantee(_ event: Event) -> String {
         let kind = event.string("kind") ?? "?"
