@@ -33,6 +33,11 @@ enum ReferenceFigures {
         ("specMet", "1 when the spec (median gap ≤ 1.5 × desired, count ≥ 80 % of expected) is met, else 0"),
         ("freshGuaranteeObservedPercent", "installs whose first guarantee already carried a measured gap, percent"),
         ("reportedMedianGapMinutes", "the gap the installs' last guarantee reported, median, simulated minutes"),
+        ("receivedWithinHourPercent",
+         "edits from another device of the account that reached these devices within one simulated hour, percent"),
+        ("receivedPercent", "the same edits that reached these devices at all during the run, percent"),
+        ("receivedMedianMinutes", "how long those edits took to arrive, median (an edit that never arrived counts "
+            + "as later than any), simulated minutes"),
     ]
 
     static let runFigures: [(name: String, meaning: String)] = [
@@ -44,6 +49,21 @@ enum ReferenceFigures {
         ("ops.saved", "edits saved during the run"),
     ]
 
+    /// The devices of a variant: the device whose id is `name`, or those whose id starts with `name-`.
+    static func variantDevices(_ name: String, in ids: [String]) -> [String] {
+        ids.filter { $0 == name || $0.hasPrefix(name + "-") }
+    }
+
+    /// A variant figure's name split into variant and figure (`variants.<variant>.<figure>`), nil otherwise.
+    static func variantFigure(_ name: String) -> (variant: String, figure: String)? {
+        guard name.hasPrefix("variants.") else { return nil }
+        let rest = name.dropFirst("variants.".count)
+        guard let dot = rest.lastIndex(of: ".") else { return nil }
+        let figure = String(rest[rest.index(after: dot)...])
+        guard platformFigures.contains(where: { $0.name == figure }), dot > rest.startIndex else { return nil }
+        return (String(rest[..<dot]), figure)
+    }
+
     static var knownNames: [String] {
         Platform.allCases.flatMap { p in platformFigures.map { "platforms.\(p.rawValue).\($0.name)" } }
             + runFigures.map(\.name)
@@ -53,8 +73,17 @@ enum ReferenceFigures {
     /// background run, is absent).
     static func measured(_ f: RunFigures, _ data: RunData) -> [String: Double] {
         var out: [String: Double] = [:]
-        for row in f.platforms {
-            let p = "platforms.\(row.platform)."
+        var rows = f.platforms.map { row in
+            ("platforms.\(row.platform).", row, Set(data.devices.filter { $0.platform.rawValue == row.platform }.map(\.id)))
+        }
+        let ids = data.devices.map(\.id)
+        for variant in Set(data.topology.reference.compactMap { variantFigure($0.name)?.variant }) {
+            let members = Set(variantDevices(variant, in: ids))
+            rows.append(("variants.\(variant).", f.perDevice.row(variant, data.devices.filter { members.contains($0.id) }),
+                         members))
+        }
+        for (p, row, members) in rows {
+            for (name, value) in received(by: members, f, data) { out[p + name] = value }
             let installs = Double(max(row.devices, 1))
             out[p + "syncsPerInstall"] = round3(row.syncsPerInstallMean)
             out[p + "syncsPerInstallMin"] = row.syncsPerInstall.min().map(Double.init)
@@ -90,6 +119,23 @@ enum ReferenceFigures {
             out["propagation.arrivedPercent"] = round3(100 * Double(arrived) / Double(pairs))
         }
         out["ops.saved"] = Double(f.opsSaved)
+        return out
+    }
+
+    /// Edits saved during the scenario on another device of a member's account, and when they reached the member.
+    static func received(by members: Set<String>, _ f: RunFigures, _ data: RunData) -> [String: Double] {
+        let accountOf = Dictionary(data.devices.map { ($0.id, $0.account) }, uniquingKeysWith: { a, _ in a })
+        var delays: [Double] = []
+        for lineage in f.lineages where lineage.savedSim <= data.scenarioEndSim {
+            for member in members where member != lineage.device && accountOf[member] == accountOf[lineage.device] {
+                delays.append(lineage.arrivals.first { $0.device == member }?.simSec ?? .infinity)
+            }
+        }
+        guard !delays.isEmpty else { return [:] }
+        var out: [String: Double] = [:]
+        out["receivedWithinHourPercent"] = round3(100 * Double(delays.filter { $0 <= 3_600 }.count) / Double(delays.count))
+        out["receivedPercent"] = round3(100 * Double(delays.filter(\.isFinite).count) / Double(delays.count))
+        if let m = median(delays), m.isFinite { out["receivedMedianMinutes"] = round3(m / 60) }
         return out
     }
 
@@ -161,15 +207,21 @@ enum ReferenceFigures {
 
 extension Topology {
     /// `reference: { "platforms.ios.syncsPerInstall": { seed: 19, band: [12, 28], source: "seed 000, 7 days" } }`.
-    static func readReference(_ r: NodeReader) throws(TopologyError) -> [ReferenceFigure] {
+    /// `variants.<V>.<figure>` measures a platform figure over the devices whose id is V or starts with "V-".
+    static func readReference(_ r: NodeReader, topology t: Topology) throws(TopologyError) -> [ReferenceFigure] {
         guard case .object(let pairs) = r.node.value else { throw r.fail("expected an object") }
         let known = ReferenceFigures.knownNames
         var figures: [ReferenceFigure] = []
         for pair in pairs {
             let key = r.child(pair.key)
-            guard known.contains(pair.key) else {
-                throw r.fail("unknown figure \"\(pair.key)\"; known figures: \(known.joined(separator: ", "))",
-                             at: pair.node, key: key)
+            if let variant = ReferenceFigures.variantFigure(pair.key) {
+                guard !ReferenceFigures.variantDevices(variant.variant, in: t.devices.map(\.id)).isEmpty else {
+                    throw r.fail("no device of this topology is \"\(variant.variant)\" or starts with "
+                                 + "\"\(variant.variant)-\"", at: pair.node, key: key)
+                }
+            } else if !known.contains(pair.key) {
+                throw r.fail("unknown figure \"\(pair.key)\"; known figures: \(known.joined(separator: ", ")), and "
+                             + "variants.<device-id-prefix>.<any platform figure>", at: pair.node, key: key)
             }
             let f = NodeReader(file: r.file, node: pair.node, path: key)
             try f.onlyKeys(["seed", "band", "source"])

@@ -143,7 +143,7 @@ extension Topology {
         t.scenario.sort { $0.at < $1.at }
 
         if let c = try r.object("checks") { t.checks = try readChecks(c) }
-        if let f = try r.object("reference") { t.reference = try readReference(f) }
+        if let f = try r.object("reference") { t.reference = try readReference(f, topology: t) }
         if let e = try r.object("expect") { t.expect = try readExpect(e, topology: t) }
 
         for b in try r.array("behaviours") ?? [] {
