@@ -102,4 +102,21 @@ import Testing
         #expect(ok.reference == [ReferenceFigure(name: "platforms.ios.nightShare", published: 100, band: 80...100,
                                                  source: "seed 000")])
     }
+
+    @Test func aVariantFigureIsMeasuredOverItsDevicesAndAnUnknownVariantIsRefused() throws {
+        let fixture = try fixture(reference: """
+            "variants.a.syncsPerInstall": { seed: 3, band: [3, 3] },
+            "variants.b.receivedPercent": { seed: 100, band: [100, 100] },
+            "variants.a.receivedPercent": { seed: 100, band: [100, 100] },
+            """)
+        defer { fixture.remove() }
+        let report = try fixture.report()
+        // "a" got three scheduled syncs; "b" received "a"'s edit; "a" received nothing (no edit came from "b").
+        #expect(report.references.map(\.measured) == [3, 100, nil])
+        let result = try #require(report.checks.first { $0.name == "reference-figures" })
+        #expect(result.violations.map(\.text).first?.contains("variants.a.receivedPercent: measured nothing") == true)
+        let unknown = try #require(parseError(#""variants.zz.syncsPerInstall": { seed: 1, band: [0, 2] }"#))
+        #expect(unknown.key == "reference.variants.zz.syncsPerInstall")
+        #expect(unknown.message.contains("no device of this topology is \"zz\""))
+    }
 }
