@@ -71,6 +71,42 @@ struct PlatformRow {
     let medianGapMinutes: Double?
     let unsyncedAt24hPercent: Double
     let guarantee: String
+    /// Scheduler-granted syncs of each install (seed 000 counts per install: 672 expected is one install's week).
+    var syncsPerInstall: [Int] = []
+    /// The scenario's length over the desired interval (the median of the installs' `desiredIntervalMin`).
+    var expectedPerInstall = 0.0
+    var desiredIntervalMinutes = 0.0
+    /// App opens during the scenario, every install together.
+    var opens = 0
+    /// Scheduler-granted runs by simulated hour of day (0–23; simulated time 0 is midnight).
+    var backgroundByHour: [Int] = Array(repeating: 0, count: 24)
+    /// Each install's guarantee: the first one it reported (a fresh install) and the last (measured).
+    var guaranteeByDevice: [(device: String, first: String, last: String)] = []
+    /// Share of installs whose first guarantee already carried a measured gap (a fresh install should not).
+    var freshGuaranteeObservedPercent: Double?
+    /// The median, over installs, of the gap the last guarantee reported (observed or typical), in minutes.
+    var reportedMedianGapMinutes: Double?
+
+    var syncsPerInstallMean: Double {
+        syncsPerInstall.isEmpty ? 0 : Double(syncsPerInstall.reduce(0, +)) / Double(syncsPerInstall.count)
+    }
+
+    /// The spec ("edits sync within the desired interval") is met when the median gap is within 1.5 × the desired
+    /// interval and the mean count reaches 80 % of the expected one: 612 of 672 at a 16-minute median is met.
+    var specMet: Bool {
+        guard let gap = medianGapMinutes, expectedPerInstall > 0 else { return false }
+        return gap <= 1.5 * desiredIntervalMinutes && syncsPerInstallMean >= 0.8 * expectedPerInstall
+    }
+
+    /// Share (percent) of background runs that started between 02:00 and 05:00, nil without any.
+    var nightSharePercent: Double? {
+        let all = backgroundByHour.reduce(0, +)
+        guard all > 0 else { return nil }
+        return round3(100 * Double(backgroundByHour[2] + backgroundByHour[3] + backgroundByHour[4]) / Double(all))
+    }
+
+    /// Every pass (whatever its trigger) per app open, nil without opens.
+    var passesPerOpen: Double? { opens == 0 ? nil : round3(Double(allPasses) / Double(opens)) }
 }
 
 /// The figures of the report, from the events and databases of a run.
@@ -88,6 +124,8 @@ package struct RunFigures {
     package var propagation = Latency(realMs: [], simSec: [])
     package var propagationByPath: [String: Latency] = [:]
     var platforms: [PlatformRow] = []
+    /// What each device's scheduler granted and reported, for rows over any set of devices (a platform, a variant).
+    var perDevice = PerDevice()
     var lineages: [Lineage] = []
     var metrics: [(String, String)] = []
     var wallSeconds = 0.0
@@ -96,7 +134,6 @@ package struct RunFigures {
         let accounting = HintAccounting(data)
         hints = accounting.counts
         let accountOf = Dictionary(data.devices.map { ($0.id, $0.account) }, uniquingKeysWith: { a, _ in a })
-        let platformOf = Dictionary(data.devices.map { ($0.id, $0.platform.rawValue) }, uniquingKeysWith: { a, _ in a })
         if let first = data.events.first, let last = data.events.last {
             wallSeconds = Double(last.wall - first.wall) / 1_000_000
         }
@@ -110,6 +147,9 @@ package struct RunFigures {
         var allPasses: [String: Int] = [:]
         var lastPassEnd: [String: Double] = [:]
         var dataAges: [Double] = []
+        var opensOf: [String: Int] = [:]
+        var firstGuarantee: [String: Event] = [:]
+        var lastGuarantee: [String: Event] = [:]
         for event in data.events {
             switch event.type {
             case "op.saved" where accountOf[event.proc] != nil:
@@ -142,7 +182,11 @@ package struct RunFigures {
                 }
             case "pass.end" where accountOf[event.proc] != nil:
                 if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
+            case "guarantee" where accountOf[event.proc] != nil:
+                if firstGuarantee[event.proc] == nil { firstGuarantee[event.proc] = event }
+                if event.sim <= data.scenarioEndSim { lastGuarantee[event.proc] = event }
             case "app.foreground" where accountOf[event.proc] != nil:
+                if event.sim <= data.scenarioEndSim { opensOf[event.proc, default: 0] += 1 }
                 if event.sim <= data.scenarioEndSim, let synced = lastPassEnd[event.proc] {
                     dataAges.append(event.sim - synced)
                 }
@@ -183,39 +227,13 @@ package struct RunFigures {
         }
 
         // The seed-000 table: per platform, syncs, median gap, edits still unsynced 24 h after they were saved.
-        var guarantees: [String: String] = [:]
-        for event in data.events where event.type == "guarantee" && accountOf[event.proc] != nil {
-            guarantees[event.proc] = RunFigures.describeGuarantee(event)
-        }
+        perDevice = PerDevice(passStarts: passStarts, allPasses: allPasses, opens: opensOf,
+                              firstGuarantee: firstGuarantee, lastGuarantee: lastGuarantee, saved: saved,
+                              savedOrder: savedOrder, appliedOnServer: appliedOnServer, scenarioEndSim: data.scenarioEndSim)
         for platform in Platform.allCases {
             let devices = data.devices.filter { $0.platform == platform }
             guard !devices.isEmpty else { continue }
-            var gaps: [Double] = []
-            var syncs = 0
-            var everyPass = 0
-            for device in devices {
-                let starts = passStarts[device.id] ?? []
-                syncs += starts.count
-                everyPass += allPasses[device.id] ?? 0
-                gaps += zip(starts.dropFirst(), starts).map { ($0 - $1) / 60 }
-            }
-            var considered = 0, unsynced = 0
-            for key in savedOrder {
-                guard let event = saved[key], platformOf[event.proc] == platform.rawValue,
-                      event.sim <= data.scenarioEndSim
-                else { continue }
-                considered += 1
-                let deadline = min(event.sim + 86_400, data.scenarioEndSim)
-                if let applied = appliedOnServer[key], applied.sim <= deadline { continue }
-                unsynced += 1
-            }
-            let kinds = devices.compactMap { guarantees[$0.id] }
-            let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
-            platforms.append(PlatformRow(
-                platform: platform.rawValue, devices: devices.count, syncs: syncs, allPasses: everyPass,
-                medianGapMinutes: median(gaps),
-                unsyncedAt24hPercent: considered == 0 ? 0 : round3(100 * Double(unsynced) / Double(considered)),
-                guarantee: guarantee))
+            platforms.append(perDevice.row(platform.rawValue, devices))
         }
 
         // Seed-001 metrics.
@@ -238,6 +256,11 @@ package struct RunFigures {
     /// The triggers a platform scheduler grants, as opposed to events (push, foreground, edits, connectivity).
     static let schedulerTriggers: Set<String> = ["periodic", "opportunistic", "interval"]
 
+    /// The gap a guarantee event reports as measured (observed median or typical gap), in simulated seconds.
+    static func reportedGap(_ event: Event) -> Double? {
+        event["observedMedianGapSec"]?.doubleValue ?? event["typicalSec"]?.doubleValue
+    }
+
     static func describeGuarantee(_ event: Event) -> String {
         let kind = event.string("kind") ?? "?"
         func minutes(_ key: String) -> String? {
@@ -254,5 +277,70 @@ package struct RunFigures {
         default:
             return kind
         }
+    }
+}
+
+/// Each device's scheduler-granted runs, passes, opens and guarantees, and the edits saved and applied: what a
+/// platform row (or a reference figure's variant row) is computed from.
+struct PerDevice {
+    var passStarts: [String: [Double]] = [:]
+    var allPasses: [String: Int] = [:]
+    var opens: [String: Int] = [:]
+    var firstGuarantee: [String: Event] = [:]
+    var lastGuarantee: [String: Event] = [:]
+    var saved: [String: Event] = [:]
+    var savedOrder: [String] = []
+    var appliedOnServer: [String: Event] = [:]
+    var scenarioEndSim = 0.0
+
+    /// The seed-000 row of `devices`: syncs, per install, median gap, edits unsynced at 24 h, guarantees.
+    func row(_ name: String, _ devices: [DeviceData]) -> PlatformRow {
+        let ids = Set(devices.map(\.id))
+        var gaps: [Double] = []
+        var syncs = 0
+        var everyPass = 0
+        for device in devices {
+            let starts = passStarts[device.id] ?? []
+            syncs += starts.count
+            everyPass += allPasses[device.id] ?? 0
+            gaps += zip(starts.dropFirst(), starts).map { ($0 - $1) / 60 }
+        }
+        var considered = 0, unsynced = 0
+        for key in savedOrder {
+            guard let event = saved[key], ids.contains(event.proc), event.sim <= scenarioEndSim else { continue }
+            considered += 1
+            let deadline = min(event.sim + 86_400, scenarioEndSim)
+            if let applied = appliedOnServer[key], applied.sim <= deadline { continue }
+            unsynced += 1
+        }
+        let kinds = devices.compactMap { lastGuarantee[$0.id].map(RunFigures.describeGuarantee) }
+        let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
+        var row = PlatformRow(
+            platform: name, devices: devices.count, syncs: syncs, allPasses: everyPass,
+            medianGapMinutes: median(gaps),
+            unsyncedAt24hPercent: considered == 0 ? 0 : round3(100 * Double(unsynced) / Double(considered)),
+            guarantee: guarantee)
+        row.syncsPerInstall = devices.map { passStarts[$0.id]?.count ?? 0 }
+        row.desiredIntervalMinutes = (median(devices.map(\.settings.desiredIntervalSec)) ?? 900) / 60
+        row.expectedPerInstall = round3(scenarioEndSim / (row.desiredIntervalMinutes * 60))
+        row.opens = devices.reduce(0) { $0 + (opens[$1.id] ?? 0) }
+        for device in devices {
+            for start in passStarts[device.id] ?? [] {
+                let hour = Int(start.truncatingRemainder(dividingBy: 86_400) / 3_600)
+                row.backgroundByHour[min(max(hour, 0), 23)] += 1
+            }
+        }
+        row.guaranteeByDevice = devices.map { device in
+            (device.id, firstGuarantee[device.id].map(RunFigures.describeGuarantee) ?? "—",
+             lastGuarantee[device.id].map(RunFigures.describeGuarantee) ?? "—")
+        }
+        let firsts = devices.compactMap { firstGuarantee[$0.id] }
+        if !firsts.isEmpty {
+            let observed = firsts.filter { RunFigures.reportedGap($0) != nil }.count
+            row.freshGuaranteeObservedPercent = round3(100 * Double(observed) / Double(firsts.count))
+        }
+        row.reportedMedianGapMinutes = median(devices.compactMap { lastGuarantee[$0.id] }
+            .compactMap(RunFigures.reportedGap)).map { round3($0 / 60) }
+        return row
     }
 }

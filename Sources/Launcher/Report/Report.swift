@@ -25,6 +25,8 @@ public struct Report {
     /// For a run of `synclab sim` (run.json `simulated`), the command that replays it byte for byte; nil for a run of
     /// real processes.
     var replay: String? = nil
+    /// The topology's reference figures beside the run's (empty without `reference`).
+    var references: [ReferenceFigures.Row] = []
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -52,10 +54,13 @@ public struct Report {
         let data = try RunData.load(folder: folder, ignoreExpect: ignoreExpect)
         let notes = (data.stats["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
         let invariants = InvariantChecks.all(data)
-        let checks = ProductChecks.all(data)
+        let figures = RunFigures(data)
+        let references = ReferenceFigures.rows(data, figures)
+        let checks = ProductChecks.all(data) + [ReferenceFigures.check(references)].compactMap { $0 }
         var report = Report(data: data, invariants: invariants, checks: checks,
-                            expectation: data.topology.expect?.evaluate(invariants + checks), figures: RunFigures(data),
+                            expectation: data.topology.expect?.evaluate(invariants + checks), figures: figures,
                             notes: notes, interruptedIn: interruptedIn(data))
+        report.references = references
         report.nemesis = NemesisFigures(data)
         report.crashes = CrashDeaths(data)
         if let text = try? String(contentsOfFile: folder.path("run.json"), encoding: .utf8),
@@ -123,8 +128,9 @@ public struct Report {
                     ("allPasses", .int(row.allPasses)),
                     ("medianGapMinutes", row.medianGapMinutes.map { .double(round3($0)) } ?? .null),
                     ("unsyncedAt24hPercent", .double(row.unsyncedAt24hPercent)), ("guarantee", .string(row.guarantee)),
-                ])
+                ] + Self.perInstallJSON(row))
             })),
+            ("reference", ReferenceFigures.json(references)),
             ("metrics", .object(f.metrics.map { ($0.0, .string($0.1)) })),
             ("deviceSettings", .object(deviceSettingsOverrides.map { row in
                 (row.device, .object(row.settings.map { ($0.key, .string($0.value)) }))
@@ -133,6 +139,23 @@ public struct Report {
             ("notes", .array(notes.map { .string($0) })),
             ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
         ] + faultFields)
+    }
+
+    /// report.json's per-install figures of a platform row.
+    static func perInstallJSON(_ row: PlatformRow) -> [(String, JSONValue)] {
+        [("syncsPerInstall", .object([("mean", .double(round3(row.syncsPerInstallMean))),
+                                      ("min", .int(row.syncsPerInstall.min() ?? 0)),
+                                      ("max", .int(row.syncsPerInstall.max() ?? 0)),
+                                      ("each", .array(row.syncsPerInstall.map { .int($0) }))])),
+         ("expectedPerInstall", .double(row.expectedPerInstall)), ("specMet", .bool(row.specMet)),
+         ("opens", .int(row.opens)), ("passesPerOpen", row.passesPerOpen.map { .double($0) } ?? .null),
+         ("backgroundByHour", .array(row.backgroundByHour.map { .int($0) })),
+         ("nightSharePercent", row.nightSharePercent.map { .double($0) } ?? .null),
+         ("freshGuaranteeObservedPercent", row.freshGuaranteeObservedPercent.map { .double($0) } ?? .null),
+         ("reportedMedianGapMinutes", row.reportedMedianGapMinutes.map { .double($0) } ?? .null),
+         ("guaranteeByDevice", .object(row.guaranteeByDevice.map {
+             ($0.device, .object([("first", .string($0.first)), ("last", .string($0.last))]))
+         }))]
     }
 
     /// report.json's `nemesis` (null without one) and `crashes` (each self-kill at a crash point).
@@ -266,12 +289,25 @@ public struct Report {
         md += "scenario (periodic work, iOS refresh windows, the web interval timer), with the median gap between them; "
         md += "all passes adds those that events triggered (push hints, app opens, edits, connectivity). An edit is unsynced "
         md += "at 24 h if the server had not applied it 24 simulated hours after it was saved (or by the end of the scenario, if sooner).\n\n"
-        md += "| platform | devices | syncs | median gap | all passes | unsynced at 24 h | guarantee reported |\n"
-        md += "| --- | --- | --- | --- | --- | --- | --- |\n"
+        md += "Per install, as seed 000 counts (672 expected is one install's seven days of 15 minutes): the mean "
+        md += "and range of each install's syncs, the expected count (the scenario over the desired interval) and "
+        md += "whether the spec is met (median gap within 1.5 × the desired interval and at least 80 % of the expected "
+        md += "count); night is the share of background runs that started 02:00–05:00 (simulated time 0 is midnight).\n\n"
+        md += "| platform | devices | syncs | per install (min–max) | expected | spec met? | median gap | all passes | "
+        md += "per open | night | unsynced at 24 h | guarantee reported |\n"
+        md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
         for row in f.platforms {
-            md += "| \(row.platform) | \(row.devices) | \(row.syncs) | \(row.medianGapMinutes.map { formatSim($0 * 60) } ?? "—") | \(row.allPasses) | "
+            md += "| \(row.platform) | \(row.devices) | \(row.syncs) | " + String(format: "%.1f", row.syncsPerInstallMean)
+            md += " (\(row.syncsPerInstall.min() ?? 0)–\(row.syncsPerInstall.max() ?? 0)) | "
+            md += ReferenceFigures.format(row.expectedPerInstall) + " | \(row.specMet ? "yes" : "no") | "
+            md += "\(row.medianGapMinutes.map { formatSim($0 * 60) } ?? "—") | \(row.allPasses) | "
+            md += (row.passesPerOpen.map { String(format: "%.2f", $0) } ?? "—") + " | "
+            md += (row.nightSharePercent.map { String(format: "%.0f %%", $0) } ?? "—") + " | "
             md += String(format: "%.1f %%", row.unsyncedAt24hPercent) + " | \(row.guarantee) |\n"
         }
+        md += "\nreport.json's `platforms` has each platform's hour-of-day histogram of background runs and each "
+        md += "install's first and last guarantee.\n"
+        md += ReferenceFigures.markdown(references)
         md += "\n## Seed 001's metrics\n\n| metric | value |\n| --- | --- |\n"
         for (name, value) in f.metrics { md += "| \(name) | \(value) |\n" }
         md += RunCost(data, wallSeconds: f.wallSeconds).markdown

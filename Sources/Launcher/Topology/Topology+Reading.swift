@@ -31,6 +31,7 @@ extension Topology {
         try r.onlyKeys([
             "name", "description", "seed", "timeScale", "duration", "transport", "security", "server", "broker", "device",
             "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks", "nemesis",
+            "reference",
         ])
         var t = Topology(
             name: try r.string("name") ?? defaultName,
@@ -142,6 +143,7 @@ extension Topology {
         t.scenario.sort { $0.at < $1.at }
 
         if let c = try r.object("checks") { t.checks = try readChecks(c) }
+        if let f = try r.object("reference") { t.reference = try readReference(f, topology: t) }
         if let e = try r.object("expect") { t.expect = try readExpect(e, topology: t) }
 
         for b in try r.array("behaviours") ?? [] {
@@ -248,7 +250,7 @@ extension Topology {
     /// `expect: { DEVICE-OR-ACCOUNT-OR-*: ["check", …] }`: names must be declared and checks known.
     static func readExpect(_ e: NodeReader, topology t: Topology) throws(TopologyError) -> Expectation {
         guard case .object(let pairs) = e.node.value else { throw e.fail("expected an object") }
-        let known = InvariantChecks.names + ProductCheckSettings.names
+        let known = InvariantChecks.names + ProductCheckSettings.names + [ReferenceFigures.checkName]
         var failures: [String: [String]] = [:]
         for pair in pairs {
             let key = e.child(pair.key)

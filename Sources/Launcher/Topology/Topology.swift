@@ -31,6 +31,8 @@ public struct Topology: Sendable {
     public var expectIgnored = false
     /// Product checks beside the invariants (`checks`).
     public var checks = ProductCheckSettings()
+    /// The articles' published figures this run must reproduce (key `reference`, docs/SEEDS.md).
+    public var reference: [ReferenceFigure] = []
     /// 0: every device is a process of its own; N: the devices are spread over N pool processes `pool-1`…`pool-N`.
     public var pools = 0
     /// Seeded fault generators whose schedule joins the scenario (`Nemesis.swift`); nil: none.
