@@ -103,6 +103,23 @@ public enum LauncherCommand {
         }
     }
 
+    /// A topology file with the overrides `synclab run` and `synclab sim` share (`--seed`, `--time-scale`,
+    /// `--ignore-expect`), and its text as written.
+    static func loadTopology(_ path: String, _ options: ParsedOptions) throws -> (Topology, String) {
+        var topology = try Topology.load(path: path)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        if let seed = try options.int("seed") {
+            guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
+            topology.seed = UInt64(seed)
+        }
+        if options.has("ignore-expect") { topology.expectIgnored = true }
+        if let scale = try options.double("time-scale") {
+            guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
+            topology.timeScale = scale
+        }
+        return (topology, text)
+    }
+
     static func run(_ arguments: [String]) -> Int32 {
         let options = runSpec.parseOrExit(arguments)
         guard options.positional.count == 1, let path = options.positional.first else {
@@ -112,17 +129,7 @@ public enum LauncherCommand {
         var topology: Topology
         let text: String
         do {
-            topology = try Topology.load(path: path)
-            text = try String(contentsOfFile: path, encoding: .utf8)
-            if let seed = try options.int("seed") {
-                guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
-                topology.seed = UInt64(seed)
-            }
-            if options.has("ignore-expect") { topology.expectIgnored = true }
-            if let scale = try options.double("time-scale") {
-                guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
-                topology.timeScale = scale
-            }
+            (topology, text) = try loadTopology(path, options)
             if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
         } catch {
             Output.stderr("synclab: \(error)\n")

@@ -36,20 +36,10 @@ enum SimCommand {
             Output.stderr("synclab sim: expected one topology file, got \(options.positional.count)\n\n" + spec.help)
             return 2
         }
-        var topology: Topology
+        let topology: Topology
         let text: String
         do {
-            topology = try Topology.load(path: path)
-            text = try String(contentsOfFile: path, encoding: .utf8)
-            if let seed = try options.int("seed") {
-                guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
-                topology.seed = UInt64(seed)
-            }
-            if options.has("ignore-expect") { topology.expectIgnored = true }
-            if let scale = try options.double("time-scale") {
-                guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
-                topology.timeScale = scale
-            }
+            (topology, text) = try LauncherCommand.loadTopology(path, options)
         } catch {
             Output.stderr("synclab sim: \(error)\n")
             return 2
