@@ -495,8 +495,7 @@ public final class LabRun {
     /// round changes nothing.
     private func quiesce() {
         let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
-        var previous: [String: String] = [:]
-        var lastHeads: [String: Int] = [:]
+        var previous = QuiesceRound.none
         var rounds = 0
         while Date() < deadline {
             rounds += 1
@@ -504,7 +503,6 @@ public final class LabRun {
             if let stats = try? controls["server"]!.call("stats"), let h = stats.data?["heads"]?.objectValue {
                 for (account, value) in h { heads[account] = value.intValue ?? 0 }
             }
-            lastHeads = heads
             var statuses: [String: JSONValue] = [:]
             for device in topology.devices where poolOf[device.id] == nil {
                 if let ack = try? controls[device.id]!.call("sync", ["force": true], timeoutMs: 30_000),
@@ -521,43 +519,18 @@ public final class LabRun {
                 else { continue }
                 for (id, data) in devices { statuses[id] = data }
             }
-            var settled = true
-            var snapshot: [String: String] = [:]
-            for device in topology.devices {
-                let account = topology.account(of: device.id) ?? ""
-                guard let data = statuses[device.id] else { settled = false; continue }
-                let pending = data["pending"]?.intValue ?? -1
-                let cursor = data["cursor"]?.intValue ?? -1
-                snapshot[device.id] = "\(pending)/\(cursor)"
-                if pending != 0 || cursor != (heads[account] ?? 0) { settled = false }
-            }
-            if settled && snapshot == previous {
+            let round = QuiesceRound(topology: topology, heads: heads, statuses: statuses)
+            if round.isQuiet(after: previous) {
                 log.emit("quiesce.done", [("rounds", .int(rounds))])
                 say("quiet after \(rounds) rounds")
                 return
             }
-            previous = snapshot
+            previous = round
             usleep(20_000)
         }
         notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; the checks see the state as it was")
         // What was still unsettled in the last round: pending ops, or a cursor short of its account's head.
-        var stuck: [JSONValue] = []
-        var stuckDevices: [JSONValue] = []
-        for device in topology.devices {
-            guard let state = previous[device.id] else {
-                stuck.append(.string("\(device.id) did not answer"))
-                stuckDevices.append(.string(device.id))
-                continue
-            }
-            let parts = state.split(separator: "/")
-            let head = lastHeads[topology.account(of: device.id) ?? ""] ?? 0
-            if parts.first != "0" || Int(parts.last ?? "") != head {
-                stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, cursor \(parts.last ?? "?") of \(head)"))
-                stuckDevices.append(.string(device.id))
-            }
-        }
-        log.emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck)),
-                                     ("stuckDevices", .array(stuckDevices))])
+        log.emit("quiesce.timeout", previous.timeoutFields(rounds: rounds, in: topology))
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.

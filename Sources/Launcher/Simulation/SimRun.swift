@@ -376,8 +376,7 @@ public final class SimRun {
     /// changes nothing, as `LabRun.quiesce`; the deadline is `heal.timeoutSec` of virtual real time.
     private func quiesce() {
         let deadline = world.scheduler.now + Int64(topology.healTimeoutSec * 1_000_000)
-        var previous: [String: String] = [:]
-        var lastHeads: [String: Int] = [:]
+        var previous = QuiesceRound.none
         var rounds = 0
         while world.scheduler.now < deadline {
             rounds += 1
@@ -385,7 +384,6 @@ public final class SimRun {
             if let stats = try? control("server", "stats"), let h = stats["heads"]?.objectValue {
                 for (account, value) in h { heads[account] = value.intValue ?? 0 }
             }
-            lastHeads = heads
             var statuses: [String: JSONValue] = [:]
             for device in topology.devices where poolOf[device.id] == nil {
                 if let data = try? control(device.id, "sync", ["force": true], timeoutMicros: 30_000_000) {
@@ -404,40 +402,18 @@ public final class SimRun {
                     if let ack = world.takeAck(req), ack.ok, let data = ack.data { statuses[id] = data }
                 }
             }
-            var settled = true
-            var snapshot: [String: String] = [:]
-            for device in topology.devices {
-                let account = topology.account(of: device.id) ?? ""
-                guard let data = statuses[device.id] else { settled = false; continue }
-                let pending = data["pending"]?.intValue ?? -1
-                let cursor = data["cursor"]?.intValue ?? -1
-                snapshot[device.id] = "\(pending)/\(cursor)"
-                if pending != 0 || cursor != (heads[account] ?? 0) { settled = false }
-            }
-            if settled && snapshot == previous {
+            let round = QuiesceRound(topology: topology, heads: heads, statuses: statuses)
+            if round.isQuiet(after: previous) {
                 emit("quiesce.done", [("rounds", .int(rounds))])
                 say("quiet after \(rounds) rounds")
                 return
             }
-            previous = snapshot
+            previous = round
             world.run(for: 20_000)
         }
         notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; "
             + "the checks see the state as it was")
-        var stuck: [JSONValue] = []
-        for device in topology.devices {
-            guard let state = previous[device.id] else {
-                stuck.append(.string("\(device.id) did not answer"))
-                continue
-            }
-            let parts = state.split(separator: "/")
-            let head = lastHeads[topology.account(of: device.id) ?? ""] ?? 0
-            if parts.first != "0" || Int(parts.last ?? "") != head {
-                stuck.append(.string("\(device.id): \(parts.first ?? "?") pending ops, "
-                    + "cursor \(parts.last ?? "?") of \(head)"))
-            }
-        }
-        emit("quiesce.timeout", [("rounds", .int(rounds)), ("stuck", .array(stuck))])
+        emit("quiesce.timeout", previous.timeoutFields(rounds: rounds, in: topology))
     }
 
     /// The server's and broker's own counters beside the events; no memory or CPU figures (they would be this
