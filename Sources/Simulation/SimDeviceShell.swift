@@ -14,6 +14,8 @@ public final class SimDeviceShell: DeviceIO {
     /// Makes the ledger's lease owner and install id, so a run depends on its seed alone.
     let generator: SeededGenerator
     /// The device's logic over this shell's IO; set once in `init`.
+    /// Its events during a step, written at the step's end or before a send, lost if it dies first.
+    private var held: HeldEvents!
     public private(set) var driver: DeviceDriver!
     /// The virtual µs of the one wake-up timer this device has set, if any.
     private var wakeScheduled: Int64?
@@ -25,6 +27,7 @@ public final class SimDeviceShell: DeviceIO {
         self.generator = generator
         incarnation = world.born(configuration.name)
         pid = world.pid()
+        held = HeldEvents(world.log, proc: configuration.name)
         driver = try DeviceDriver(configuration, io: self)
     }
 
@@ -90,9 +93,12 @@ public final class SimDeviceShell: DeviceIO {
     public var now: Double { world.simNow }
     public var wallMicros: Int64 { world.clock.epochMicros + world.scheduler.now }
 
-    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit(name, type, fields) }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { held.emit(type, fields) }
+    public func stepBegan() { held.hold() }
+    public func flushEvents() { held.flush() }
 
     public func stepEnded() {
+        held.release()
         if driver.driveDepth == 0 { scheduleWake() }
     }
 
@@ -109,15 +115,20 @@ public final class SimDeviceShell: DeviceIO {
         world.toLauncher(from: name, frames: Codec.encode(message))
     }
 
+    /// As `CrashPoints.die`: what the step holds is written, then the crashing line, then the process is gone.
     public func die(at point: CrashPoint, nth: Int) {
-        emit("process.crashing", [("point", .string(point.rawValue)), ("nth", .int(nth)), ("pid", .int(pid))])
+        held.flush()
+        world.log.emit(name, "process.crashing", [("point", .string(point.rawValue)), ("nth", .int(nth)),
+                                                  ("pid", .int(pid))])
         world.crashed(name, point: point.rawValue)
     }
 
     public func dies(after boundary: DeviceBoundary) -> Bool {
         guard world.crashesHere(name, boundary: boundary.rawValue) else { return false }
-        emit("process.crashing", [("point", .string("anywhere.after-\(boundary.rawValue)")), ("nth", .int(1)),
-                                  ("pid", .int(pid))])
+        // A SIGKILL: the events the step still holds are lost with it; the crashing line is the simulation's note.
+        held.drop()
+        world.log.emit(name, "process.crashing", [("point", .string("anywhere.after-\(boundary.rawValue)")),
+                                                  ("nth", .int(1)), ("pid", .int(pid))])
         world.crashed(name, point: "anywhere.after-\(boundary.rawValue)")
         return true
     }

@@ -17,6 +17,8 @@ public final class SimServerShell: ServerIO {
     private var delayed: [Int: [[UInt8]]] = [:]
     private var nextDelayed = 0
     /// The server's logic over this shell's IO; set once in `init`.
+    /// Its events during a step, written at the step's end or before a send, lost if it dies first.
+    private var held: HeldEvents!
     public private(set) var driver: ServerDriver!
 
     public init(_ configuration: ServerConfiguration, world: SimWorld, databaseLabel: String) throws(ServerError) {
@@ -25,6 +27,7 @@ public final class SimServerShell: ServerIO {
         self.databaseLabel = databaseLabel
         incarnation = world.born(configuration.name)
         pid = world.pid()
+        held = HeldEvents(world.log, proc: configuration.name)
         driver = try ServerDriver(configuration, io: self)
     }
 
@@ -70,7 +73,10 @@ public final class SimServerShell: ServerIO {
     // MARK: - ServerIO
 
     public var nanos: UInt64 { UInt64(max(0, world.scheduler.now)) * 1_000 }
-    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit(name, type, fields) }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { held.emit(type, fields) }
+    public func stepBegan() { held.hold() }
+    public func stepEnded() { held.release() }
+    public func flushEvents() { held.flush() }
 
     /// A reply that cannot be routed is lost; the device resends with the same key.
     public func sendDevice(_ frames: [[UInt8]]) -> String? {
@@ -97,15 +103,20 @@ public final class SimServerShell: ServerIO {
                             highWaterMark: configuration.notifyHighWaterMark)
     }
 
+    /// As `CrashPoints.die`: what the step holds is written, then the crashing line, then the process is gone.
     public func die(at point: CrashPoint, nth: Int) {
-        emit("process.crashing", [("point", .string(point.rawValue)), ("nth", .int(nth)), ("pid", .int(pid))])
+        held.flush()
+        world.log.emit(name, "process.crashing", [("point", .string(point.rawValue)), ("nth", .int(nth)),
+                                                  ("pid", .int(pid))])
         world.crashed(name, point: point.rawValue)
     }
 
     public func dies(after boundary: ServerBoundary) -> Bool {
         guard world.crashesHere(name, boundary: boundary.rawValue) else { return false }
-        emit("process.crashing", [("point", .string("anywhere.after-\(boundary.rawValue)")), ("nth", .int(1)),
-                                  ("pid", .int(pid))])
+        // A SIGKILL: the events the step still holds are lost with it; the crashing line is the simulation's note.
+        held.drop()
+        world.log.emit(name, "process.crashing", [("point", .string("anywhere.after-\(boundary.rawValue)")),
+                                                  ("nth", .int(1)), ("pid", .int(pid))])
         world.crashed(name, point: "anywhere.after-\(boundary.rawValue)")
         return true
     }

@@ -310,7 +310,8 @@ public final class SimWorld {
     {
         let req = post(name, command, args)
         let deadline = scheduler.now + timeoutMicros
-        scheduler.run(until: deadline) { acks[req] != nil }
+        // A process that dies while it carries the command out (an armed crash point) ends the wait.
+        scheduler.run(until: deadline) { acks[req] != nil || alive[name] == nil }
         return acks.removeValue(forKey: req)
     }
 
