@@ -103,21 +103,13 @@ public final class SimServerShell: ServerIO {
                             highWaterMark: configuration.notifyHighWaterMark)
     }
 
-    /// As `CrashPoints.die`: what the step holds is written, then the crashing line, then the process is gone.
     public func die(at point: CrashPoint, nth: Int) {
-        held.flush()
-        world.log.emit(name, "process.crashing", [("point", .string(point.rawValue)), ("nth", .int(nth)),
-                                                  ("pid", .int(pid))])
-        world.crashed(name, point: point.rawValue)
+        world.die(name, pid: pid, point: point.rawValue, nth: nth, held: held, writingHeld: true)
     }
 
     public func dies(after boundary: ServerBoundary) -> Bool {
         guard world.crashesHere(name, boundary: boundary.rawValue) else { return false }
-        // A SIGKILL: the events the step still holds are lost with it; the crashing line is the simulation's note.
-        held.drop()
-        world.log.emit(name, "process.crashing", [("point", .string("anywhere.after-\(boundary.rawValue)")),
-                                                  ("nth", .int(1)), ("pid", .int(pid))])
-        world.crashed(name, point: "anywhere.after-\(boundary.rawValue)")
+        world.die(name, pid: pid, point: "anywhere.after-\(boundary.rawValue)", nth: 1, held: held, writingHeld: false)
         return true
     }
 }

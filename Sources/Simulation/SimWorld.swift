@@ -144,6 +144,15 @@ public final class SimWorld {
         onCrash?(name, point)
     }
 
+    /// `name` dies in the middle of a step at `point`: at a crash point what the step held is written first, as
+    /// `CrashPoints.die` writes it; at a crash-anywhere boundary it is lost, as with a SIGKILL (the `process.crashing`
+    /// line is then the simulation's note). Then `crashed`.
+    func die(_ name: String, pid: Int, point: String, nth: Int, held: HeldEvents, writingHeld: Bool) {
+        if writingHeld { held.flush() } else { held.drop() }
+        log.emit(name, "process.crashing", [("point", .string(point)), ("nth", .int(nth)), ("pid", .int(pid))])
+        crashed(name, point: point)
+    }
+
     /// Crash-anywhere: whether `name` dies right after this `boundary` (a directive, a commit, a send or a reply).
     /// Each planned crash counts the process's boundaries once its time has come and fires on the one it drew.
     func crashesHere(_ name: String, boundary: String) -> Bool {

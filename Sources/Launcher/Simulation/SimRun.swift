@@ -316,40 +316,18 @@ public final class SimRun {
     }
 
     private func perform(_ step: ScenarioStep) {
-        var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
-                                             ("line", .int(step.line))]
+        let (play, stepFields) = step.play
+        var fields = stepFields
         do {
-            switch step.action {
-            case .edit(let device, let draft, let action, let title, let body):
-                fields += [("target", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))]
-                var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
-                if let title { args["title"] = .string(title) }
-                if let body { args["body"] = .string(body) }
-                if let key = try control(device, "edit", args)?["key"]?.stringValue {
-                    fields.append(("key", .string(key)))
+            switch play {
+            case .control(let target, let command, let args):
+                let data = try control(target, command, args)
+                if case .edit = step.action, let key = data?["key"]?.stringValue { fields.append(("key", .string(key))) }
+                if case .crash(let target, let point, _) = step.action {
+                    armedCrashes[poolOf[target] ?? target, default: []].append((point, target))
                 }
-            case .device(let device, let command):
-                fields.append(("target", .string(device)))
-                try control(device, command)
-            case .engagement(let device, let opens):
-                fields.append(("target", .string(device)))
-                try control(device, "engagement", ["opensPerDay": .double(opens)])
-            case .refresh(let device, let on):
-                fields.append(("target", .string(device)))
-                try control(device, "refresh", ["on": .bool(on)])
-            case .chaos(let args):
-                fields.append(("target", "broker"))
-                try control("broker", "chaos", args)
-            case .faults(let args):
-                fields.append(("target", "server"))
-                try control("server", "faults", args)
             case .signal(let target, let command):
-                fields.append(("target", .string(target)))
                 try signal(target, command)
-            case .crash(let target, let point, let nth):
-                fields += [("target", .string(target)), ("point", .string(point)), ("nth", .int(nth))]
-                try control(target, "crashAt", ["point": .string(point), "nth": .int(nth)])
-                armedCrashes[poolOf[target] ?? target, default: []].append((point, target))
             }
             emit("scenario.action", fields)
         } catch {
