@@ -211,6 +211,14 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// Undoes the group's steps, as a process killed before `commitGroup()` would find them: never written.
+    public func rollbackGroup() throws {
+        guard groupOpen else { return }
+        groupOpen = false
+        transactionDepth = 0
+        if sqlite3_get_autocommit(handle) == 0 { try run("ROLLBACK") }
+    }
+
     /// The current `PRAGMA journal_mode`.
     public func journalMode() throws -> String { try scalarString("PRAGMA journal_mode") }
 

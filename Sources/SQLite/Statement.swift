@@ -176,6 +176,7 @@ public struct Row {
     }
     public func optionalString(_ column: Int) -> String? { isNull(column) ? nil : string(column) }
     public func optionalInt(_ column: Int) -> Int? { isNull(column) ? nil : int(column) }
+    public func optionalDouble(_ column: Int) -> Double? { isNull(column) ? nil : double(column) }
     public func blob(_ column: Int) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, Int32(column)))
         guard count > 0, let bytes = sqlite3_column_blob(handle, Int32(column)) else { return [] }

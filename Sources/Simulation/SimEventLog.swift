@@ -71,3 +71,36 @@ public final class SimEventLog {
         if fd >= 0 { Foundation.close(fd) }
     }
 }
+
+/// One process's events held during a step, as `EventLog.hold` holds a real process's: written at the step's end or
+/// when something leaves the process (`flush`), and lost with it when it dies first (`drop`, a SIGKILL).
+final class HeldEvents {
+    private let log: SimEventLog
+    private let proc: String
+    private var depth = 0
+    private var lines: [(type: String, fields: [(String, JSONValue)])] = []
+
+    init(_ log: SimEventLog, proc: String) {
+        self.log = log
+        self.proc = proc
+    }
+
+    func emit(_ type: String, _ fields: [(String, JSONValue)]) {
+        if depth > 0 { lines.append((type, fields)) } else { log.emit(proc, type, fields) }
+    }
+
+    func hold() { depth += 1 }
+
+    func release() {
+        depth -= 1
+        if depth == 0 { flush() }
+    }
+
+    func flush() {
+        for line in lines { log.emit(proc, line.type, line.fields) }
+        lines.removeAll()
+    }
+
+    /// The process died: what it held was never written.
+    func drop() { lines.removeAll() }
+}

@@ -40,6 +40,11 @@ public final class SimWorld {
     private var queuedToBroker: [(device: String, incarnation: Int, frames: [[UInt8]])] = []
     private var queuedNotices: [[[UInt8]]] = []
 
+    /// Crash-anywhere's kills still to come (`SimRun` draws them from the seed).
+    public var plannedCrashes: [PlannedCrash] = []
+    /// Told of each process that died by itself, with the point it died at.
+    public var onCrash: ((_ process: String, _ point: String) -> Void)?
+
     /// The launcher's control connection to every process (a DEALER per process in a real run).
     public static let launcherPeer: [UInt8] = [0, 0, 0, 0, 1]
     private var acks: [Int: ControlAck] = [:]
@@ -130,6 +135,33 @@ public final class SimWorld {
             devices[name]?.abandon()
             devices[name] = nil
         }
+    }
+
+    /// A process died by itself in the middle of a step (an armed crash point, or crash-anywhere): as `kill`, while
+    /// its shell is still on the stack (it carries out nothing more); `onCrash` tells the runner.
+    func crashed(_ name: String, point: String) {
+        kill(name)
+        onCrash?(name, point)
+    }
+
+    /// `name` dies in the middle of a step at `point`: at a crash point what the step held is written first, as
+    /// `CrashPoints.die` writes it; at a crash-anywhere boundary it is lost, as with a SIGKILL (the `process.crashing`
+    /// line is then the simulation's note). Then `crashed`.
+    func die(_ name: String, pid: Int, point: String, nth: Int, held: HeldEvents, writingHeld: Bool) {
+        if writingHeld { held.flush() } else { held.drop() }
+        log.emit(name, "process.crashing", [("point", .string(point)), ("nth", .int(nth)), ("pid", .int(pid))])
+        crashed(name, point: point)
+    }
+
+    /// Crash-anywhere: whether `name` dies right after this `boundary` (a directive, a commit, a send or a reply).
+    /// Each planned crash counts the process's boundaries once its time has come and fires on the one it drew.
+    func crashesHere(_ name: String, boundary: String) -> Bool {
+        guard let index = plannedCrashes.firstIndex(where: { $0.process == name && $0.after <= scheduler.now })
+        else { return false }
+        plannedCrashes[index].seen += 1
+        guard plannedCrashes[index].seen >= plannedCrashes[index].boundary else { return false }
+        plannedCrashes.remove(at: index)
+        return true
     }
 
     /// The process clean-stopped itself (the control command `stop`).
@@ -287,7 +319,8 @@ public final class SimWorld {
     {
         let req = post(name, command, args)
         let deadline = scheduler.now + timeoutMicros
-        scheduler.run(until: deadline) { acks[req] != nil }
+        // A process that dies while it carries the command out (an armed crash point) ends the wait.
+        scheduler.run(until: deadline) { acks[req] != nil || alive[name] == nil }
         return acks.removeValue(forKey: req)
     }
 
@@ -324,4 +357,19 @@ extension SimWorld {
 
     /// The answer to `req`, removed; nil when it has not arrived.
     public func takeAck(_ req: Int) -> ControlAck? { removeAck(req) }
+}
+
+/// One kill crash-anywhere will make: `process` dies at its `boundary`-th boundary (counting from 1) after virtual
+/// µs `after`.
+public struct PlannedCrash: Sendable, Equatable {
+    public var process: String
+    public var after: Int64
+    public var boundary: Int
+    var seen = 0
+
+    public init(process: String, after: Int64, boundary: Int) {
+        self.process = process
+        self.after = after
+        self.boundary = boundary
+    }
 }

@@ -8,6 +8,8 @@ public enum DeviceError: Error, CustomStringConvertible, Sendable, Equatable {
     case notALedger(path: String, reason: String)
     /// A pool's spec file cannot be used; nothing was started.
     case badPoolSpec(path: String, reason: String)
+    /// A local edit could not be committed (the ledger's own error): it is not saved, nothing else changed.
+    case editNotSaved(String)
 
     public var description: String {
         switch self {
@@ -16,6 +18,7 @@ public enum DeviceError: Error, CustomStringConvertible, Sendable, Equatable {
             return "cursor is \(found), expected \(expected): the page was not applied"
         case .notALedger(let path, let reason): return "\(path) is not a device ledger: \(reason)"
         case .badPoolSpec(let path, let reason): return "pool spec \(path): \(reason)"
+        case .editNotSaved(let reason): return reason
         }
     }
 }

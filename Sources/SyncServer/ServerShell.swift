@@ -7,28 +7,21 @@ import ZeroMQ
 /// The server's IO: the device and control ROUTERs, the notice socket, the database, the event log and a small
 /// queue of delayed replies. One thread (the caller of `run`) owns all of them; it polls, hands each message to the
 /// `ServerInstance`, and carries out the directives it returns, in order.
-public final class ServerShell {
+public final class ServerShell: ServerIO {
     public let configuration: ServerConfiguration
     let events: EventLog
-    let store: ServerStore
-    var instance: ServerInstance
     let context: Context
     let devices: Socket
     let control: Socket?
     let notices: Socket?
     /// Replies held back by the fault plan, soonest first.
     var delayed: [(due: UInt64, frames: [[UInt8]])] = []
-    var stopping = false
-    /// Where this process kills itself (`--crash-at`, control `crashAt`).
-    var crashPoints = CrashPoints()
     /// CURVE: the context's ZAP handler (admits the accounts file's keys on `devices`, the launcher's on `control`)
     /// and the monitor that ends a connection's session when it closes. nil under NULL.
     let zap: ZapHandler?
     let monitor: ConnectionMonitor?
-    /// Bounds the `request.refused` lines a flood can write (per peer and in all).
-    var refusals = RefusalLimiter()
-    /// The last refusal was held back, so the `hello.refused` that follows it is too.
-    var refusalSuppressed = false
+    /// The server's logic over this shell's IO (the store, the instance, crash points); set once in `init`.
+    public private(set) var driver: ServerDriver!
 
     /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
     /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
@@ -55,28 +48,6 @@ public final class ServerShell {
         } catch {
             throw .startup("cannot open --events: \(error)")
         }
-        do {
-            store = try ServerStore(path: configuration.databasePath, synchronous: configuration.synchronous)
-        } catch {
-            throw .startup("cannot open --db \(configuration.databasePath): \(error)")
-        }
-        if let path = configuration.accountsPath {
-            let file: AccountsFile
-            do {
-                file = try AccountsFile.load(path: path)
-            } catch {
-                throw ServerError(error)
-            }
-            do {
-                try store.load(file)
-            } catch {
-                throw .startup("cannot load --accounts \(path) into --db \(configuration.databasePath): \(error)")
-            }
-        }
-        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
-        instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
-                                  faults: configuration.faults, seed: configuration.seed,
-                                  switches: configuration.switches)
         var keys: (own: CurveKeyPair, launcher: String?, broker: String?)?
         if let keyFile = configuration.keyFile {
             do {
@@ -122,7 +93,10 @@ public final class ServerShell {
         } catch {
             throw .startup("cannot set up sockets: \(error)")
         }
+        driver = try ServerDriver(configuration, io: self)
     }
+
+    var stopping: Bool { driver.stopping }
 
     private static func noticeSocket(_ context: Context, connect endpoint: String,
                                      mode: ServerConfiguration.NotifyMode, highWaterMark: Int,
@@ -192,14 +166,14 @@ public final class ServerShell {
             // Ended connections first, so their sessions are gone before a new connection's messages are read.
             if ready.contains(monitorIndex), let monitor {
                 do {
-                    for connection in try monitor.ended() { instance.onConnectionEnded(connection) }
+                    for connection in try monitor.ended() { driver.onConnectionEnded(connection) }
                 } catch {
                     throw .io("monitor: \(error)")
                 }
             }
             if ready.contains(zapIndex), let zap { serveZap(zap) }
             if ready.contains(0) { try drainDevices() }
-            if ready.contains(1), let control { try drain(control) { handleControl($0) } }
+            if ready.contains(1), let control { try drain(control) { driver.onControlFrames($0) } }
             sendDueReplies(now: SimClock.monotonicNanos())
         }
     }
@@ -210,10 +184,10 @@ public final class ServerShell {
         for decision in decisions where decision.userID == nil {
             let peer = "\(decision.domain)@\(decision.address)"
             let key = decision.publicKey.isEmpty ? "none" : decision.publicKey
-            logRefusal(ServerEvent("request.refused", [
+            driver.logRefusal("request.refused", [
                 ("code", "badKey"), ("message", .string("\(decision.mechanism) key \(key) is not admitted")),
                 ("peer", .string(peer)),
-            ]))
+            ])
         }
     }
 
@@ -230,23 +204,13 @@ public final class ServerShell {
             guard let (peer, payload) = Peer.split(received.frames, user: received.userID,
                                                    connection: zap == nil ? -1 : received.connection)
             else { continue }
-            perform(instance.onDeviceMessage(from: peer, frames: payload))
+            driver.onDeviceMessage(from: peer, frames: payload)
         }
-    }
-
-    /// Writes a refusal unless this peer (or everyone) refused too many this second; what is held back is counted
-    /// and reported with the next line that is written for that peer.
-    private func logRefusal(_ event: ServerEvent) {
-        let peer = event.fields.first(where: { $0.0 == "peer" })?.1.stringValue ?? ""
-        let (write, suppressed) = refusals.admit(peer: peer, nanos: SimClock.monotonicNanos())
-        refusalSuppressed = !write
-        guard write else { return }
-        events.emit(event.type, suppressed > 0 ? event.fields + [("suppressed", .int(suppressed))] : event.fields)
     }
 
     private func close() {
         // A stop does not wait out the fault plan's delays: the replies are ready, so they go now.
-        for reply in delayed { sendDevice(reply.frames) }
+        for reply in delayed { driver.send(reply.frames) }
         delayed.removeAll()
         devices.close()
         // The answer to `stop` (queued just before) goes out before the socket closes.
@@ -256,7 +220,7 @@ public final class ServerShell {
         zap?.close()
         monitor?.close()
         events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid()))),
-                                        ("refusalsSuppressed", .int(refusals.suppressedTotal))])
+                                        ("refusalsSuppressed", .int(driver.refusals.suppressedTotal))])
         // Waits (at most each socket's linger) for what is queued, the `stop` ack and last notices among it.
         context.terminate()
     }
@@ -276,133 +240,49 @@ public final class ServerShell {
         }
     }
 
-    private func handleDevice(_ frames: [[UInt8]]) {
-        guard let (peer, payload) = Peer.split(frames) else { return }
-        perform(instance.onDeviceMessage(from: peer, frames: payload))
+    // MARK: - ServerIO
+
+    public var nanos: UInt64 { SimClock.monotonicNanos() }
+    public var pid: Int { Int(getpid()) }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { events.emit(type, fields) }
+    public func stepBegan() { events.hold() }
+    public func stepEnded() { events.release() }
+    public func flushEvents() { events.flush() }
+
+    public func sendDevice(_ frames: [[UInt8]]) -> String? { send(frames, on: devices) }
+
+    public func delay(_ frames: [[UInt8]], ms: Int) {
+        schedule(frames, due: SimClock.monotonicNanos() + UInt64(ms) * 1_000_000)
     }
 
-    private func handleControl(_ frames: [[UInt8]]) {
-        guard let (peer, payload) = Peer.split(frames) else { return }
-        // `crashAt` arms this shell's crash points: the kill is IO, so the shell answers it, not the instance.
-        if case .success(.control(let control)) = Codec.decodeOrReply(payload), control.command == "crashAt" {
-            let ack: ControlAck
-            do {
-                let detail = try crashPoints.control(control.args, role: "server")
-                events.emit("crash.armed", [("detail", .string(detail))])
-                ack = ControlAck(req: control.req, ok: true, detail: detail)
-            } catch {
-                ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
-            }
-            if let socket = self.control {
-                events.flush()
-                send(peer.envelope(Codec.encode(.controlAck(ack))), on: socket)
-            }
-            return
-        }
-        perform(instance.onControlMessage(from: peer, frames: payload))
+    public func sendControl(_ frames: [[UInt8]]) {
+        guard let control else { return }
+        _ = send(frames, on: control)
     }
 
-    /// Counts one occurrence of `point`; dies there when it is the armed one.
-    func reach(_ point: CrashPoint) {
-        if let nth = crashPoints.reach(point) { CrashPoints.die(at: point, nth: nth, events: events) }
+    public func sendNotice(_ frames: [[UInt8]]) -> Bool? {
+        guard let notices else { return nil }
+        return (try? notices.send(frames, dontWait: true)) ?? false
     }
 
-    // MARK: - Directives
-
-    func perform(_ directives: [ServerDirective]) {
-        // The events of one request (up to a whole push of ops) go out in one write, flushed before every send.
-        events.hold()
-        defer { events.release() }
-        for directive in directives {
-            switch directive {
-            case .reply(let peer, let message, let delayMs):
-                events.flush()
-                let frames = peer.envelope(Codec.encode(message))
-                if delayMs > 0 {
-                    schedule(frames, due: SimClock.monotonicNanos() + UInt64(delayMs) * 1_000_000)
-                } else {
-                    sendDevice(frames)
-                }
-                if case .pushResult = message { reach(.serverAfterReply) }
-            case .controlReply(let peer, let message):
-                guard let control else { continue }
-                events.flush()
-                send(peer.envelope(Codec.encode(message)), on: control)
-            case .apply(let request):
-                // The design switches `noticeBeforeCommit` / `replyBeforeCommit` send from inside the transaction.
-                let switches = instance.switches.effective(for: request.account)
-                let early: (([AppliedOp]) -> Void)? = switches.sendsBeforeCommit
-                    ? { [self] outcomes in perform(instance.onDecided(request, outcomes: outcomes)) } : nil
-                var decided: [AppliedOp] = []
-                do {
-                    let outcomes = try store.apply(device: request.device, account: request.account, ops: request.ops,
-                                                   injectRejections: request.injectRejections,
-                                                   idempotency: request.idempotency, failCommit: request.failCommit,
-                                                   beforeCommit: early, decided: { decided = $0 })
-                    reach(.serverAfterCommitBeforeReply)
-                    perform(instance.onApplied(request, outcomes: outcomes))
-                } catch {
-                    perform(instance.onApplyFailed(request, error: error, decided: decided))
-                }
-            case .pull(let request):
-                do {
-                    let page = try store.pull(account: request.account, cursor: request.cursor, limit: request.limit)
-                    perform(instance.onPulled(request, page: page))
-                } catch {
-                    perform(instance.onPullFailed(request, error: error))
-                }
-            case .notify(let notice):
-                guard let notices else { continue }
-                events.flush()
-                let sent = (try? notices.send(Codec.encode(.notice(notice)), dontWait: true)) ?? false
-                if sent { reach(.serverAfterNotice) }
-                perform(instance.onNotice(notice, sent: sent))
-            case .addDevice(let record, let ticket):
-                do {
-                    try store.addDevice(record)
-                    if let zap {
-                        // A new key replaces the device's old one: connections with the old key are refused.
-                        zap.policy["devices"] = zap.policy["devices", default: [:]].filter { $0.value != record.id }
-                        if let key = record.publicKey { zap.policy["devices"]?[key] = record.id }
-                    }
-                    perform(instance.onDeviceAdded(record, ticket: ticket))
-                } catch {
-                    perform(instance.onDeviceAddFailed(error, ticket: ticket))
-                }
-            case .log(let event):
-                if event.type == "request.refused" {
-                    logRefusal(event)
-                } else if event.type == "hello.refused" {
-                    if !refusalSuppressed { events.emit(event.type, event.fields) }
-                } else {
-                    events.emit(event.type, event.fields)
-                }
-            case .stop:
-                stopping = true
-            }
-        }
+    public func deviceAdded(_ record: DeviceRecord) {
+        guard let zap else { return }
+        // A new key replaces the device's old one: connections with the old key are refused.
+        zap.policy["devices"] = zap.policy["devices", default: [:]].filter { $0.value != record.id }
+        if let key = record.publicKey { zap.policy["devices"]?[key] = record.id }
     }
 
-    private func sendDevice(_ frames: [[UInt8]]) { send(frames, on: devices) }
+    public func die(at point: CrashPoint, nth: Int) {
+        CrashPoints.die(at: point, nth: nth, events: events)
+    }
 
-    /// Sends without blocking: a client that stopped reading, or went away, loses its reply rather than stall
-    /// everyone else. A lost reply is logged; the device resends with the same key.
-    private func send(_ frames: [[UInt8]], on socket: Socket) {
-        var failure = "the peer is gone or not reading"
+    /// Sends without blocking; nil when it left, otherwise why not.
+    private func send(_ frames: [[UInt8]], on socket: Socket) -> String? {
         do {
-            if try socket.send(frames, dontWait: true) { return }
+            return try socket.send(frames, dontWait: true) ? nil : "the peer is gone or not reading"
         } catch {
-            failure = "\(error)"
+            return "\(error)"
         }
-        let type = frames.count >= 2 ? String(decoding: frames[frames.count - 2], as: UTF8.self) : ""
-        let peer = Peer(routingID: frames.first ?? []).label
-        // Rate-limited per peer like refusals: a client that floods and never reads cannot grow the log either.
-        let (write, suppressed) = refusals.admit(peer: "lost:" + peer, nanos: SimClock.monotonicNanos())
-        guard write else { return }
-        var fields: [(String, JSONValue)] = [("peer", .string(peer)), ("header", .string(type)),
-                                             ("reason", .string(failure))]
-        if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
-        events.emit("reply.lost", fields)
     }
 
     // MARK: - Delayed replies
@@ -415,7 +295,7 @@ public final class ServerShell {
     private func sendDueReplies(now: UInt64) {
         var sent = 0
         while sent < delayed.count && delayed[sent].due <= now {
-            sendDevice(delayed[sent].frames)
+            driver.send(delayed[sent].frames)
             sent += 1
         }
         if sent > 0 { delayed.removeFirst(sent) }

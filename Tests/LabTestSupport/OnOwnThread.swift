@@ -9,8 +9,10 @@ public func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
         // The switch to the preferred executor happens at a suspension, and not always at the first one: suspend
         // until the body runs on the executor's thread (on a loaded machine that can take many yields; a count
         // of them was not enough, so the bound is time).
+        // Both the executor's own record and the thread's name must say so: once, on a loaded machine, a body ran on
+        // a pool thread ("com.apple.root.default-qos") after the first alone had said it was home.
         let deadline = Date().addingTimeInterval(30)
-        while !executor.isCurrent && Date() < deadline {
+        while !(executor.isCurrent && Thread.current.name == ThreadExecutor.threadName) && Date() < deadline {
             await Task.yield()
         }
         return try body()
@@ -23,6 +25,9 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
     private var jobs: [UnownedJob] = []
     private var stopped = false
     private var thread: pthread_t?
+
+    /// The name of every executor's thread (what tests check they run on).
+    public static let threadName = "test-io"
 
     /// True on the executor's own thread.
     public var isCurrent: Bool {
@@ -55,7 +60,7 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
 
     private func run(started: DispatchSemaphore) {
         // Named from inside: on Linux a name set before start() does not reach the new thread.
-        Thread.current.name = "test-io"
+        Thread.current.name = Self.threadName
         condition.lock()
         thread = pthread_self()
         condition.unlock()

@@ -53,11 +53,15 @@ import Testing
         // A kill is the loss of memory with the files kept; a restart opens them again.
         if name == "crash" {
             let events = try String(contentsOfFile: "\(first.out)/events.jsonl", encoding: .utf8)
-            // crash.json5's three kill steps (server, broker, i1); its two crash-point steps are refused by the
-            // simulation (crash points live in the real shells), and say so.
-            #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 3)
-            #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 3)
-            #expect(events.contains("crash points (server.after-commit-before-reply) are not modelled by the simulation"))
+            // crash.json5's three kill steps (server, broker, i1) and its two crash points, which the simulated
+            // processes reach in the same drivers as real ones: a1 right after its push left, the server after a
+            // commit and before its reply.
+            #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 5)
+            #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 5)
+            for point in ["device.after-send-before-reply", "server.after-commit-before-reply"] {
+                #expect(events.contains("\"type\":\"process.killed\",\"target\":\"\(point.hasPrefix("server") ? "server" : "a1")\",\"signal\":\"SIGKILL\",\"point\":\"\(point)\",\"by\":\"crash\""),
+                        "\(point) fired")
+            }
             #expect(report["invariants"]?.arrayValue?.allSatisfy { $0["held"]?.boolValue == true } == true)
             #expect(Self.silences(in: events).isEmpty, "\(Self.silences(in: events))")
         }
@@ -152,5 +156,40 @@ import Testing
         let replay = try Self.sim([minimal])
         #expect(replay.status == 1)
         #expect(replay.output.contains("✗ data-age-at-open"))
+    }
+
+    /// Crash-anywhere kills a device or the server at boundaries the seed draws; the lab's design loses nothing
+    /// on any seed, and the same run with one reader's cursor committed before its page (`cursorCommit:
+    /// beforePage`) fails cursor-safety on some seeds, naming that reader and nobody else.
+    @Test func crashAnywhereFindsTheCursorCommittedBeforeItsPageAndNothingInTheLabsDesign() throws {
+        let broken = Self.topology("sim/crash-anywhere")
+        let sweep = try Self.sim([broken, "--seeds", "1-8", "--crash-anywhere", "12"], limit: 300)
+        #expect(sweep.status == 1, "\(sweep.output)")
+        let failing = sweep.output.split(separator: "\n").filter { $0.hasPrefix("seed ") }
+        #expect(failing.count >= 2, "crash-anywhere found the broken reader on few seeds: \(sweep.output)")
+        #expect(failing.allSatisfy { $0.contains("cursor-safety") && $0.contains("--crash-anywhere 12") })
+        // The failures name the broken reader only.
+        let seed = try #require(failing.first?.split(separator: " ").last.map(String.init))
+        let replay = try Self.sim([broken, "--seed", seed, "--crash-anywhere", "12"])
+        #expect(replay.status == 1)
+        let report = try JSONValue.parse(String(contentsOfFile: "\(replay.out)/report.json", encoding: .utf8))
+        let failed = (report["invariants"]?.arrayValue ?? []).filter { $0["held"]?.boolValue != true }
+        #expect(!failed.isEmpty)
+        for item in failed {
+            let detail = item["detail"]?.stringValue ?? ""
+            #expect(detail.contains("before-page") && !detail.contains("with-page"), "\(detail)")
+        }
+        let events = try String(contentsOfFile: "\(replay.out)/events.jsonl", encoding: .utf8)
+        #expect(events.contains("\"point\":\"anywhere.after-"))
+        #expect(events.contains("\"by\":\"crash-anywhere\""))
+        // The same kills with both readers on the lab's design: every seed passes.
+        let text = try String(contentsOfFile: broken, encoding: .utf8)
+            .replacingOccurrences(of: "device: { cursorCommit: \"beforePage\" }", with: "")
+        #expect(!text.contains("device: { cursorCommit"))
+        let correct = Self.temporary("crash-anywhere-correct") + ".json5"
+        try text.write(toFile: correct, atomically: true, encoding: .utf8)
+        let clean = try Self.sim([correct, "--seeds", "1-8", "--crash-anywhere", "12"], limit: 300)
+        #expect(clean.status == 0, "\(clean.output)")
+        #expect(clean.output.contains("0 of 8 seeds failed"))
     }
 }

@@ -337,7 +337,7 @@ import Testing
         let (h, saved) = try expensiveWindow { _ in }
         defer { h.removeFolder() }
         let cut = try #require(h.passes(.opportunistic).first)
-        #expect(cut.cutOff && cut.outcome == "cutOff")
+        #expect(cut.cutOff && cut.outcome == .cutOff)
         let expired = try #require(h.events("ios.window.expired").first)
         #expect(expired["handled"] == true && expired["chargedSec"] == 40)
         // With the handler: released as unknown, no budget penalty; the server did apply it (the reply was stale).

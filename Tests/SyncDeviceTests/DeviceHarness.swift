@@ -4,12 +4,12 @@ import SQLite
 import SyncProtocol
 @testable import SyncDevice
 
-/// Drives a `DeviceInstance` with a fake clock (`now`), a real ledger in a fresh temporary folder, and a scripted
-/// server: it carries out directives exactly as the shell does, minus the sockets.
-final class DeviceHarness {
-    var instance: DeviceInstance
-    let ledger: Ledger
+/// Drives a device through the real `DeviceDriver` (the code a device process and the simulation run) with a fake
+/// clock (`now`), a real ledger in a fresh temporary folder, and a scripted server in place of the sockets.
+final class DeviceHarness: DeviceIO {
+    var driver: DeviceDriver!
     let folder: URL
+    let databasePath: String
     var now: Double
     var server = ScriptedServer()
     /// While false, requests to the server wait in `outbox` unanswered (a slow or dead server).
@@ -23,12 +23,12 @@ final class DeviceHarness {
     var toBroker: [Message] = []
     var log: [LogLine] = []
     var answered: [Int] = []
-    var passes: [PassRecord] = []
     let device: String
-    /// The process dies (SIGKILL) right after the cursor's own commit (`cursorCommit: beforePage`); `killed` then
-    /// stops every later directive, as a dead process carries out nothing.
+    /// The process dies (SIGKILL) right after the commit that moves the ledger's cursor on its own
+    /// (`cursorCommit: beforePage`); the driver then carries out nothing more, as a dead process does nothing.
     var killAfterCursorCommit = false
-    var killed = false
+    var killed: Bool { driver.killed }
+    private var cursorAtLastCommit = 0
 
     init(platform: Platform, device: String = "b", settings: DeviceSettings = DeviceSettings(), now: Double = 0,
          seed: UInt64 = 7, folder: URL? = nil, brokerEnabled: Bool = false) throws {
@@ -36,38 +36,83 @@ final class DeviceHarness {
         self.folder = folder ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("device-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: self.folder, withIntermediateDirectories: true)
-        ledger = try Ledger(path: self.folder.appendingPathComponent("\(device).sqlite").path, synchronous: .off)
-        let identity = DeviceIdentity(device: device, account: "acme", token: "t-\(device)", platform: platform)
-        let restored = try ledger.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
-                                          settings: settings, now: now)
+        databasePath = self.folder.appendingPathComponent("\(device).sqlite").path
         self.now = now
-        instance = DeviceInstance(identity: identity, settings: settings, restored: restored,
-                                  brokerEnabled: brokerEnabled, rng: SeededGenerator.derived(seed: seed, name: device))
+        let identity = DeviceIdentity(device: device, account: "acme", token: "t-\(device)", platform: platform)
+        var configuration = DeviceConfiguration(
+            identity: identity, settings: settings, databasePath: databasePath, serverEndpoint: "inproc://unused",
+            brokerEndpoint: brokerEnabled ? "inproc://unused-broker" : nil, clock: SimClock(epochMicros: 0, scale: 1),
+            seed: seed, synchronous: .off)
+        configuration.name = device
+        driver = try DeviceDriver(configuration, io: self)
+        cursorAtLastCommit = try ledger.cursor()
     }
+
+    var instance: DeviceInstance {
+        get { driver.instance }
+        set { driver.instance = newValue }
+    }
+    var ledger: Ledger { driver.ledger }
 
     func removeFolder() { try? FileManager.default.removeItem(at: folder) }
 
+    // MARK: - DeviceIO
+
+    var wallMicros: Int64 { Int64(now * 1_000_000) }
+    var pid: Int { 1 }
+    func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.append(LogLine(type, fields)) }
+
+    func transmit(_ message: Message, to peer: DevicePeer) -> String? {
+        switch peer {
+        case .server:
+            outbox.append(message)
+            sentMessages.append(message)
+        case .broker:
+            toBroker.append(message)
+        }
+        return nil
+    }
+
+    func answerControl(_ message: Message, to peer: [UInt8]) {}
+    func die(at point: CrashPoint, nth: Int) {}
+
+    func dies(after boundary: DeviceBoundary) -> Bool {
+        guard boundary == .commit else { return false }
+        let cursor = (try? ledger.cursor()) ?? cursorAtLastCommit
+        defer { cursorAtLastCommit = cursor }
+        return killAfterCursorCommit && cursor != cursorAtLastCommit
+    }
+
+    func openLedger(wiping: Bool) throws -> Ledger {
+        if wiping { try Ledger.removeFiles(at: databasePath) }
+        return try Ledger(path: databasePath, synchronous: .off)
+    }
+
     // MARK: - Driving
 
-    func start() { run(instance.start(now: now)) }
+    func start() { run { $0.start(now: self.now) } }
 
     @discardableResult
     func edit(_ draft: String, _ action: DraftAction = .create, title: String? = "t", body: String? = "b") throws
         -> SavedEdit
     {
-        let saved = try ledger.save(LocalEdit(draft: draft, action: action, title: title, body: body), device: device,
-                                    wall: Int64(now * 1_000_000))
-        run(instance.onEditSaved(saved, now: now))
+        let saved = try driver.save(LocalEdit(draft: draft, action: action, title: title, body: body))
+        pump()
         return saved
     }
 
-    func lifecycle(_ command: LifecycleCommand) { run(instance.onLifecycle(command, now: now)) }
+    func lifecycle(_ command: LifecycleCommand) { run { $0.onLifecycle(command, now: self.now) } }
 
-    func sync(token: Int, force: Bool = false) { run(instance.onSync(token: token, force: force, now: now)) }
+    func sync(token: Int, force: Bool = false) {
+        driver.requestSync(force: force, waiter: .pool { [unowned self] _ in self.answered.append(token) })
+        pump()
+    }
 
     func hint(_ id: String, head: Int) {
-        run(instance.onBrokerMessage(.hint(Hint(hint: id, account: "acme", head: head)),
-                                     keys: ["account", "head", "hint"], now: now))
+        run {
+            $0.onBrokerMessage(.hint(Hint(hint: id, account: "acme", head: head)), keys: ["account", "head", "hint"],
+                               now: self.now)
+        }
     }
 
     /// Moves the fake clock to `time`, firing every wake on the way.
@@ -75,11 +120,11 @@ final class DeviceHarness {
         var guardCount = 0
         while let wake = instance.nextWake, wake <= time, guardCount < 100_000 {
             now = max(now, wake)
-            run(instance.onTick(now: now))
+            run { $0.onTick(now: self.now) }
             guardCount += 1
         }
         now = max(now, time)
-        run(instance.onTick(now: now))
+        run { $0.onTick(now: self.now) }
     }
 
     func advance(by seconds: Double) { advance(to: now + seconds) }
@@ -94,7 +139,7 @@ final class DeviceHarness {
             }
             guard let reply = server.answer(request, from: device) else { continue }
             if loseReply(reply) { continue }
-            run(instance.onServerMessage(reply, now: now))
+            driver.drive { $0.onServerMessage(reply, now: self.now) }
         }
     }
 
@@ -107,46 +152,24 @@ final class DeviceHarness {
         pump()
     }
 
-    /// Carries out directives as the shell does; replies are handed back after the whole list ran.
-    func run(_ directives: [DeviceDirective]) {
-        execute(directives)
+    /// Runs one instance step through the driver; replies are handed back after the whole step ran.
+    func run(_ step: (inout DeviceInstance) -> [DeviceDirective]) {
+        driver.drive(step)
         pump()
     }
 
-    private func execute(_ directives: [DeviceDirective]) {
-        for directive in directives where !killed {
-            switch directive {
-            case .sendToServer(let message):
-                outbox.append(message)
-                sentMessages.append(message)
-            case .sendToBroker(let message): toBroker.append(message)
-            case .beginPass(let id, let trigger, let at): try! ledger.beginPass(id: id, trigger: trigger, at: at)
-            case .claim(let request): execute(instance.onClaimed(try! ledger.claim(request), now: now))
-            case .recordOutcomes(let outcomes, _): try! ledger.record(outcomes, wall: Int64(now * 1_000_000))
-            case .applyPage(let page): try! ledger.apply(page, wall: Int64(now * 1_000_000))
-            case .commitCursor(let seq, _):
-                try! ledger.commitCursor(to: seq)
-                if killAfterCursorCommit {
-                    killed = true
-                    return
-                }
-            case .dropQueue(let reason):
-                let keys = try! ledger.dropQueue()
-                if !keys.isEmpty { log.append(DeviceInstance.queueLost(keys, reason: reason)) }
-            case .endPass(let record):
-                try! ledger.endPass(record)
-                passes.append(record)
-            case .recordAppOpen(let at, let age): try! ledger.recordAppOpen(at: at, dataAge: age)
-            case .answerSync(let tokens): answered += tokens
-            case .log(let line): log.append(line)
-            }
-        }
+    /// Carries out directives an instance returned outside the driver (a test that called the instance itself).
+    func run(_ directives: [DeviceDirective]) {
+        driver.drive { _ in directives }
+        pump()
     }
 
     // MARK: - Reading
 
     func events(_ type: String) -> [LogLine] { log.filter { $0.type == type } }
-    func passes(_ trigger: Trigger) -> [PassRecord] { passes.filter { $0.trigger == trigger } }
+    /// Every pass that ended, from the ledger.
+    var passes: [PassRow] { ((try? ledger.passes()) ?? []).filter { $0.outcome != nil } }
+    func passes(_ trigger: Trigger) -> [PassRow] { passes.filter { $0.trigger == trigger } }
     func status(_ key: String) throws -> OpStatus? { try ledger.op(key)?.status }
     func sentPushes() -> [Push] {
         sentMessages.compactMap { if case .push(let push) = $0 { return push } else { return nil } }

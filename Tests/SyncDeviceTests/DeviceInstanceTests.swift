@@ -234,7 +234,7 @@ import Testing
         let saved = try h.edit("d1")
         h.lifecycle(.offline)
         #expect(try h.status(saved.key) == .confirmationDelayed)
-        #expect(h.passes.last?.outcome == "offline")
+        #expect(h.passes.last?.outcome == .offline)
         h.outbox.removeAll()
         h.serverAnswers = true
         h.lifecycle(.online)
@@ -249,7 +249,7 @@ import Testing
         h.lifecycle(.offline)
         h.sync(token: 9)
         #expect(h.answered == [9])
-        #expect(h.passes.last?.outcome == "offline")
+        #expect(h.passes.last?.outcome == .offline)
         #expect(h.outbox.isEmpty)
     }
 
@@ -288,7 +288,7 @@ import Testing
         defer { h.removeFolder() }
         h.start()
         let frames = [Array("SL1 hint".utf8), Array(#"{"hint":"h9","account":"acme","head":3,"title":"secret"}"#.utf8)]
-        let keys = DeviceShell.bodyKeys(frames)
+        let keys = DeviceDriver.bodyKeys(frames)
         #expect(keys == ["account", "head", "hint", "title"])
         guard case .failure(let error) = Codec.decodeOrReply(frames) else {
             Issue.record("a hint with a title decoded")
@@ -300,8 +300,8 @@ import Testing
         #expect(h.passes.isEmpty && h.outbox.isEmpty)
         // A good hint's keys are exactly the reference.
         let good = Codec.encode(.hint(Hint(hint: "h1", account: "acme", head: 1)))
-        #expect(DeviceShell.bodyKeys(good) == ["account", "head", "hint"])
-        #expect(DeviceShell.bodyKeys([Array("SL1 hint".utf8), Array("not json".utf8)]).isEmpty)
+        #expect(DeviceDriver.bodyKeys(good) == ["account", "head", "hint"])
+        #expect(DeviceDriver.bodyKeys([Array("SL1 hint".utf8), Array("not json".utf8)]).isEmpty)
     }
 
     @Test func oddRepliesChangeNothingTheyShouldNot() throws {

@@ -202,7 +202,7 @@ import Testing
         try withLedger { ledger, path in
             _ = try ledger.save(LocalEdit(draft: "d", action: .create, title: "t"), device: "pixel", wall: 1)
             try ledger.beginPass(id: 1, trigger: .foreground, at: 10)
-            try ledger.endPass(PassRecord(id: 1, trigger: .foreground, started: 10, ended: 11, outcome: "completed",
+            try ledger.endPass(PassRecord(id: 1, trigger: .foreground, started: 10, ended: 11, outcome: .completed,
                                           sent: 0, pulled: 0, cutOff: false, success: true, cursor: 0, head: 4,
                                           nextDesired: nil))
             try ledger.recordAppOpen(at: 20, dataAge: 9)
@@ -230,7 +230,7 @@ import Testing
             for (index, run) in runs.enumerated() {
                 try ledger.beginPass(id: index + 1, trigger: run.0, at: run.1)
                 try ledger.endPass(PassRecord(id: index + 1, trigger: run.0, started: run.1, ended: run.1 + 1,
-                                              outcome: "completed", sent: 0, pulled: 0, cutOff: false,
+                                              outcome: .completed, sent: 0, pulled: 0, cutOff: false,
                                               success: run.2, cursor: 0, head: 0, nextDesired: nil))
             }
             let restored = try Ledger(path: path).prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),

@@ -285,40 +285,19 @@ public final class LabRun {
 
     private func perform(_ step: ScenarioStep) {
         watchCrashes()
-        var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
-                                             ("line", .int(step.line))]
-        if let kind = step.nemesis { fields.append(("nemesis", .string(kind))) }
+        let (play, stepFields) = step.play
+        var fields = stepFields
         do {
-            switch step.action {
-            case .edit(let device, let draft, let action, let title, let body):
-                fields += [("target", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))]
-                var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
-                if let title { args["title"] = .string(title) }
-                if let body { args["body"] = .string(body) }
+            switch play {
+            case .control(let target, let command, let args):
+                let data = try control(target, command, args)
                 // The launcher's own record of the user's intent: the key the device gave the op it saved.
-                if let key = try control(device, "edit", args)?["key"]?.stringValue { fields.append(("key", .string(key))) }
-            case .device(let device, let command):
-                fields.append(("target", .string(device)))
-                try control(device, command)
-            case .engagement(let device, let opens):
-                fields.append(("target", .string(device)))
-                try control(device, "engagement", ["opensPerDay": .double(opens)])
-            case .refresh(let device, let on):
-                fields.append(("target", .string(device)))
-                try control(device, "refresh", ["on": .bool(on)])
-            case .chaos(let args):
-                fields.append(("target", "broker"))
-                try control("broker", "chaos", args)
-            case .faults(let args):
-                fields.append(("target", "server"))
-                try control("server", "faults", args)
+                if case .edit = step.action, let key = data?["key"]?.stringValue { fields.append(("key", .string(key))) }
+                if case .crash(let target, let point, _) = step.action {
+                    armedCrashes[processName(target), default: []].append((point, target))
+                }
             case .signal(let target, let command):
-                fields.append(("target", .string(target)))
                 try signal(target, command)
-            case .crash(let target, let point, let nth):
-                fields += [("target", .string(target)), ("point", .string(point)), ("nth", .int(nth))]
-                try control(target, "crashAt", ["point": .string(point), "nth": .int(nth)])
-                armedCrashes[processName(target), default: []].append((point, target))
             }
             log.emit("scenario.action", fields)
             say(Self.stepLine(step, fields))

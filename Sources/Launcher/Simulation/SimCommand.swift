@@ -19,6 +19,9 @@ enum SimCommand {
             Flag("jobs", value: "N", default: "2", help: "runs at once in a sweep (child processes)"),
             Flag("shrink", help: "with --seeds (its first failing seed) or --seed: expand the behaviours into steps, "
                 + "drop steps while the same check still fails, and write the minimal failing topology"),
+            Flag("crash-anywhere", value: "N",
+                 help: "(default 0) kill N times, each a device or the server (drawn from the seed) at a directive, commit, "
+                    + "send or reply boundary of its own; each restarts a second later"),
             Flag("time-scale", value: "X", help: "override the topology's timeScale"),
             Flag("ignore-expect", help: "judge as if the topology expected nothing to fail"),
             Flag("quiet", help: "no progress and no summary; only the exit status and the run folder's path"),
@@ -71,7 +74,16 @@ enum SimCommand {
         let quiet = options.has("quiet")
         let replay = (["synclab", "sim", path, "--seed", String(topology.seed)] + passThrough(options))
             .joined(separator: " ")
-        let status = simulate(topology: topology, text: text, folder: folder, replay: replay, quiet: quiet)
+        let kills: Int
+        do {
+            kills = try options.int("crash-anywhere") ?? 0
+            guard kills >= 0 else { throw LabError.usage("--crash-anywhere must be 0 or more") }
+        } catch {
+            Output.stderr("synclab sim: \(error)\n")
+            return 2
+        }
+        let status = simulate(topology: topology, text: text, folder: folder, replay: replay, quiet: quiet,
+                              crashAnywhere: kills)
         if options.has("shrink") {
             guard status == 1 else {
                 if status == 0 { Output.stdout("nothing to shrink: seed \(topology.seed) passes\n") }
@@ -88,14 +100,23 @@ enum SimCommand {
         var flags: [String] = []
         if let scale = options.string("time-scale") { flags += ["--time-scale", scale] }
         if options.has("ignore-expect") { flags.append("--ignore-expect") }
+        if let kills = options.string("crash-anywhere") { flags += ["--crash-anywhere", kills] }
         return flags
     }
 
     /// Plays the topology into `folder` and writes its report; the exit status of `synclab run`.
-    static func simulate(topology: Topology, text: String, folder: RunFolder, replay: String, quiet: Bool) -> Int32 {
+    /// The `--crash-anywhere` count among flags a replay repeats (0 without one).
+    static func crashAnywhere(in passThrough: [String]) -> Int {
+        guard let index = passThrough.firstIndex(of: "--crash-anywhere"), index + 1 < passThrough.count else { return 0 }
+        return Int(passThrough[index + 1]) ?? 0
+    }
+
+    static func simulate(topology: Topology, text: String, folder: RunFolder, replay: String, quiet: Bool,
+                         crashAnywhere: Int = 0) -> Int32 {
         let run: SimRun
         do {
-            run = try SimRun(topology: topology, topologyText: text, folder: folder, replay: replay, quiet: quiet)
+            run = try SimRun(topology: topology, topologyText: text, folder: folder, replay: replay, quiet: quiet,
+                             crashAnywhere: crashAnywhere)
         } catch {
             Output.stderr("synclab sim: \(error)\n")
             return 2

@@ -26,14 +26,25 @@ public final class SimRun {
     private var brokerConfiguration: BrokerConfiguration!
     private var brokerDirectory: AccountDirectory!
     public private(set) var notes: [String] = []
+    /// Crash-anywhere (`--crash-anywhere N`): how many kills to draw from the seed, each of a device or the server
+    /// at a directive, commit, send or reply boundary of its own; each killed process restarts a second later.
+    let crashAnywhere: Int
+    /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named.
+    private var armedCrashes: [String: [(point: String, target: String)]] = [:]
+    /// Processes crash-anywhere killed, with the virtual µs at which each starts again.
+    private var pendingRestarts: [(name: String, at: Int64)] = []
+    /// Whether the scenario is still playing (crash-anywhere kills only then; heal brings everything back).
+    private var inScenario = false
 
     /// Wall µs of simulated time 0 in every simulated run: 2026-01-01T00:00:00Z, so the bytes never depend on when.
     public static let epochMicros: Int64 = 1_767_225_600_000_000
     /// Processes start one real second before the scenario, as `LabRun`'s epoch is a second after it starts them.
     static let startMicros: Int64 = -1_000_000
 
-    public init(topology: Topology, topologyText: String, folder: RunFolder, replay: String, quiet: Bool) throws {
+    public init(topology: Topology, topologyText: String, folder: RunFolder, replay: String, quiet: Bool,
+                crashAnywhere: Int = 0) throws {
         self.topology = topology
+        self.crashAnywhere = crashAnywhere
         self.folder = folder
         self.quiet = quiet
         self.replay = replay
@@ -45,7 +56,7 @@ public final class SimRun {
             ("name", .string(topology.name)), ("seed", .int(Int(topology.seed))),
             ("timeScale", .double(topology.timeScale)), ("epochMicros", .int(Int(clock.epochMicros))),
             ("duration", .double(topology.duration)), ("ignoreExpect", .bool(topology.expectIgnored)),
-            ("simulated", true), ("replay", .string(replay)),
+            ("simulated", true), ("replay", .string(replay)), ("crashAnywhere", .int(crashAnywhere)),
         ])
         folder.write("run.json", run.description + "\n")
         world = try SimWorld(clock: clock, seed: topology.seed, eventsPath: folder.path("events.jsonl"),
@@ -67,9 +78,15 @@ public final class SimRun {
             world.tearDown()
         }
         try startAll()
+        world.onCrash = { [unowned self] name, point in self.crashed(name, at: point) }
         world.run(until: 0)
         phase("scenario")
+        planCrashes()
+        inScenario = true
         playTimeline()
+        inScenario = false
+        world.plannedCrashes.removeAll()
+        pendingRestarts.removeAll()
         phase("heal")
         heal()
         phase("quiesce")
@@ -228,47 +245,89 @@ public final class SimRun {
         let steps = topology.timeline()
         say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated")
         for step in steps {
-            world.run(until: world.micros(atSim: step.at))
+            advance(to: world.micros(atSim: step.at))
             perform(step)
         }
-        world.run(until: world.micros(atSim: topology.duration))
+        advance(to: world.micros(atSim: topology.duration))
+    }
+
+    /// Runs the world to virtual µs `target`, starting again on the way each process crash-anywhere killed.
+    private func advance(to target: Int64) {
+        while true {
+            world.scheduler.run(until: target) { pendingRestarts.contains { $0.at <= target } }
+            guard let next = pendingRestarts.min(by: { $0.at < $1.at }), next.at <= target else { return }
+            world.run(until: next.at)
+            pendingRestarts.removeAll { $0.name == next.name && $0.at == next.at }
+            guard !running(next.name) else { continue }
+            checkState(of: next.name)
+            do {
+                try start(next.name)
+                // Before the ping: the new process may die again at once, and its death must follow its start.
+                emit("process.restarted", [("target", .string(next.name)), ("pid", .int(pids[next.name] ?? 0)),
+                                           ("by", "crash-anywhere")])
+                waitReady(next.name)
+            } catch {
+                notes.append("crash-anywhere could not restart \(next.name): \(error)")
+            }
+        }
+    }
+
+    // MARK: - Crash points and crash-anywhere
+
+    /// Draws crash-anywhere's kills from the seed: a process (a device, a pool or the server), a moment in the
+    /// scenario's first 80 %, and which of its boundaries after that moment it dies at (1 to 40).
+    private func planCrashes() {
+        guard crashAnywhere > 0 else { return }
+        var rng = SeededGenerator.derived(seed: topology.seed, name: "crash-anywhere")
+        let candidates = order.filter { $0 != "broker" }
+        let end = max(1, world.micros(atSim: topology.duration * 0.8))
+        for _ in 0..<crashAnywhere {
+            let name = candidates[Int(rng.next() % UInt64(candidates.count))]
+            let member = members(name)[Int(rng.next() % UInt64(members(name).count))]
+            let after = Int64(rng.next() % UInt64(end))
+            let boundary = 1 + Int(rng.next() % 40)
+            world.plannedCrashes.append(PlannedCrash(process: member, after: after, boundary: boundary))
+        }
+        let listed = world.plannedCrashes.map { "\($0.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + $0.after)))" }
+        emit("crash.planned", [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) }))])
+    }
+
+    /// A process died by itself: at a crash point a `crash` step armed, or where crash-anywhere drew. A pool dies
+    /// whole, as its real process does. Crash-anywhere's victims start again a second later; a crash step's wait
+    /// for a `restart` step or the heal, as in a real run.
+    private func crashed(_ member: String, at point: String) {
+        let name = poolOf[member] ?? member
+        for other in members(name) where world.isRunning(other) { world.kill(other) }
+        var fields: [(String, JSONValue)] = [("target", .string(name)), ("signal", "SIGKILL"),
+                                             ("point", .string(point)), ("by", "crash")]
+        if name != member { fields.append(("device", .string(member))) }
+        emit("process.killed", fields)
+        if armedCrashes.removeValue(forKey: name) == nil, inScenario, point.hasPrefix("anywhere.") {
+            pendingRestarts.append((name, world.scheduler.now + 1_000_000))
+        }
+    }
+
+    /// A `kill` or `restart` step for a process whose armed crash points have not fired: they are forgotten (a new
+    /// process starts unarmed), and the report says so.
+    private func disarmed(_ name: String, by command: String) {
+        guard let armed = armedCrashes.removeValue(forKey: name) else { return }
+        let points = armed.map { "\($0.point) on \($0.target)" }.joined(separator: ", ")
+        notes.append("crash point \(points) had not fired before the \(command) of \(name)")
     }
 
     private func perform(_ step: ScenarioStep) {
-        var fields: [(String, JSONValue)] = [("action", .string(step.action.name)), ("at", .double(step.at)),
-                                             ("line", .int(step.line))]
+        let (play, stepFields) = step.play
+        var fields = stepFields
         do {
-            switch step.action {
-            case .edit(let device, let draft, let action, let title, let body):
-                fields += [("target", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))]
-                var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
-                if let title { args["title"] = .string(title) }
-                if let body { args["body"] = .string(body) }
-                if let key = try control(device, "edit", args)?["key"]?.stringValue {
-                    fields.append(("key", .string(key)))
+            switch play {
+            case .control(let target, let command, let args):
+                let data = try control(target, command, args)
+                if case .edit = step.action, let key = data?["key"]?.stringValue { fields.append(("key", .string(key))) }
+                if case .crash(let target, let point, _) = step.action {
+                    armedCrashes[poolOf[target] ?? target, default: []].append((point, target))
                 }
-            case .device(let device, let command):
-                fields.append(("target", .string(device)))
-                try control(device, command)
-            case .engagement(let device, let opens):
-                fields.append(("target", .string(device)))
-                try control(device, "engagement", ["opensPerDay": .double(opens)])
-            case .refresh(let device, let on):
-                fields.append(("target", .string(device)))
-                try control(device, "refresh", ["on": .bool(on)])
-            case .chaos(let args):
-                fields.append(("target", "broker"))
-                try control("broker", "chaos", args)
-            case .faults(let args):
-                fields.append(("target", "server"))
-                try control("server", "faults", args)
             case .signal(let target, let command):
-                fields.append(("target", .string(target)))
                 try signal(target, command)
-            case .crash(let target, let point, _):
-                // Crash points live in the real shells (`CrashPoints.reach`); the sim shells do not reach them yet.
-                fields.append(("target", .string(target)))
-                throw LabError.usage("crash points (\(point)) are not modelled by the simulation yet; use synclab run")
             }
             emit("scenario.action", fields)
         } catch {
@@ -299,6 +358,7 @@ public final class SimRun {
     private func signal(_ device: String, _ command: String) throws {
         let target = poolOf[device] ?? device
         guard order.contains(target) else { throw LabError.io("no process \(target)") }
+        if command == "kill" || command == "restart" { disarmed(target, by: command) }
         switch command {
         case "kill":
             guard running(target) else { throw LabError.io("\(target) is not running") }
@@ -344,6 +404,12 @@ public final class SimRun {
     // MARK: - Heal and quiesce
 
     private func heal() {
+        // A point armed but never reached must not fire while the checks wait for quiet.
+        for (name, armed) in armedCrashes.sorted(by: { $0.key < $1.key }) {
+            for target in Set(armed.map(\.target)).sorted() { attempt(target, "crashAt", ["off": true]) }
+            notes.append("crash point \(armed.map(\.point).joined(separator: ", ")) on \(name) never fired")
+        }
+        armedCrashes.removeAll()
         for name in order {
             if paused(name) {
                 emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])

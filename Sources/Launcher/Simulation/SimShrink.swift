@@ -47,7 +47,8 @@ struct SimShrink {
             t.expectIgnored = topology.expectIgnored
             let folder = RunFolder(root: "\(scratch)/try-\(runs)")
             defer { try? FileManager.default.removeItem(atPath: folder.root) }
-            guard let run = try? SimRun(topology: t, topologyText: candidate, folder: folder, replay: "", quiet: true)
+            guard let run = try? SimRun(topology: t, topologyText: candidate, folder: folder, replay: "", quiet: true,
+                                         crashAnywhere: SimCommand.crashAnywhere(in: passThrough))
             else { return false }
             try? run.run()
             return Self.fails(folder, target)
@@ -83,7 +84,9 @@ struct SimShrink {
         let body = Self.text(root, steps: kept.map { steps[$0] })
         _ = FileManager.default.createFile(atPath: minimal, contents: Data((header + body).utf8))
         Output.stdout("minimal failing topology (\(kept.count) of \(steps.count) steps, after \(runs) runs): "
-            + "\(minimal)\nreplay: " + (["synclab", "sim", minimal] + passThrough.filter { $0 == "--ignore-expect" })
+            + "\(minimal)\nreplay: " + (["synclab", "sim", minimal] + passThrough.filter { $0 == "--ignore-expect" }
+                + (SimCommand.crashAnywhere(in: passThrough) > 0
+                    ? ["--crash-anywhere", String(SimCommand.crashAnywhere(in: passThrough))] : []))
             .joined(separator: " ") + "\n")
         return 1
     }

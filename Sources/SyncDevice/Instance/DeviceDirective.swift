@@ -7,6 +7,9 @@ public enum DeviceDirective: Sendable, Equatable {
     case sendToServer(Message)
     /// Send on the DEALER to the broker.
     case sendToBroker(Message)
+    /// Commit a local edit (the op and the replica, in one transaction) before anything else happens; then hand
+    /// what was saved to `DeviceInstance.onEditSaved`.
+    case saveEdit(LocalEdit)
     /// Record that pass `id` started (a row in `passes`).
     case beginPass(id: Int, trigger: Trigger, at: Double)
     /// Reclaim expired leases and claim a bounded batch, in one transaction; then hand the result to
@@ -25,6 +28,8 @@ public enum DeviceDirective: Sendable, Equatable {
     case endPass(PassRecord)
     /// Remember how old the data was when the user opened the app (a seed-001 metric).
     case recordAppOpen(at: Double, dataAge: Double?)
+    /// Remember the guarantee last reported (its `guarantee` event's fields), for `status --db`.
+    case recordGuarantee(LogLine)
     /// Acknowledge the `sync` control requests waiting on the pass that just ended.
     case answerSync(tokens: [Int])
     /// Write an event (after everything before it in the list has been carried out).

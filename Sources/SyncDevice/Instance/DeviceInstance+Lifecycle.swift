@@ -57,7 +57,7 @@ extension DeviceInstance {
                 let released = releaseUnknown(current.claimed, reason: "went offline", now: now)
                 current.claimed = []
                 pass = current
-                out += released + endPass(outcome: "offline", now: now)
+                out += released + endPass(outcome: .offline, now: now)
             }
             out += apply(new, now: now)
         case .online:
@@ -82,7 +82,7 @@ extension DeviceInstance {
             new.refreshOn = on
             out += apply(new, now: now)
             // Registering again is how the app learns what it gets now (unavailable, or a window budget).
-            out.append(.log(guaranteeLine()))
+            out += reportGuarantee()
         }
         return finishing(out)
     }
@@ -97,6 +97,12 @@ extension DeviceInstance {
         environment = new
         let output = scheduler.update(new, now: now, rng: &rng)
         return output.events.map { .log($0) } + output.grants.flatMap { trigger($0, now: now) }
+    }
+
+    /// The user edited a draft: the edit is committed to the ledger before anything else happens (`saveEdit`), and
+    /// `onEditSaved` hears of it then.
+    public func onEdit(_ edit: LocalEdit, now: Double) -> [DeviceDirective] {
+        [.saveEdit(edit)]
     }
 
     /// A local edit was committed: it is "saved on this device"; in the foreground it starts a pass.
@@ -168,6 +174,6 @@ extension DeviceInstance {
         let released = releaseUnknown(current.claimed, reason: "the device process stopped", now: now)
         pass?.claimed = []
         pass?.workRemains = false
-        return released + endPass(outcome: "stopped", now: now, tellScheduler: false)
+        return released + endPass(outcome: .stopped, now: now, tellScheduler: false)
     }
 }

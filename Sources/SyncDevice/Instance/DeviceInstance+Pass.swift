@@ -26,7 +26,7 @@ extension DeviceInstance {
         }
         var out: [DeviceDirective] = [.beginPass(id: id, trigger: trigger, at: now), start]
         if !environment.online {
-            out += endPass(outcome: "offline", now: now)
+            out += endPass(outcome: .offline, now: now)
         } else {
             out += proceed(to: .claim, now: now)
         }
@@ -43,7 +43,7 @@ extension DeviceInstance {
             return [.log(LogLine("pass.skippedPull", [
                 ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)),
                 ("reason", .string(reason)), ("cursor", .int(cursor)), ("head", .int(head)),
-            ]))] + endPass(outcome: "completed", now: now)
+            ]))] + endPass(outcome: .completed, now: now)
         }
         guard var pass else { return [] }
         defer { self.pass = pass }
@@ -317,7 +317,7 @@ extension DeviceInstance {
         if let gapAt {
             out.append(.log(LogLine("page.gap", [("expected", .int(expected)), ("got", .int(gapAt)),
                                                  ("pass", .int(current.id))])))
-            return out + endPass(outcome: "error", now: now)
+            return out + endPass(outcome: .error, now: now)
         }
         return out + afterPage(empty: accepted.isEmpty, now: now)
     }
@@ -326,11 +326,11 @@ extension DeviceInstance {
     mutating func afterPage(empty: Bool, now: Double) -> [DeviceDirective] {
         guard let current = pass else { return [] }
         if current.reachedHead || empty {
-            return endPass(outcome: "completed", now: now)
+            return endPass(outcome: .completed, now: now)
         }
         if current.pages >= settings.maxPages {
             pass?.workRemains = true
-            return endPass(outcome: "completed", now: now)
+            return endPass(outcome: .completed, now: now)
         }
         if passExpired(now: now) { return expire(now: now) }
         return proceed(to: .pull, now: now)
@@ -366,7 +366,7 @@ extension DeviceInstance {
             sessionReady = false
             return [.log(LogLine("hello.refused", [("code", .string(error.code.rawValue)),
                                                    ("message", .string(error.message))]))]
-                + endPass(outcome: "refused", now: now)
+                + endPass(outcome: .refused, now: now)
         case .pushing(let req, _) where error.req == req:
             if error.code == .notAuthenticated && !current.reHelloed {
                 // The server lost our session (it restarted): hello again, then resend the same batch.
@@ -388,7 +388,7 @@ extension DeviceInstance {
                 pass = current
                 return [.log(line)] + proceed(to: .pull, now: now)
             }
-            return [.log(line)] + endPass(outcome: "error", now: now)
+            return [.log(line)] + endPass(outcome: .error, now: now)
         case .hello, .claiming, .pushing, .pulling:
             return [.log(line)]
         }
@@ -406,16 +406,16 @@ extension DeviceInstance {
         switch current.phase {
         case .hello(let deadline, _) where now >= deadline:
             let released = releaseUnknown(current.claimed, reason: "no welcome in time", now: now)
-            return released + endPass(outcome: "unreachable", now: now)
+            return released + endPass(outcome: .unreachable, now: now)
         case .pushing(_, let deadline) where now >= deadline:
             // No reply: the server may or may not have applied the batch. Same keys next time.
             sessionReady = false
             let released = releaseUnknown(current.claimed, reason: "no reply in time", now: now)
             pass?.claimed = []
-            return released + endPass(outcome: "timeout", now: now)
+            return released + endPass(outcome: .timeout, now: now)
         case .pulling(_, let deadline) where now >= deadline:
             sessionReady = false
-            return endPass(outcome: "timeout", now: now)
+            return endPass(outcome: .timeout, now: now)
         case .hello, .claiming, .pushing, .pulling:
             return []
         }
@@ -437,15 +437,15 @@ extension DeviceInstance {
             if !settings.expirationHandler {
                 // Nothing cancels the work: what was in flight stays claimed until its lease runs out.
                 out += dropPendingPage(reason: "the task was killed at its expiration")
-                return out + endPass(outcome: "cutOff", now: now, cutOff: true)
+                return out + endPass(outcome: .cutOff, now: now, cutOff: true)
             }
             let released = releaseUnknown(current.claimed, reason: "cut off: execution time expired", now: now)
             pass?.claimed = []
-            return out + released + endPass(outcome: "cutOff", now: now, cutOff: true)
+            return out + released + endPass(outcome: .cutOff, now: now, cutOff: true)
         }
         let released = releaseUnknown(current.claimed, reason: "cut off: execution time expired", now: now)
         pass?.claimed = []
-        return released + endPass(outcome: "cutOff", now: now, cutOff: true)
+        return released + endPass(outcome: .cutOff, now: now, cutOff: true)
     }
 
     /// A page whose cursor was committed before it was applied dies with the pass: its changes are never applied.
@@ -471,16 +471,16 @@ extension DeviceInstance {
                 ("reason", "reschedule=last: the task died before the handler's last line submitted the next request"),
             ])))
         }
-        return out + endPass(outcome: "killed", now: now, cutOff: true, tellScheduler: false)
+        return out + endPass(outcome: .killed, now: now, cutOff: true, tellScheduler: false)
     }
 
     /// Records the end, answers waiting `sync`s, then runs the follow-up or a continuation.
-    mutating func endPass(outcome: String, now: Double, cutOff: Bool = false, tellScheduler: Bool = true)
+    mutating func endPass(outcome: PassOutcome, now: Double, cutOff: Bool = false, tellScheduler: Bool = true)
         -> [DeviceDirective]
     {
         guard let ended = pass else { return [] }
         pass = nil
-        let success = outcome == "completed" && ended.reachedHead
+        let success = outcome == .completed && ended.reachedHead
         if success {
             successTimes.append(now)
             if successTimes.count > 1_000 { successTimes.removeFirst(successTimes.count - 1_000) }
@@ -500,7 +500,7 @@ extension DeviceInstance {
         var fields: [(String, JSONValue)] = [
             ("pass", .int(ended.id)), ("trigger", .string(ended.trigger.rawValue)), ("sent", .int(ended.sent)),
             ("pulled", .int(ended.pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
-            ("outcome", .string(outcome)), ("head", .int(head)), ("durationSec", .double(now - ended.started)),
+            ("outcome", .string(outcome.rawValue)), ("head", .int(head)), ("durationSec", .double(now - ended.started)),
             ("executionSec", .double((now - ended.started) / settings.executionScale)),
         ]
         if let next = record.nextDesired { fields.append(("nextRunSim", .double(next))) }
@@ -516,7 +516,7 @@ extension DeviceInstance {
             out.append(.log(LogLine("pass.queuedStarting", [("trigger", .string(next.trigger.rawValue)),
                                                              ("stillQueued", .int(queuedPasses.count))])))
             out += startFollowUp(next, now: now)
-        } else if ended.workRemains && outcome == "completed" && environment.online
+        } else if ended.workRemains && outcome == .completed && environment.online
             && scheduler.allowsContinuation(of: ended.trigger),
             case .run(let limit) = ended.trigger == .manual ? .run(limit: nil) : scheduler.admission(for: ended.trigger)
         {
@@ -567,7 +567,7 @@ extension DeviceInstance {
         if var current = pass {
             current.claimed = []
             pass = current
-            out += endPass(outcome: "error", now: now)
+            out += endPass(outcome: .error, now: now)
         }
         return finishing(out)
     }

@@ -271,8 +271,13 @@ public struct DeviceInstance: Sendable {
 
     mutating func registerJob(now: Double) -> [DeviceDirective] {
         let output = scheduler.register(now: now, rng: &rng)
-        return output.events.map { .log($0) } + [.log(guaranteeLine())]
-            + output.grants.flatMap { trigger($0, now: now) }
+        return output.events.map { .log($0) } + reportGuarantee() + output.grants.flatMap { trigger($0, now: now) }
+    }
+
+    /// The `guarantee` event, and the ledger's note of it for `status --db`.
+    func reportGuarantee() -> [DeviceDirective] {
+        let line = guaranteeLine()
+        return [.log(line), .recordGuarantee(line)]
     }
 
     /// The `guarantee` event: what registering the job returned, measured.

@@ -57,6 +57,15 @@ public final class Ledger {
 
     /// Opens (creating) the ledger at `path`. `generator` (default: the system's randomness) draws the lease owner and,
     /// in `prepare`, a new install id.
+    /// Deletes a ledger's file and its WAL, shared-memory and journal files (a reinstall: the app's data is gone).
+    /// The ledger must be closed.
+    public static func removeFiles(at path: String) throws {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = path + suffix
+            if FileManager.default.fileExists(atPath: file) { try FileManager.default.removeItem(atPath: file) }
+        }
+    }
+
     public init(path: String, synchronous: Synchronous = .full, generator: SeededGenerator? = nil) throws {
         database = try Database(path: path, synchronous: synchronous)
         try database.migrate(Self.migrations)
@@ -398,11 +407,25 @@ public final class Ledger {
             try database.run("""
                 UPDATE passes SET ended_sim = ?, outcome = ?, sent = ?, pulled = ?, cut_off = ?, success = ?
                 WHERE id = ?
-                """, record.ended, record.outcome, record.sent, record.pulled, record.cutOff, record.success, record.id)
+                """, record.ended, record.outcome.rawValue, record.sent, record.pulled, record.cutOff, record.success, record.id)
             try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", record.head)
             if record.success { try setState("last_sync_sim", record.ended) }
             try setState("next_desired_sim", record.nextDesired.map { SQLValue.real($0) } ?? .null)
         }
+    }
+
+    /// Every pass recorded, in the order they started.
+    public func passes() throws -> [PassRow] {
+        var rows: [PassRow] = []
+        try database.forEach("""
+            SELECT id, trigger, started_sim, ended_sim, outcome, sent, pulled, cut_off, success FROM passes ORDER BY id
+            """, []) { row in
+            rows.append(PassRow(id: row.int(0), trigger: Trigger(rawValue: row.string(1)) ?? .manual,
+                                started: row.double(2), ended: row.optionalDouble(3),
+                                outcome: row.optionalString(4).flatMap(PassOutcome.init(rawValue:)),
+                                sent: row.int(5), pulled: row.int(6), cutOff: row.bool(7), success: row.bool(8)))
+        }
+        return rows
     }
 
     public func recordAppOpen(at now: Double, dataAge: Double?) throws {

@@ -38,7 +38,7 @@ extension DevicePool {
             }
             var args = request.args
             args.removeValue(forKey: "device")
-            shell.handle(Control(req: request.req, command: request.command, args: args), from: peer)
+            shell.driver.handle(Control(req: request.req, command: request.command, args: args), from: peer)
             return
         }
         onPoolCommand(request, from: peer)
@@ -52,7 +52,7 @@ extension DevicePool {
             stopping = true
             answer(peer, request, ok: true, detail: "stopping")
         case "statusAll":
-            let devices = order.compactMap { id in shells[id].map { (id, $0.statusData()) } }
+            let devices = order.compactMap { id in shells[id].map { (id, $0.driver.statusData()) } }
             let full = request.args["full"]?.boolValue ?? false
             answer(peer, request, ok: true, detail: "\(devices.count) devices",
                    data: .object([("devices", .object(devices.map { ($0.0, full ? $0.1 : SyncGather.compact($0.1)) }))]))
@@ -85,7 +85,7 @@ extension DevicePool {
                                  full: request.args["full"]?.boolValue ?? false, waiting: Set(live))
         logControl(request, ok: true, detail: "answered when \(live.count) passes end")
         for device in live {
-            shells[device]?.requestSync(force: forceArg?.boolValue ?? false, waiter: .pool { [weak self] status in
+            shells[device]?.driver.requestSync(force: forceArg?.boolValue ?? false, waiter: .pool { [weak self] status in
                 self?.gathers[id]?.add(device, status)
                 self?.answerFinishedGathers()
             })

@@ -1,0 +1,258 @@
+import LabKit
+import SQLite
+import SyncProtocol
+
+/// What a `ServerDriver` needs from the machine it runs on: `ServerShell`'s sockets and event file, or the
+/// simulated machine's links (`SimServerShell`). Nothing here decides anything.
+public protocol ServerIO: AnyObject {
+    /// Monotonic ns (real, or the simulation's virtual clock): the refusal limiter's seconds.
+    var nanos: UInt64 { get }
+    var pid: Int { get }
+    func emit(_ type: String, _ fields: [(String, JSONValue)])
+    /// A request's directives begin or end: a real shell holds its events and writes them in one go.
+    func stepBegan()
+    func stepEnded()
+    /// Writes what the events hold before something leaves the process.
+    func flushEvents()
+    /// Sends on the device ROUTER; nil when it left, otherwise why not.
+    func sendDevice(_ frames: [[UInt8]]) -> String?
+    /// Holds a reply back for `delayMs` of real time (the fault plan), then sends it with `sendDevice`.
+    func delay(_ frames: [[UInt8]], ms: Int)
+    /// Sends on the control ROUTER; false when there is no control socket.
+    func sendControl(_ frames: [[UInt8]])
+    /// Sends a notice to the broker; false when the socket would block (PUSH at its high-water mark). nil when the
+    /// server has no notice socket.
+    func sendNotice(_ frames: [[UInt8]]) -> Bool?
+    /// A device was added (or its key replaced): a real shell updates its ZAP policy.
+    func deviceAdded(_ record: DeviceRecord)
+    /// An armed crash point fired: a real process dies here and never returns; the simulation marks it dead.
+    func die(at point: CrashPoint, nth: Int)
+    /// Crash-anywhere: true when the process dies right after this boundary. A real process says false.
+    func dies(after boundary: ServerBoundary) -> Bool
+}
+
+/// A point between two things the server carries out, where crash-anywhere may kill it.
+public enum ServerBoundary: String, Sendable, CaseIterable {
+    case directive, commit, reply
+}
+
+extension ServerIO {
+    public func stepBegan() {}
+    public func stepEnded() {}
+    public func flushEvents() {}
+    public func deviceAdded(_ record: DeviceRecord) {}
+    public func dies(after boundary: ServerBoundary) -> Bool { false }
+}
+
+/// The server's logic between its instance and its machine, the same for the real process and the simulation: it
+/// hands the instance each message and carries out the directives it returns against the store, in order.
+public final class ServerDriver {
+    public let configuration: ServerConfiguration
+    unowned let io: ServerIO
+    public let store: ServerStore
+    public internal(set) var instance: ServerInstance
+    /// Set by the control command `stop`.
+    public internal(set) var stopping = false
+    /// Set when the process died in the middle of a request (the simulation): it carries out nothing more.
+    public internal(set) var killed = false
+    /// Where this process dies (`--crash-at`, control `crashAt`).
+    var crashPoints = CrashPoints()
+    /// Bounds the `request.refused` and `reply.lost` lines a flood can write (per peer and in all).
+    public internal(set) var refusals = RefusalLimiter()
+    /// The last refusal was held back, so the `hello.refused` that follows it is too.
+    var refusalSuppressed = false
+
+    struct Killed: Error {}
+
+    /// Opens the database and loads the accounts file; every failure names the flag or file at fault.
+    public init(_ configuration: ServerConfiguration, io: ServerIO) throws(ServerError) {
+        self.configuration = configuration
+        self.io = io
+        do {
+            store = try ServerStore(path: configuration.databasePath, synchronous: configuration.synchronous)
+        } catch {
+            throw .startup("cannot open --db \(configuration.databasePath): \(error)")
+        }
+        if let path = configuration.accountsPath {
+            let file: AccountsFile
+            do {
+                file = try AccountsFile.load(path: path)
+            } catch {
+                throw ServerError(error)
+            }
+            do {
+                try store.load(file)
+            } catch {
+                throw .startup("cannot load --accounts \(path) into --db \(configuration.databasePath): \(error)")
+            }
+        }
+        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
+                                  faults: configuration.faults, seed: configuration.seed,
+                                  switches: configuration.switches)
+    }
+
+    // MARK: - Messages
+
+    /// A request on the device ROUTER, from `peer`.
+    public func onDeviceMessage(from peer: Peer, frames: [[UInt8]]) {
+        guard !killed else { return }
+        run(instance.onDeviceMessage(from: peer, frames: frames))
+    }
+
+    /// A message on the control ROUTER: the peer's routing id, then the message's frames.
+    public func onControlFrames(_ frames: [[UInt8]]) {
+        guard !killed, let (peer, payload) = Peer.split(frames) else { return }
+        // `crashAt` arms this process's crash points: the kill is the driver's, so it answers, not the instance.
+        if case .success(.control(let control)) = Codec.decodeOrReply(payload), control.command == "crashAt" {
+            let ack: ControlAck
+            do {
+                let detail = try crashPoints.control(control.args, role: "server")
+                io.emit("crash.armed", [("detail", .string(detail))])
+                ack = ControlAck(req: control.req, ok: true, detail: detail)
+            } catch {
+                ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
+            }
+            io.flushEvents()
+            io.sendControl(peer.envelope(Codec.encode(.controlAck(ack))))
+            return
+        }
+        run(instance.onControlMessage(from: peer, frames: payload))
+    }
+
+    /// A connection closed (CURVE): its session ends.
+    public func onConnectionEnded(_ connection: Int32) {
+        instance.onConnectionEnded(connection)
+    }
+
+    /// Writes a refusal unless this peer (or everyone) refused too many this second; what is held back is counted
+    /// and reported with the next line that is written for that peer.
+    public func logRefusal(_ type: String, _ fields: [(String, JSONValue)]) {
+        let peer = fields.first(where: { $0.0 == "peer" })?.1.stringValue ?? ""
+        let (write, suppressed) = refusals.admit(peer: peer, nanos: io.nanos)
+        refusalSuppressed = !write
+        guard write else { return }
+        io.emit(type, suppressed > 0 ? fields + [("suppressed", .int(suppressed))] : fields)
+    }
+
+    // MARK: - Directives
+
+    /// Carries out one request's directives; the events of a request go out in one write, flushed before a send.
+    func run(_ directives: [ServerDirective]) {
+        io.stepBegan()
+        defer { io.stepEnded() }
+        do {
+            try perform(directives)
+        } catch {
+            killed = true
+        }
+    }
+
+    func perform(_ directives: [ServerDirective]) throws {
+        for directive in directives {
+            guard !killed else { throw Killed() }
+            try carryOut(directive)
+            try boundary(.directive)
+        }
+    }
+
+    func carryOut(_ directive: ServerDirective) throws {
+        switch directive {
+        case .reply(let peer, let message, let delayMs):
+            io.flushEvents()
+            let frames = peer.envelope(Codec.encode(message))
+            if delayMs > 0 {
+                io.delay(frames, ms: delayMs)
+            } else {
+                send(frames)
+            }
+            if case .pushResult = message { try reach(.serverAfterReply) }
+            try boundary(.reply)
+        case .controlReply(let peer, let message):
+            guard configuration.control != nil else { return }
+            io.flushEvents()
+            io.sendControl(peer.envelope(Codec.encode(message)))
+        case .apply(let request):
+            // The design switches `noticeBeforeCommit` / `replyBeforeCommit` send from inside the transaction.
+            let switches = instance.switches.effective(for: request.account)
+            let early: (([AppliedOp]) -> Void)? = switches.sendsBeforeCommit
+                ? { [self] outcomes in try? perform(instance.onDecided(request, outcomes: outcomes)) } : nil
+            var decided: [AppliedOp] = []
+            let outcomes: [AppliedOp]
+            do {
+                outcomes = try store.apply(device: request.device, account: request.account, ops: request.ops,
+                                           injectRejections: request.injectRejections,
+                                           idempotency: request.idempotency, failCommit: request.failCommit,
+                                           beforeCommit: early, decided: { decided = $0 })
+            } catch {
+                try perform(instance.onApplyFailed(request, error: error, decided: decided))
+                return
+            }
+            try reach(.serverAfterCommitBeforeReply)
+            try boundary(.commit)
+            try perform(instance.onApplied(request, outcomes: outcomes))
+        case .pull(let request):
+            let page: PageSlice
+            do {
+                page = try store.pull(account: request.account, cursor: request.cursor, limit: request.limit)
+            } catch {
+                try perform(instance.onPullFailed(request, error: error))
+                return
+            }
+            try perform(instance.onPulled(request, page: page))
+        case .notify(let notice):
+            io.flushEvents()
+            guard let sent = io.sendNotice(Codec.encode(.notice(notice))) else { return }
+            if sent { try reach(.serverAfterNotice) }
+            try perform(instance.onNotice(notice, sent: sent))
+        case .addDevice(let record, let ticket):
+            do {
+                try store.addDevice(record)
+            } catch {
+                try perform(instance.onDeviceAddFailed(error, ticket: ticket))
+                return
+            }
+            io.deviceAdded(record)
+            try perform(instance.onDeviceAdded(record, ticket: ticket))
+        case .log(let event):
+            if event.type == "request.refused" {
+                logRefusal(event.type, event.fields)
+            } else if event.type == "hello.refused" {
+                if !refusalSuppressed { io.emit(event.type, event.fields) }
+            } else {
+                io.emit(event.type, event.fields)
+            }
+        case .stop:
+            stopping = true
+        }
+    }
+
+    /// Sends a reply without blocking: a client that stopped reading, or went away, loses it rather than stall
+    /// everyone else. A lost reply is logged (rate-limited per peer, like refusals); the device resends it with the
+    /// same key.
+    public func send(_ frames: [[UInt8]]) {
+        guard let failure = io.sendDevice(frames) else { return }
+        let type = frames.count >= 2 ? String(decoding: frames[frames.count - 2], as: UTF8.self) : ""
+        let peer = Peer(routingID: frames.first ?? []).label
+        let (write, suppressed) = refusals.admit(peer: "lost:" + peer, nanos: io.nanos)
+        guard write else { return }
+        var fields: [(String, JSONValue)] = [("peer", .string(peer)), ("header", .string(type)),
+                                             ("reason", .string(failure))]
+        if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
+        io.emit("reply.lost", fields)
+    }
+
+    /// Counts one occurrence of `point`; dies there when it is the armed one.
+    func reach(_ point: CrashPoint) throws {
+        guard let nth = crashPoints.reach(point) else { return }
+        io.die(at: point, nth: nth)
+        killed = true
+        throw Killed()
+    }
+
+    func boundary(_ kind: ServerBoundary) throws {
+        guard io.dies(after: kind) else { return }
+        killed = true
+        throw Killed()
+    }
+}
