@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 
 /// What the broker's IO shell must do, in order. The instance decides; the shell only carries these out.
@@ -10,7 +11,7 @@ public enum BrokerDirective: Sendable {
     /// Call `onTick` once simulated time `at` has come (earlier is harmless).
     case scheduleTick(at: Double)
     /// Write an event.
-    case log(type: String, fields: [(String, JSONValue)])
+    case log(EventLine)
     /// Write `hint.accepted` for `hint`, accepted for `device` from `origin`'s notice of changes `seqs`; `resync`
     /// adds `"reason":"resync"`. Typed, unlike `log`: the shell writes the line from these values, with no field list
     /// built for every hint.
@@ -30,8 +31,8 @@ extension BrokerDirective: Equatable {
             return s1 == s2 && p1 == p2 && m1 == m2
         case let (.scheduleTick(a1), .scheduleTick(a2)):
             return a1 == a2
-        case let (.log(t1, f1), .log(t2, f2)):
-            return t1 == t2 && JSONValue.object(f1) == JSONValue.object(f2)
+        case let (.log(l1), .log(l2)):
+            return l1 == l2
         case let (.hintAccepted(h1, d1, o1, s1, r1), .hintAccepted(h2, d2, o2, s2, r2)):
             return h1 == h2 && d1 == d2 && o1 == o2 && s1 == s2 && r1 == r2
         case let (.hintDelivered(h1, d1, w1), .hintDelivered(h2, d2, w2)):
@@ -56,8 +57,7 @@ extension BrokerDirective: CustomStringConvertible {
         case let .scheduleTick(at):
             return "tick at \(at)"
         case .log, .hintAccepted, .hintDelivered:
-            guard let (type, fields) = event else { return "" }
-            return "\(type) \(JSONValue.object(fields))"
+            return event?.description ?? ""
         case .stop:
             return "stop"
         }
@@ -66,17 +66,17 @@ extension BrokerDirective: CustomStringConvertible {
 
 extension BrokerDirective {
     /// The event a directive writes, as type and fields in the order of the line; nil when it writes none.
-    public var event: (type: String, fields: [(String, JSONValue)])? {
+    public var event: EventLine? {
         switch self {
-        case let .log(type, fields):
-            return (type, fields)
+        case let .log(line):
+            return line
         case let .hintAccepted(hint, device, origin, seqs, resync):
-            return ("hint.accepted", [
+            return EventLine("hint.accepted", [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(hint.account)),
                 ("head", .int(hint.head)), ("origin", .string(origin)), ("seqs", seqs),
             ] + (resync ? [("reason", "resync")] : []))
         case let .hintDelivered(hint, device, waitedSec):
-            return ("hint.delivered", [
+            return EventLine("hint.delivered", [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
                 ("waitedSec", .double(waitedSec)),
             ])

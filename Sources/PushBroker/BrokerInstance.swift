@@ -169,12 +169,12 @@ public struct BrokerInstance: Sendable {
             registeredByAccount[entry.account] = list
         }
         return [
-            .log(type: "device.registered", fields: [
+            .log(EventLine("device.registered", [
                 ("device", .string(device)), ("account", .string(entry.account)),
                 ("platform", .string(entry.platform.rawValue)),
                 ("profile", .string(devices[slot].profile.kind.rawValue)), ("replaced", .bool(replaced)),
                 ("peer", .string(PeerName.describe(peer))),
-            ]),
+            ])),
             .reply(socket: .devices, peer: peer, message: .registered(Registered(device: device))),
         ]
     }
@@ -190,11 +190,11 @@ public struct BrokerInstance: Sendable {
         }
         let conditions = DeviceConditions(state)
         var out: [BrokerDirective] = [
-            .log(type: "device.state", fields: [
+            .log(EventLine("device.state", [
                 ("device", .string(state.device)), ("online", .bool(state.online)),
                 ("app", .string(state.app.rawValue)), ("doze", .bool(state.doze)),
                 ("refreshOff", .bool(state.refreshOff)),
-            ])
+            ]))
         ]
         devices[slot].conditions = conditions
         withProfile(of: slot, now: now, into: &out) { profile in
@@ -218,10 +218,10 @@ public struct BrokerInstance: Sendable {
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
-        out.append(.log(type: "notice.received", fields: [
+        out.append(.log(EventLine("notice.received", [
             ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
             ("seqs", seqs), ("hints", .int(targets.count)),
-        ]))
+        ])))
         // Every hint of the notice is accepted before the first goes on: the shell writes their events with one
         // write(2) before the sends, instead of one write per hint.
         var accepted: [PendingHint] = []
@@ -264,15 +264,15 @@ public struct BrokerInstance: Sendable {
             out.append(.hintDelivered(hint: hint, device: device, waitedSec: roundedSeconds(now - pending.acceptedAt)))
         case .duplicate:
             if let failure {
-                out.append(.log(type: "hint.duplicateFailed", fields: [
+                out.append(.log(EventLine("hint.duplicateFailed", [
                     ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
-                ]))
+                ])))
                 return
             }
             devices[slot].counters.duplicated += 1
-            out.append(.log(type: "hint.duplicated", fields: [
+            out.append(.log(EventLine("hint.duplicated", [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-            ]))
+            ])))
         }
     }
 
@@ -327,7 +327,7 @@ public struct BrokerInstance: Sendable {
             chaosByDevice[device] = settings
             fields = [("scope", "device"), ("device", .string(device))] + settings.fields
         }
-        return [.log(type: "fault.set", fields: fields)]
+        return [.log(EventLine("fault.set", fields))]
     }
 
     // MARK: - Accounting
@@ -370,10 +370,10 @@ public struct BrokerInstance: Sendable {
         hintData[hint] = data
         hintDataOrder.append(hint)
         if hintDataOrder.count > 4_096 { hintData[hintDataOrder.removeFirst()] = nil }
-        out.append(.log(type: "hint.dataAttached", fields: [
+        out.append(.log(EventLine("hint.dataAttached", [
             ("hint", .string(hint)), ("changes", .int(changes.count)),
             ("reason", "hintCarriesData: the push carries the change, not only a reference"),
-        ]))
+        ])))
     }
 
     private mutating func accept(slot: Int, head: Int, origin: String, seqs: JSONValue, resync: Bool,
@@ -466,27 +466,27 @@ public struct BrokerInstance: Sendable {
             held(pending, slot: slot, reason: reason, into: &out)
         case .coalesce(let pending, let by):
             devices[slot].counters.coalesced += 1
-            out.append(.log(type: "hint.coalesced", fields: [
+            out.append(.log(EventLine("hint.coalesced", [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("by", .string(by)),
-            ]))
+            ])))
         case .throttle(let pending):
             devices[slot].counters.throttled += 1
-            out.append(.log(type: "hint.throttled", fields: [
+            out.append(.log(EventLine("hint.throttled", [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "background-budget"),
-            ]))
+            ])))
         case .discard(let pending, let reason):
             devices[slot].counters.discarded += 1
-            out.append(.log(type: "hint.discarded", fields: [
+            out.append(.log(EventLine("hint.discarded", [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-            ]))
+            ])))
         case .drop(let pending, let reason):
             drop(pending, slot: slot, reason: reason, into: &out)
         case .expire(let pending):
             devices[slot].counters.expired += 1
-            out.append(.log(type: "hint.expired", fields: [
+            out.append(.log(EventLine("hint.expired", [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "ttl"),
                 ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
-            ]))
+            ])))
         case .resync:
             let account = devices[slot].account
             let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
@@ -509,16 +509,16 @@ public struct BrokerInstance: Sendable {
                                into out: inout [BrokerDirective]) {
         devices[slot].counters.dropped += 1
         dropReasons[reason, default: 0] += 1
-        out.append(.log(type: "hint.dropped", fields: [
+        out.append(.log(EventLine("hint.dropped", [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-        ]))
+        ])))
     }
 
     private func held(_ pending: PendingHint, slot: Int, reason: String, extra: [(String, JSONValue)] = [],
                       into out: inout [BrokerDirective]) {
-        out.append(.log(type: "hint.held", fields: [
+        out.append(.log(EventLine("hint.held", [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-        ] + extra))
+        ] + extra)))
     }
 
     private var nextDeadline: Double? {
@@ -557,10 +557,10 @@ public struct BrokerInstance: Sendable {
             ack.detail = "unknown command \"\(control.command)\"; the broker answers ping, stop, stats, chaos"
         }
         let args = control.args.keys.sorted().map { ($0, control.args[$0]!) }
-        out.append(.log(type: "control.received", fields: [
+        out.append(.log(EventLine("control.received", [
             ("command", .string(control.command)), ("args", .object(args)), ("ok", .bool(ack.ok)),
             ("detail", .string(ack.detail)),
-        ]))
+        ])))
         out.append(.reply(socket: .control, peer: peer, message: .controlAck(ack)))
         if stop { out.append(.stop) }
         return out
@@ -586,7 +586,7 @@ public struct BrokerInstance: Sendable {
             ("peer", .string(peer.map(PeerName.describe) ?? "notices")),
         ]
         if let device { fields.append(("device", .string(device))) }
-        var out: [BrokerDirective] = [.log(type: "request.refused", fields: fields)]
+        var out: [BrokerDirective] = [.log(EventLine("request.refused", fields))]
         if let socket, let peer {
             out.append(.reply(socket: socket, peer: peer, message: .error(ErrorReply(code: code, message: message))))
         }

@@ -222,7 +222,8 @@ public final class BrokerShell {
                 }
             case let .scheduleTick(at):
                 wakeAt = min(wakeAt ?? at, at)
-            case let .log(type, fields):
+            case let .log(line):
+                let (type, fields) = (line.type, line.fields)
                 if type == "request.refused" {
                     let peer = fields.first(where: { $0.0 == "peer" })?.1.stringValue ?? ""
                     let (write, suppressed) = refusals.admit(peer: peer, nanos: SimClock.monotonicNanos())
@@ -286,10 +287,10 @@ public final class BrokerShell {
         guard let decisions = try? zap.serve() else { return }
         for decision in decisions where decision.userID == nil {
             let key = decision.publicKey.isEmpty ? "none" : decision.publicKey
-            carryOut([.log(type: "request.refused", fields: [
+            carryOut([.log(EventLine("request.refused", [
                 ("code", "badKey"), ("message", .string("\(decision.mechanism) key \(key) is not admitted")),
                 ("peer", .string("\(decision.domain)@\(decision.address)")),
-            ])])
+            ]))])
         }
     }
 

@@ -98,7 +98,7 @@ public final class SimBrokerShell {
                 wakeAt = min(wakeAt ?? at, at)
                 if earlier { scheduleWake() }
             case .log, .hintAccepted, .hintDelivered:
-                if let (type, fields) = directive.event { emit(type, fields) }
+                if let line = directive.event { emit(line.type, line.fields) }
             case .stop:
                 stopping = true
             }

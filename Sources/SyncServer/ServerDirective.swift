@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 
 /// What the instance asks its shell to do, in order.
@@ -15,7 +16,7 @@ public enum ServerDirective: Sendable, Equatable {
     /// Add or update the device in the database, then report to `ServerInstance.onDeviceAdded`.
     case addDevice(DeviceRecord, ControlTicket)
     /// Write an event.
-    case log(ServerEvent)
+    case log(EventLine)
     /// Finish: send what is queued, close the sockets, write `process.stopped`.
     case stop
 }

@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 
 extension ServerInstance {
@@ -40,14 +41,14 @@ extension ServerInstance {
         var directives: [ServerDirective] = []
         let switches = self.switches.effective(for: request.account)
         if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: outcomes) {
-            directives.append(.log(ServerEvent("notice.beforeCommit", [
+            directives.append(.log(EventLine("notice.beforeCommit", [
                 ("account", .string(notice.account)), ("head", .int(notice.head)), ("device", .string(request.device)),
                 ("reason", "noticeBeforeCommit: the notice leaves before the push is committed"),
             ])))
             directives.append(.notify(notice))
         }
         if switches.replyBeforeCommit {
-            directives.append(.log(ServerEvent("reply.beforeCommit", [
+            directives.append(.log(EventLine("reply.beforeCommit", [
                 ("device", .string(request.device)), ("req", .int(request.req)),
                 ("keys", .array(request.ops.map { .string($0.key) })),
                 ("reason", "replyBeforeCommit: the results leave before the push is committed"),
@@ -112,7 +113,7 @@ extension ServerInstance {
             directives.append(.log(opEvent(result, op: op, device: request.device, account: request.account,
                                            change: outcome.change)))
             if outcome.reapplied {
-                directives.append(.log(ServerEvent("op.reapplied", [
+                directives.append(.log(EventLine("op.reapplied", [
                     ("device", .string(request.device)), ("key", .string(op.key)), ("seq", .int(result.seq ?? 0)),
                     ("reason", "idempotency off: a key already applied was applied again"),
                 ])))
@@ -136,7 +137,7 @@ extension ServerInstance {
         var early: [ServerDirective] = []
         let switches = self.switches.effective(for: request.account)
         if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: decided) {
-            early.append(.log(ServerEvent("notice.phantom", [
+            early.append(.log(EventLine("notice.phantom", [
                 ("account", .string(notice.account)), ("head", .int(notice.head)),
                 ("seqs", .array(notice.changes.map { .int($0.seq) })),
                 ("reason", "noticeBeforeCommit: the notice announced changes whose commit then failed"),
@@ -147,7 +148,7 @@ extension ServerInstance {
             let acked = zip(request.ops, decided).filter {
                 $0.1.result.outcome == .applied || $0.1.result.outcome == .duplicate
             }.map(\.0.key)
-            return early + [.log(ServerEvent("ack.lost", [
+            return early + [.log(EventLine("ack.lost", [
                 ("device", .string(request.device)), ("req", .int(request.req)),
                 ("keys", .array(acked.map { .string($0) })), ("error", .string(error.description)),
                 ("reason", "replyBeforeCommit: acknowledged before the commit, which then failed"),
@@ -178,13 +179,13 @@ extension ServerInstance {
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         if sent {
             stats.notices += 1
-            return [.log(ServerEvent("notice.sent", [
+            return [.log(EventLine("notice.sent", [
                 ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
                 ("seqs", seqs),
             ]))]
         }
         stats.noticesDropped += 1
-        return [.log(ServerEvent("notice.dropped", [
+        return [.log(EventLine("notice.dropped", [
             ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
             ("seqs", seqs), ("reason", .string("the notice socket would block")),
         ]))]
@@ -192,29 +193,29 @@ extension ServerInstance {
 
     // MARK: - Events
 
-    func injected(_ kind: String, device: String, key: String) -> ServerEvent {
-        ServerEvent("fault.injected", [("kind", .string(kind)), ("device", .string(device)), ("key", .string(key))])
+    func injected(_ kind: String, device: String, key: String) -> EventLine {
+        EventLine("fault.injected", [("kind", .string(kind)), ("device", .string(device)), ("key", .string(key))])
     }
 
-    func opEvent(_ result: OpResult, op: Op, device: String, account: String, change: Change? = nil) -> ServerEvent {
+    func opEvent(_ result: OpResult, op: Op, device: String, account: String, change: Change? = nil) -> EventLine {
         switch result.outcome {
         case .applied:
-            return ServerEvent("op.applied", [
+            return EventLine("op.applied", [
                 ("device", .string(device)), ("account", .string(account)), ("key", .string(op.key)),
                 ("seq", .int(result.seq ?? 0)), ("draft", .string(op.draft)),
                 ("action", .string((change?.action ?? op.action).rawValue)), ("version", .int(result.version ?? 0)),
                 ("conflict", .bool(result.conflict ?? false)),
             ])
         case .duplicate:
-            return ServerEvent("op.duplicate", [
+            return EventLine("op.duplicate", [
                 ("device", .string(device)), ("key", .string(op.key)), ("seq", result.seq.map { .int($0) } ?? .null),
             ])
         case .rejected:
-            return ServerEvent("op.rejected", [
+            return EventLine("op.rejected", [
                 ("device", .string(device)), ("key", .string(op.key)), ("reason", .string(result.reason ?? "")),
             ])
         case .retryLater:
-            return ServerEvent("op.retryLater", [
+            return EventLine("op.retryLater", [
                 ("device", .string(device)), ("key", .string(op.key)), ("reason", .string(result.reason ?? "")),
             ])
         }

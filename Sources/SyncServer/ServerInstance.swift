@@ -98,7 +98,7 @@ public struct ServerInstance: Sendable {
             // A failed hello ends whatever session this connection had.
             if session(of: peer) != nil { sessions[peer.routingID] = nil }
             var directives = refuse(peer, req: nil, code: code, message: text, device: hello.device)
-            directives.append(.log(ServerEvent("hello.refused", [
+            directives.append(.log(EventLine("hello.refused", [
                 ("device", .string(hello.device)), ("account", .string(hello.account)), ("reason", .string(text)),
             ])))
             return directives
@@ -106,7 +106,7 @@ public struct ServerInstance: Sendable {
         open(Session(device: hello.device, account: hello.account, lastUse: clock, user: peer.user,
                      connection: peer.connection), for: peer)
         let head = stats.heads[hello.account] ?? 0
-        let accepted = ServerEvent("hello.accepted", [
+        let accepted = EventLine("hello.accepted", [
             ("device", .string(hello.device)), ("account", .string(hello.account)),
         ])
         let welcome = Welcome(device: hello.device, account: hello.account, head: head)
@@ -131,7 +131,7 @@ public struct ServerInstance: Sendable {
     public mutating func onPulled(_ request: PullRequest, page: PageSlice) -> [ServerDirective] {
         stats.pulls += 1
         stats.heads[request.account] = max(stats.heads[request.account] ?? 0, page.head)
-        let served = ServerEvent("pull.served", [
+        let served = EventLine("pull.served", [
             ("device", .string(request.device)), ("cursor", .int(request.cursor)),
             ("count", .int(page.changes.count)), ("next", .int(page.next)), ("head", .int(page.head)),
         ])
@@ -163,8 +163,8 @@ public struct ServerInstance: Sendable {
             ("code", .string(code.rawValue)), ("message", .string(message)), ("peer", .string(peer.label)),
         ]
         if let device = device ?? session(of: peer)?.device { fields.append(("device", .string(device))) }
-        guard answer else { return [.log(ServerEvent("request.refused", fields))] }
-        return [.log(ServerEvent("request.refused", fields))]
+        guard answer else { return [.log(EventLine("request.refused", fields))] }
+        return [.log(EventLine("request.refused", fields))]
             + reply(peer, .error(ErrorReply(req: req, code: code, message: message)))
     }
 
@@ -211,7 +211,7 @@ public struct ServerInstance: Sendable {
         var fields: [(String, JSONValue)] = [("kind", .string("replyDelay"))]
         if let device = session(of: peer)?.device { fields.append(("device", .string(device))) }
         fields.append(("delayMs", .int(faults.replyDelayMs)))
-        return [.log(ServerEvent("fault.injected", fields)),
+        return [.log(EventLine("fault.injected", fields)),
                 .reply(to: peer, message: message, delayMs: faults.replyDelayMs)]
     }
 

@@ -1,22 +1,27 @@
 import Foundation
 
 /// Runs blocking socket work (zmq_poll, waiting for a child process) on a dedicated thread instead of Swift's
-/// cooperative pool, while staying in the calling test's task, so `#expect` inside still reports to that test.
+/// cooperative pool, in a task that inherits the calling test's task-locals, so `#expect` inside still reports to
+/// that test. The task starts on the thread (`Task(executorPreference:)`); hopping the calling task over with
+/// `withTaskExecutorPreference` was not reliable: in a serialized suite on a loaded machine the body ran on a pool
+/// thread, or never moved within 30 s.
 public func onOwnThread<T>(_ body: () throws -> T) async throws -> T {
     let executor = ThreadExecutor()
     defer { executor.shutdown() }
-    return try await withTaskExecutorPreference(executor) {
-        // The switch to the preferred executor happens at a suspension, and not always at the first one: suspend
-        // until the body runs on the executor's thread (on a loaded machine that can take many yields; a count
-        // of them was not enough, so the bound is time).
-        // Both the executor's own record and the thread's name must say so: once, on a loaded machine, a body ran on
-        // a pool thread ("com.apple.root.default-qos") after the first alone had said it was home.
-        let deadline = Date().addingTimeInterval(30)
-        while !(executor.isCurrent && Thread.current.name == ThreadExecutor.threadName) && Date() < deadline {
-            await Task.yield()
+    return try await withoutActuallyEscaping(body) { body in
+        // Awaited before this returns, so neither the closure nor its result outlives the call.
+        let work = Unchecked(body)
+        let task = Task(executorPreference: executor) { () throws -> Unchecked<T> in
+            Unchecked(try work.value())
         }
-        return try body()
+        return try await task.value.value
     }
+}
+
+/// A value handed across the task boundary of `onOwnThread`, which awaits the task before it returns.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// A task executor with one thread of its own.

@@ -42,7 +42,7 @@ import Testing
             }
             #expect(error.code == code)
             #expect(directives.count == 2)
-            #expect(directives.first.map { if case .log("request.refused", _) = $0 { true } else { false } } == true)
+            #expect(directives.first.map { if case .log(let line) = $0 { line.type == "request.refused" } else { false } } == true)
         }
         driver.notice(head: 1)
         #expect(driver.instance.counters.accepted == 0)

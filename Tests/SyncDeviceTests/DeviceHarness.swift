@@ -21,7 +21,7 @@ final class DeviceHarness: DeviceIO {
     var loseReply: (Message) -> Bool = { _ in false }
     var outbox: [Message] = []
     var toBroker: [Message] = []
-    var log: [LogLine] = []
+    var log: [EventLine] = []
     var answered: [Int] = []
     let device: String
     /// The process dies (SIGKILL) right after the commit that moves the ledger's cursor on its own
@@ -60,7 +60,7 @@ final class DeviceHarness: DeviceIO {
 
     var wallMicros: Int64 { Int64(now * 1_000_000) }
     var pid: Int { 1 }
-    func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.append(LogLine(type, fields)) }
+    func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.append(EventLine(type, fields)) }
 
     func transmit(_ message: Message, to peer: DevicePeer) -> String? {
         switch peer {
@@ -166,7 +166,7 @@ final class DeviceHarness: DeviceIO {
 
     // MARK: - Reading
 
-    func events(_ type: String) -> [LogLine] { log.filter { $0.type == type } }
+    func events(_ type: String) -> [EventLine] { log.filter { $0.type == type } }
     /// Every pass that ended, from the ledger.
     var passes: [PassRow] { ((try? ledger.passes()) ?? []).filter { $0.outcome != nil } }
     func passes(_ trigger: Trigger) -> [PassRow] { passes.filter { $0.trigger == trigger } }

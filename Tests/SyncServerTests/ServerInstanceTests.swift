@@ -25,7 +25,7 @@ struct ServerInstanceTests {
         directives.compactMap { if case .reply(_, let message, _) = $0 { return message } else { return nil } }
     }
 
-    func events(_ directives: [ServerDirective], _ type: String) -> [ServerEvent] {
+    func events(_ directives: [ServerDirective], _ type: String) -> [EventLine] {
         directives.compactMap { if case .log(let event) = $0, event.type == type { return event } else { return nil } }
     }
 

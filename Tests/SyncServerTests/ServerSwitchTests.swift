@@ -44,7 +44,7 @@ struct ServerSwitchTests {
         directives.compactMap { if case .notify(let notice) = $0 { return notice } else { return nil } }
     }
 
-    func events(_ directives: [ServerDirective], _ type: String) -> [ServerEvent] {
+    func events(_ directives: [ServerDirective], _ type: String) -> [EventLine] {
         directives.compactMap { if case .log(let event) = $0, event.type == type { return event } else { return nil } }
     }
 

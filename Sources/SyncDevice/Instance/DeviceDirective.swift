@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 
 /// What the device's pure logic asks its shell to do, in order. The shell carries each out with an exhaustive
@@ -29,9 +30,9 @@ public enum DeviceDirective: Sendable, Equatable {
     /// Remember how old the data was when the user opened the app (a seed-001 metric).
     case recordAppOpen(at: Double, dataAge: Double?)
     /// Remember the guarantee last reported (its `guarantee` event's fields), for `status --db`.
-    case recordGuarantee(LogLine)
+    case recordGuarantee(EventLine)
     /// Acknowledge the `sync` control requests waiting on the pass that just ended.
     case answerSync(tokens: [Int])
     /// Write an event (after everything before it in the list has been carried out).
-    case log(LogLine)
+    case log(EventLine)
 }

@@ -141,7 +141,7 @@ public struct DeviceInstance: Sendable {
         }
         guard case .run(let limit) = admission else {
             if case .refuse(let reason) = admission {
-                return [.log(LogLine("trigger.refused", [("trigger", .string(trigger.rawValue)),
+                return [.log(EventLine("trigger.refused", [("trigger", .string(trigger.rawValue)),
                                                          ("reason", .string(reason))]))]
             }
             return []
@@ -149,7 +149,7 @@ public struct DeviceInstance: Sendable {
         if pass != nil && !settings.coalesce && trigger != .manual && !force {
             // The switch `coalesce` off (no unique work): this trigger queues a full pass of its own.
             queuedPasses.append(FollowUp(trigger: trigger, tokens: tokens, forced: false, ignoreBackoff: false))
-            return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false),
+            return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false),
                                              ("queued", .int(queuedPasses.count))]))]
         }
         if pass != nil {
@@ -159,9 +159,9 @@ public struct DeviceInstance: Sendable {
             next.forced = next.forced || trigger == .manual || force
             next.ignoreBackoff = next.ignoreBackoff || force
             followUp = next
-            return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
+            return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
         }
-        return [.log(LogLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
+        return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
             + startPass(trigger, limit: limit, now: now, tokens: tokens, ignoreBackoff: force)
     }
 
@@ -176,45 +176,45 @@ public struct DeviceInstance: Sendable {
             if brokerLink != .registered {
                 brokerLink = .registered
                 reportedState = nil  // a (re-)registration is followed by the current state
-                out.append(.log(LogLine("broker.registered")))
+                out.append(.log(EventLine("broker.registered")))
             }
         case .hint(let hint):
-            out.append(.log(LogLine("hint.received", [("hint", .string(hint.hint)), ("head", .int(hint.head)),
+            out.append(.log(EventLine("hint.received", [("hint", .string(hint.hint)), ("head", .int(hint.head)),
                                                       ("keys", .array(keys.map { .string($0) }))])))
             out += onHint(hint, now: now)
         case .error(let error):
             out += onBrokerError(error, now: now)
         case .hello, .welcome, .push, .pushResult, .pull, .page, .notice, .register, .deviceState, .control,
              .controlAck:
-            out.append(.log(LogLine("message.unexpected", [("from", "broker"), ("type", .string(message.type))])))
+            out.append(.log(EventLine("message.unexpected", [("from", "broker"), ("type", .string(message.type))])))
         }
         return finishing(out)
     }
 
     /// A frame from the broker that did not decode.
     public mutating func onBrokerGarbage(_ error: ProtocolError, keys: [String], now: Double) -> [DeviceDirective] {
-        finishing([.log(LogLine("hint.malformed", [("reason", .string(error.description)),
+        finishing([.log(EventLine("hint.malformed", [("reason", .string(error.description)),
                                                    ("keys", .array(keys.map { .string($0) }))]))])
     }
 
     mutating func onHint(_ hint: Hint, now: Double) -> [DeviceDirective] {
         guard hint.account == identity.account else {
-            return [.log(LogLine("hint.ignored", [("hint", .string(hint.hint)),
+            return [.log(EventLine("hint.ignored", [("hint", .string(hint.hint)),
                                                   ("reason", .string("hint for account \(hint.account)"))]))]
         }
         head = max(head, hint.head)
         // A hint is a reference: it only starts the pass, which pulls from the durable cursor.
         if !environment.online {
-            return [.log(LogLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", "offline")]))]
+            return [.log(EventLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", "offline")]))]
         }
         if case .refuse(let reason) = scheduler.admission(for: .push) {
-            return [.log(LogLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", .string(reason))]))]
+            return [.log(EventLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", .string(reason))]))]
         }
         return trigger(.push, now: now)
     }
 
     mutating func onBrokerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
-        let line = LogLine("broker.error", [("code", .string(error.code.rawValue)),
+        let line = EventLine("broker.error", [("code", .string(error.code.rawValue)),
                                             ("message", .string(error.message))])
         let forgotten = error.code == .notAuthenticated || (error.code == .unknownDevice && brokerLink == .registered)
         if forgotten {
@@ -229,8 +229,8 @@ public struct DeviceInstance: Sendable {
     }
 
     /// The `queue.lost` event: unsettled ops an in-memory queue lost with its process.
-    public static func queueLost(_ keys: [String], reason: String) -> LogLine {
-        LogLine("queue.lost", [("count", .int(keys.count)), ("keys", .array(keys.map { .string($0) })),
+    public static func queueLost(_ keys: [String], reason: String) -> EventLine {
+        EventLine("queue.lost", [("count", .int(keys.count)), ("keys", .array(keys.map { .string($0) })),
                                ("reason", .string(reason))])
     }
 
@@ -281,8 +281,8 @@ public struct DeviceInstance: Sendable {
     }
 
     /// The `guarantee` event: what registering the job returned, measured.
-    public func guaranteeLine() -> LogLine {
-        LogLine("guarantee", Self.fields(of: guarantee) + [("requestedSec", .double(settings.desiredIntervalSec))])
+    public func guaranteeLine() -> EventLine {
+        EventLine("guarantee", Self.fields(of: guarantee) + [("requestedSec", .double(settings.desiredIntervalSec))])
     }
 
     static func fields(of guarantee: Guarantee) -> [(String, JSONValue)] {

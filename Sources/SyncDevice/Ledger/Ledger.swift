@@ -433,7 +433,7 @@ public final class Ledger {
     }
 
     /// Remembers the last guarantee reported, for `status --db`.
-    public func recordGuarantee(_ line: LogLine) throws {
+    public func recordGuarantee(_ line: EventLine) throws {
         try setState("guarantee", JSONValue.object(line.fields).description)
     }
 

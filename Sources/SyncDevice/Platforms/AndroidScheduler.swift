@@ -112,7 +112,7 @@ public struct AndroidScheduler: PlatformScheduler {
         guard !enqueued else { return SchedulerOutput() }
         enqueued = true
         scheduleNextRun(from: now, rng: &rng)
-        return SchedulerOutput(events: [LogLine("schedule.submitted", [
+        return SchedulerOutput(events: [EventLine("schedule.submitted", [
             ("api", "WorkManager.enqueueUniquePeriodicWork"), ("intervalSec", .double(interval)),
             ("requestedSec", .double(desiredInterval)), ("nextRunSim", .double(nextRun ?? now)),
         ])])
@@ -128,10 +128,10 @@ public struct AndroidScheduler: PlatformScheduler {
         self.now = now
         let old = environment
         environment = new
-        var events: [LogLine] = []
+        var events: [EventLine] = []
         if new.app == .forceQuit && old.app != .forceQuit {
             forceStopped = true
-            events.append(LogLine("schedule.stopped", [("reason", "force stop: no work runs until the app is opened")]))
+            events.append(EventLine("schedule.stopped", [("reason", "force stop: no work runs until the app is opened")]))
         }
         if new.app == .foreground && forceStopped {
             forceStopped = false
@@ -141,15 +141,15 @@ public struct AndroidScheduler: PlatformScheduler {
     }
 
     /// Doze needs the screen off (app not in use) and no charger; either ends it at once.
-    private mutating func trackIdle(now: Double) -> [LogLine] {
+    private mutating func trackIdle(now: Double) -> [EventLine] {
         if !environment.isForeground && !environment.charging {
             if idleSince == nil { idleSince = now }
             return []
         }
         idleSince = nil
-        var events: [LogLine] = []
+        var events: [EventLine] = []
         if dozeStart != nil {
-            events.append(LogLine("doze.exit", [("reason", .string(environment.charging ? "charging" : "in use"))]))
+            events.append(EventLine("doze.exit", [("reason", .string(environment.charging ? "charging" : "in use"))]))
         }
         dozeStart = nil
         nextMaintenance = nil
@@ -160,18 +160,18 @@ public struct AndroidScheduler: PlatformScheduler {
 
     public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
         self.now = now
-        var events: [LogLine] = []
+        var events: [EventLine] = []
         if let idleSince, dozeStart == nil, now >= idleSince + rules.dozeAfter {
             let start = idleSince + rules.dozeAfter
             dozeStart = start
             nextMaintenance = start + maintenanceGap
-            events.append(LogLine("doze.enter", [("nextMaintenanceSim", .double(start + maintenanceGap))]))
+            events.append(EventLine("doze.enter", [("nextMaintenanceSim", .double(start + maintenanceGap))]))
         }
         if let window = nextMaintenance, now >= window {
             maintenanceUntil = window + rules.maintenanceLength
             maintenanceGap = min(maintenanceGap * 2, rules.maintenanceMaxGap)
             nextMaintenance = window + maintenanceGap
-            events.append(LogLine("doze.maintenance", [("untilSim", .double(window + rules.maintenanceLength))]))
+            events.append(EventLine("doze.maintenance", [("untilSim", .double(window + rules.maintenanceLength))]))
         }
         if let until = maintenanceUntil, now >= until { maintenanceUntil = nil }
         var grants: [Trigger] = []

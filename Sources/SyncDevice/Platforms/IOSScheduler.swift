@@ -92,16 +92,16 @@ public struct IOSScheduler: PlatformScheduler {
         self.now = now
         let old = environment
         environment = new
-        var events: [LogLine] = []
+        var events: [EventLine] = []
         if new.app == .forceQuit && old.app != .forceQuit {
             // The system cancels the app's pending work and will not launch it until the user does.
             earliestBegin = nil
             nextGrant = nil
-            events.append(LogLine("schedule.cancelled", [("reason", "force quit: no windows until the app is opened")]))
+            events.append(EventLine("schedule.cancelled", [("reason", "force quit: no windows until the app is opened")]))
         } else if !new.refreshOn && old.refreshOn {
             earliestBegin = nil
             nextGrant = nil
-            events.append(LogLine("schedule.cancelled", [("reason", "Background App Refresh switched off")]))
+            events.append(EventLine("schedule.cancelled", [("reason", "Background App Refresh switched off")]))
         } else if new.refreshOn && !old.refreshOn && new.app != .forceQuit {
             events.append(submit(now: now, rng: &rng, reason: "Background App Refresh switched on"))
         } else {
@@ -115,7 +115,7 @@ public struct IOSScheduler: PlatformScheduler {
     public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
         self.now = now
         guard let grant = nextGrant, now >= grant else { return SchedulerOutput() }
-        var events = [LogLine("window.granted", [("untilSim", .double(now + windowLength)),
+        var events = [EventLine("window.granted", [("untilSim", .double(now + windowLength)),
                                                  ("budgetFactor", .double(budgetFactor)),
                                                  ("taskKind", .string(rules.taskKind.rawValue))])]
         switch rules.reschedule {
@@ -163,11 +163,11 @@ public struct IOSScheduler: PlatformScheduler {
         guard trigger == .opportunistic || (trigger == .push && !environment.isForeground) else {
             return SchedulerOutput()
         }
-        var events: [LogLine] = []
+        var events: [EventLine] = []
         if trigger == .opportunistic && awaitingReschedule {
             awaitingReschedule = false
             if cutOff {
-                events.append(LogLine("ios.schedule.lost", [
+                events.append(EventLine("ios.schedule.lost", [
                     ("reason",
                      "reschedule=last: the task expired before the handler's last line; nothing is scheduled"),
                 ]))
@@ -184,7 +184,7 @@ public struct IOSScheduler: PlatformScheduler {
         }
         drawGrant(now: now, rng: &rng)
         guard budgetFactor < before else { return SchedulerOutput(events: events) }
-        return SchedulerOutput(events: events + [LogLine("budget.shrunk", [("from", .double(before)),
+        return SchedulerOutput(events: events + [EventLine("budget.shrunk", [("from", .double(before)),
                                                                            ("to", .double(budgetFactor)),
                                                                            ("trigger", .string(trigger.rawValue))])])
     }
@@ -193,17 +193,17 @@ public struct IOSScheduler: PlatformScheduler {
 
     /// `BGTaskScheduler.submit`: fails with `unavailable` when refresh is off; otherwise holds one request whose
     /// `earliestBeginDate` is a floor.
-    private mutating func submit(now: Double, rng: inout SeededGenerator, reason: String) -> LogLine {
+    private mutating func submit(now: Double, rng: inout SeededGenerator, reason: String) -> EventLine {
         guard environment.refreshOn else {
             earliestBegin = nil
             nextGrant = nil
-            return LogLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"),
+            return EventLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"),
                                                     ("reason", "Background App Refresh is off")])
         }
         guard environment.app != .forceQuit else {
             earliestBegin = nil
             nextGrant = nil
-            return LogLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
+            return EventLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
         }
         earliestBegin = now + desiredInterval
         awaitingReschedule = false
@@ -217,7 +217,7 @@ public struct IOSScheduler: PlatformScheduler {
             ("windowsPerDay", .double(windowsPerDay)), ("reason", .string(reason)),
         ]
         if let nextGrant { fields.append(("nextWindowSim", .double(nextGrant))) }
-        return LogLine("schedule.submitted", fields)
+        return EventLine("schedule.submitted", fields)
     }
 
     /// Draws when the next window comes: never before the floor, at the budget's rate; none while the app is in the

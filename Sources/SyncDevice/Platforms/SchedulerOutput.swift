@@ -1,9 +1,11 @@
+import LabKit
+
 /// What a scheduler step produced: passes it grants and events it wants written.
 public struct SchedulerOutput: Sendable, Equatable {
     public var grants: [Trigger]
-    public var events: [LogLine]
+    public var events: [EventLine]
 
-    public init(grants: [Trigger] = [], events: [LogLine] = []) {
+    public init(grants: [Trigger] = [], events: [EventLine] = []) {
         self.grants = grants
         self.events = events
     }

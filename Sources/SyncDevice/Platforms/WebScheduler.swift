@@ -29,7 +29,7 @@ public struct WebScheduler: PlatformScheduler {
         self.now = now
         guard tabOpen else { return SchedulerOutput() }
         if nextInterval == nil { nextInterval = now + desiredInterval }
-        return SchedulerOutput(events: [LogLine("schedule.submitted", [
+        return SchedulerOutput(events: [EventLine("schedule.submitted", [
             ("api", "window.setInterval"), ("intervalSec", .double(desiredInterval)),
             ("note", "runs only while this tab is open"),
         ])])
@@ -51,7 +51,7 @@ public struct WebScheduler: PlatformScheduler {
             nextInterval = now + desiredInterval
         } else if !tabOpen && wasOpen {
             nextInterval = nil
-            return SchedulerOutput(events: [LogLine("schedule.cancelled",
+            return SchedulerOutput(events: [EventLine("schedule.cancelled",
                                                     [("reason", "tab closed: the timer is gone")])])
         }
         return SchedulerOutput()

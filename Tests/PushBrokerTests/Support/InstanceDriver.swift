@@ -78,8 +78,8 @@ struct InstanceDriver {
     /// Events of `type`, as field lists.
     func events(_ type: String) -> [JSONValue] {
         directives.compactMap { directive in
-            guard let (logged, fields) = directive.event, logged == type else { return nil }
-            return .object(fields)
+            guard let line = directive.event, line.type == type else { return nil }
+            return .object(line.fields)
         }
     }
 

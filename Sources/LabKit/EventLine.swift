@@ -1,7 +1,9 @@
 import SyncProtocol
 
-/// One line for the event log: its type and its fields, in order.
-public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
+/// One event to write: a type from docs/ARCHITECTURE.md and its fields, in order. Every role's instance hands its
+/// events to its shell as these (`DeviceDirective.log`, `ServerDirective.log`, `BrokerDirective.log`); `EventLog`
+/// and the simulation's log write them.
+public struct EventLine: Sendable, Equatable, CustomStringConvertible {
     public var type: String
     public var fields: [(String, JSONValue)]
 
@@ -10,7 +12,7 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         self.fields = fields
     }
 
-    public static func == (lhs: ServerEvent, rhs: ServerEvent) -> Bool {
+    public static func == (lhs: EventLine, rhs: EventLine) -> Bool {
         lhs.type == rhs.type && JSONValue.object(lhs.fields) == JSONValue.object(rhs.fields)
     }
 
