@@ -2,111 +2,112 @@ import LabKit
 import PushBroker
 import SyncProtocol
 
-/// `BrokerShell`'s twin on the simulated machine: the same `BrokerInstance`, its directives carried out in the same
-/// order with the same events; a hint goes out on `SimWorld`'s link to the device's connection and the outcome of
-/// the send goes back to the instance before the next directive, as in `BrokerShell.carryOut`.
-public final class SimBrokerShell {
+/// The broker on the simulated machine: the same `BrokerDriver` the real process runs (the same `BrokerInstance`,
+/// chaos, hint data, crash points and refusal limits), over `SimWorld`'s links instead of sockets; a hint goes out
+/// to the device's connection and the outcome of the send goes back to the instance before the next directive.
+public final class SimBrokerShell: BrokerIO {
     public let configuration: BrokerConfiguration
     unowned let world: SimWorld
     let incarnation: Int
-    var instance: BrokerInstance
     public let pid: Int
-    /// The earliest simulated second the instance asked to be ticked at.
-    private var wakeAt: Double?
-    private var stopping = false
+    /// Its events during a batch, written before a send and at the end, lost if it dies first.
+    private var held: HeldEvents!
+    /// The broker's logic over this shell's IO; set once in `init`.
+    public private(set) var driver: BrokerDriver!
 
     public init(_ configuration: BrokerConfiguration, directory: AccountDirectory, world: SimWorld) {
         self.configuration = configuration
         self.world = world
-        instance = BrokerInstance(directory: directory, profiles: configuration.profiles, chaos: configuration.chaos,
-                                  reorderWindowSec: configuration.reorderWindowSec, seed: configuration.seed)
         incarnation = world.born(configuration.name)
         pid = world.pid()
+        held = HeldEvents(world.log, proc: configuration.name)
+        driver = BrokerDriver(configuration, directory: directory, io: self)
     }
 
     var name: String { configuration.name }
-    var now: Double { world.simNow }
-
-    func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit(name, type, fields) }
+    var stopping: Bool { driver.stopping }
 
     func start() {
-        let profiles = configuration.profiles
-        emit("process.started", [
-            ("role", "broker"), ("pid", .int(pid)), ("listen", .string(configuration.listen)),
-            ("notices", .string(configuration.notices)), ("noticesMode", .string(configuration.noticesMode.rawValue)),
-            ("control", configuration.control.map { .string($0) } ?? .null),
-            ("seed", .string(String(configuration.seed))),
-            ("timeScale", .double(configuration.timeScale)),
-            ("profiles", .object([
-                ("android", .string(profiles.android.rawValue)), ("ios", .string(profiles.ios.rawValue)),
-                ("web", .string(profiles.web.rawValue)),
-            ])),
-        ])
-        if !configuration.chaos.isOff {
-            emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.chaos.fields)
-        }
+        driver.started(pid: pid, listen: configuration.listen, notices: configuration.notices,
+                       control: configuration.control)
     }
 
     func onNoticeFrames(_ frames: [[UInt8]]) {
         guard !stopping else { return }
-        carryOut(instance.onNoticeMessage(frames, now: now))
+        batch { driver.onNoticeFrames(frames, now: nowSim) }
     }
 
     func onDeviceFrames(_ frames: [[UInt8]], peer: [UInt8]) {
         guard !stopping else { return }
-        carryOut(instance.onDeviceMessage(frames, peer: peer, now: now))
+        batch { driver.onDeviceFrames(frames, peer: peer, now: nowSim) }
     }
 
     func onControlFrames(_ frames: [[UInt8]], peer: [UInt8]) {
         guard !stopping else { return }
-        carryOut(instance.onControlMessage(frames, peer: peer, now: now))
+        batch { driver.onControlFrames(frames, peer: peer, now: nowSim) }
         if stopping { close() }
     }
 
     /// The tick the real shell's loop makes once `wakeAt` has come (a timer, or a resume after a pause).
     func onWake() {
-        guard !stopping, let wake = wakeAt else { return }
-        guard wake <= now else {
-            scheduleWake()
+        guard !stopping, let wake = driver.wakeAt else { return }
+        guard wake <= nowSim else {
+            tickRequested(at: wake)
             return
         }
-        wakeAt = nil
-        carryOut(instance.onTick(now: now))
+        batch { driver.tickIfDue(now: nowSim) }
     }
 
-    private func scheduleWake() {
-        guard let wake = wakeAt else { return }
-        world.timer(name, incarnation: incarnation, at: world.micros(atSim: wake)) { [unowned self] in self.onWake() }
-    }
-
-    private func carryOut(_ directives: [BrokerDirective]) {
-        for directive in directives {
-            switch directive {
-            case let .deliver(device, peer, hint, copy):
-                let failure = world.fromBroker(to: peer, frames: Codec.encode(.hint(hint)),
-                                               highWaterMark: Int(configuration.hintHWM))
-                carryOut(instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: now))
-            case let .reply(socket, peer, message):
-                switch socket {
-                case .devices:
-                    _ = world.fromBroker(to: peer, frames: Codec.encode(message), highWaterMark: Int.max)
-                case .control:
-                    if configuration.control != nil { world.toLauncher(from: name, frames: Codec.encode(message)) }
-                }
-            case let .scheduleTick(at):
-                let earlier = wakeAt.map { at < $0 } ?? true
-                wakeAt = min(wakeAt ?? at, at)
-                if earlier { scheduleWake() }
-            case .log, .hintAccepted, .hintDelivered:
-                if let line = directive.event { emit(line.type, line.fields) }
-            case .stop:
-                stopping = true
-            }
-        }
+    /// One message as the real shell's batch of one: its events held, written at the end.
+    private func batch(_ body: () -> Void) {
+        held.hold()
+        body()
+        held.release()
+        driver.batchEnded()
     }
 
     private func close() {
-        emit("process.stopped", [("role", "broker"), ("pid", .int(pid)), ("hints", .object(instance.counters.fields))])
+        emit("process.stopped", driver.stopped(pid: pid))
         world.exited(name)
+    }
+
+    // MARK: - BrokerIO
+
+    public var nanos: UInt64 { UInt64(max(0, world.scheduler.now)) * 1_000 }
+    public var nowSim: Double { world.simNow }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { held.emit(type, fields) }
+    public func flushEvents() { held.flush() }
+
+    public func emitHintEvent(_ directive: BrokerDirective) {
+        if let line = directive.event { held.emit(line.type, line.fields) }
+    }
+
+    public func sendHint(to peer: [UInt8], body: [UInt8]) -> SendFailure? {
+        var frames = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))
+        frames[frames.count - 1] = body
+        return world.fromBroker(to: peer, frames: frames, highWaterMark: Int(configuration.hintHWM))
+    }
+
+    public func reply(on socket: BrokerSocket, to peer: [UInt8], _ frames: [[UInt8]]) {
+        switch socket {
+        case .devices:
+            _ = world.fromBroker(to: peer, frames: Array(frames.dropFirst()), highWaterMark: Int.max)
+        case .control:
+            if configuration.control != nil { world.toLauncher(from: name, frames: Array(frames.dropFirst())) }
+        }
+    }
+
+    public func tickRequested(at: Double) {
+        world.timer(name, incarnation: incarnation, at: world.micros(atSim: at)) { [unowned self] in self.onWake() }
+    }
+
+    public func die(at point: CrashPoint, nth: Int) {
+        world.die(name, pid: pid, point: point.rawValue, nth: nth, held: held, writingHeld: true)
+    }
+
+    public func dies(after boundary: BrokerBoundary) -> Bool {
+        guard world.crashesHere(name, boundary: boundary.rawValue) else { return false }
+        world.die(name, pid: pid, point: "anywhere.after-\(boundary.rawValue)", nth: 1, held: held, writingHeld: false)
+        return true
     }
 }

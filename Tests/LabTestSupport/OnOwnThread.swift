@@ -31,8 +31,20 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
     private var stopped = false
     private var thread: pthread_t?
 
-    /// The name of every executor's thread (what tests check they run on).
+    /// The name of every executor's thread.
     public static let threadName = "test-io"
+
+    /// The threads of the executors alive now.
+    nonisolated(unsafe) private static var threads: Set<UInt> = []
+    private static let threadsLock = NSLock()
+
+    /// True on the thread of some `ThreadExecutor` (what tests check they run on; a thread's name is not a reliable
+    /// witness here).
+    public static var isOnExecutorThread: Bool {
+        threadsLock.lock()
+        defer { threadsLock.unlock() }
+        return threads.contains(UInt(pthread_self()))
+    }
 
     /// True on the executor's own thread.
     public var isCurrent: Bool {
@@ -69,6 +81,14 @@ public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {  // jobs 
         condition.lock()
         thread = pthread_self()
         condition.unlock()
+        Self.threadsLock.lock()
+        Self.threads.insert(UInt(pthread_self()))
+        Self.threadsLock.unlock()
+        defer {
+            Self.threadsLock.lock()
+            Self.threads.remove(UInt(pthread_self()))
+            Self.threadsLock.unlock()
+        }
         started.signal()
         while true {
             condition.lock()

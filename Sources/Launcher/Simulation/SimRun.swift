@@ -26,8 +26,8 @@ public final class SimRun {
     private var brokerConfiguration: BrokerConfiguration!
     private var brokerDirectory: AccountDirectory!
     public private(set) var notes: [String] = []
-    /// Crash-anywhere (`--crash-anywhere N`): how many kills to draw from the seed, each of a device or the server
-    /// at a directive, commit, send or reply boundary of its own; each killed process restarts a second later.
+    /// Crash-anywhere (`--crash-anywhere N`): how many kills to draw from the seed, each of a device, the server or
+    /// the broker at a directive, commit, send or reply boundary of its own; each killed process restarts a second later.
     let crashAnywhere: Int
     /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named.
     private var armedCrashes: [String: [(point: String, target: String)]] = [:]
@@ -274,12 +274,12 @@ public final class SimRun {
 
     // MARK: - Crash points and crash-anywhere
 
-    /// Draws crash-anywhere's kills from the seed: a process (a device, a pool or the server), a moment in the
-    /// scenario's first 80 %, and which of its boundaries after that moment it dies at (1 to 40).
+    /// Draws crash-anywhere's kills from the seed: a process (a device, a pool, the server or the broker), a moment
+    /// in the scenario's first 80 %, and which of its boundaries after that moment it dies at (1 to 40).
     private func planCrashes() {
         guard crashAnywhere > 0 else { return }
         var rng = SeededGenerator.derived(seed: topology.seed, name: "crash-anywhere")
-        let candidates = order.filter { $0 != "broker" }
+        let candidates = order
         let end = max(1, world.micros(atSim: topology.duration * 0.8))
         for _ in 0..<crashAnywhere {
             let name = candidates[Int(rng.next() % UInt64(candidates.count))]

@@ -1,0 +1,238 @@
+import LabKit
+import SyncProtocol
+
+/// What a `BrokerDriver` needs from the machine it runs on: `BrokerShell`'s sockets and event file, or the
+/// simulated machine's links (`SimBrokerShell`). Nothing here decides anything.
+public protocol BrokerIO: AnyObject {
+    /// Monotonic ns (real, or the simulation's virtual clock): the refusal limiter's seconds.
+    var nanos: UInt64 { get }
+    /// Simulated seconds now (the instance's `now`).
+    var nowSim: Double { get }
+    func emit(_ type: String, _ fields: [(String, JSONValue)])
+    /// Writes `hint.accepted` or `hint.delivered` (a real shell straight into its pending bytes, with no field list).
+    func emitHintEvent(_ directive: BrokerDirective)
+    /// Writes what the events hold before something leaves the process.
+    func flushEvents()
+    /// Sends a hint whose body frame is `body` to `peer` on the device socket; nil when it was taken.
+    func sendHint(to peer: [UInt8], body: [UInt8]) -> SendFailure?
+    /// Sends `frames` to `peer` on `socket`; a peer gone before its answer is nobody's loss.
+    func reply(on socket: BrokerSocket, to peer: [UInt8], _ frames: [[UInt8]])
+    /// The instance asked to be ticked at simulated second `at` (the earliest one asked so far is `wakeAt`).
+    func tickRequested(at: Double)
+    /// An armed crash point fired: a real process dies here and never returns; the simulation marks it dead.
+    func die(at point: CrashPoint, nth: Int)
+    /// Crash-anywhere: true when the process dies right after this boundary. A real process says false.
+    func dies(after boundary: BrokerBoundary) -> Bool
+}
+
+/// A point between two things the broker carries out, where crash-anywhere may kill it.
+public enum BrokerBoundary: String, Sendable, CaseIterable {
+    case directive, send
+}
+
+extension BrokerIO {
+    public func tickRequested(at: Double) {}
+    public func dies(after boundary: BrokerBoundary) -> Bool { false }
+}
+
+/// The broker's logic between its instance and its machine, the same for the real process and the simulation: it
+/// hands the instance each message and carries out the directives it returns in order; a send's outcome goes back
+/// to the instance before the next directive.
+public final class BrokerDriver {
+    public let configuration: BrokerConfiguration
+    unowned let io: BrokerIO
+    public internal(set) var instance: BrokerInstance
+    /// The earliest simulated second the instance asked to be ticked at.
+    public internal(set) var wakeAt: Double?
+    /// Set by the control command `stop`.
+    public internal(set) var stopping = false
+    /// Set when the process died in the middle of a message (the simulation): it carries out nothing more.
+    public internal(set) var killed = false
+    /// Events were written that a send must not overtake.
+    var flushBeforeSend = false
+    /// Reused for every `onSent`, so a delivery allocates no directive list.
+    var sendOutcome: [BrokerDirective] = []
+    /// Reused for every hint body.
+    var hintBody: [UInt8] = []
+    /// Where this process dies (`--crash-at`, control `crashAt`).
+    var crashPoints = CrashPoints()
+    /// Bounds the `request.refused` lines a flood can write (per peer and in all).
+    public internal(set) var refusals = RefusalLimiter()
+
+    struct Killed: Error {}
+
+    public init(_ configuration: BrokerConfiguration, directory: AccountDirectory, io: BrokerIO) {
+        self.configuration = configuration
+        self.io = io
+        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        instance = BrokerInstance(directory: directory, profiles: configuration.profiles, chaos: configuration.chaos,
+                                  reorderWindowSec: configuration.reorderWindowSec, seed: configuration.seed)
+        instance.hintCarriesData = configuration.hintCarriesData
+        instance.hintDataAccounts = configuration.hintDataAccounts
+    }
+
+    /// `process.started` and, with chaos from the flags, `fault.set`: `listen`, `notices` and `control` as bound.
+    public func started(pid: Int, listen: String, notices: String, control: String?) {
+        let profiles = configuration.profiles
+        io.emit("process.started", [
+            ("role", "broker"), ("pid", .int(pid)), ("listen", .string(listen)),
+            ("notices", .string(notices)), ("noticesMode", .string(configuration.noticesMode.rawValue)),
+            ("control", control.map { .string($0) } ?? .null),
+            ("seed", .string(String(configuration.seed))),
+            ("timeScale", .double(configuration.timeScale)),
+            ("profiles", .object([
+                ("android", .string(profiles.android.rawValue)), ("ios", .string(profiles.ios.rawValue)),
+                ("web", .string(profiles.web.rawValue)),
+            ])),
+        ])
+        if !configuration.chaos.isOff {
+            io.emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.chaos.fields)
+        }
+    }
+
+    /// The fields of `process.stopped`.
+    public func stopped(pid: Int) -> [(String, JSONValue)] {
+        [("role", "broker"), ("pid", .int(pid)), ("hints", .object(instance.counters.fields)),
+         ("refusalsSuppressed", .int(refusals.suppressedTotal))]
+    }
+
+    // MARK: - Messages
+
+    public func onNoticeFrames(_ frames: [[UInt8]], now: Double) {
+        run(instance.onNoticeMessage(frames, now: now))
+    }
+
+    public func onDeviceFrames(_ frames: [[UInt8]], peer: [UInt8], now: Double, user: String? = nil,
+                               connection: Int32 = -1) {
+        run(instance.onDeviceMessage(frames, peer: peer, now: now, user: user, connection: connection))
+    }
+
+    public func onControlFrames(_ frames: [[UInt8]], peer: [UInt8], now: Double) {
+        guard !killed else { return }
+        if !armCrash(frames, peer: peer) { run(instance.onControlMessage(frames, peer: peer, now: now)) }
+    }
+
+    /// Runs the instance's tick when `wakeAt` has come; false when it has not.
+    @discardableResult
+    public func tickIfDue(now: Double) -> Bool {
+        guard let wake = wakeAt, wake <= now else { return false }
+        wakeAt = nil
+        run(instance.onTick(now: now))
+        return true
+    }
+
+    public func onConnectionEnded(_ connection: Int32) { instance.onConnectionEnded(connection) }
+
+    /// A refusal the shell saw itself (a key the ZAP handler refused), limited like the instance's.
+    public func refused(_ fields: [(String, JSONValue)]) {
+        run([.log(EventLine("request.refused", fields))])
+    }
+
+    /// The batch of messages ended: what the events hold may wait for the next send or the end of the batch.
+    public func batchEnded() { flushBeforeSend = false }
+
+    // MARK: - Directives
+
+    func run(_ directives: [BrokerDirective]) {
+        guard !killed else { return }
+        do {
+            try carryOut(directives)
+        } catch {
+            killed = true
+        }
+    }
+
+    /// Interprets directives in order; a send's outcome goes back to the instance before the next directive.
+    /// `outcome`: these report a send that already happened, so their events need not reach the file before the next
+    /// send (it is not their effect); the end of the batch or the next flush writes them.
+    func carryOut(_ directives: [BrokerDirective], outcome: Bool = false) throws {
+        for directive in directives {
+            guard !killed else { throw Killed() }
+            switch directive {
+            case let .deliver(device, peer, hint, copy):
+                flushIfNeeded()
+                Codec.writeBody(of: .hint(hint), into: &hintBody)
+                if let data = instance.hintData[hint.hint] {
+                    // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
+                    hintBody.removeLast()
+                    hintBody += Array(",\"changes\":\(data.description)}".utf8)
+                }
+                let failure = io.sendHint(to: peer, body: hintBody)
+                sendOutcome.removeAll(keepingCapacity: true)
+                instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: io.nowSim,
+                                into: &sendOutcome)
+                let outcomes = sendOutcome
+                try carryOut(outcomes, outcome: true)
+                if failure == nil {
+                    try reach(.brokerAfterDeliver)
+                    try boundary(.send)
+                }
+            case let .reply(socket, peer, message):
+                flushIfNeeded()
+                io.reply(on: socket, to: peer, [peer] + Codec.encode(message))
+            case let .scheduleTick(at):
+                let earlier = wakeAt.map { at < $0 } ?? true
+                wakeAt = min(wakeAt ?? at, at)
+                if earlier { io.tickRequested(at: at) }
+            case let .log(line):
+                if line.type == "request.refused" {
+                    let peer = line["peer"]?.stringValue ?? ""
+                    let (write, suppressed) = refusals.admit(peer: peer, nanos: io.nanos)
+                    guard write else { continue }
+                    io.emit(line.type, suppressed > 0 ? line.fields + [("suppressed", .int(suppressed))] : line.fields)
+                } else {
+                    io.emit(line.type, line.fields)
+                }
+                if !outcome { flushBeforeSend = true }
+            case .hintAccepted:
+                io.emitHintEvent(directive)
+                if !outcome { flushBeforeSend = true }
+                try reach(.brokerAfterAcceptBeforeDeliver)
+            case .hintDelivered:
+                io.emitHintEvent(directive)
+                if !outcome { flushBeforeSend = true }
+            case .stop:
+                stopping = true
+            }
+            try boundary(.directive)
+        }
+    }
+
+    /// `crashAt` arms this process's crash points (the kill is the driver's: it answers); false for any other message.
+    func armCrash(_ frames: [[UInt8]], peer: [UInt8]) -> Bool {
+        guard configuration.control != nil, case .success(.control(let control)) = Codec.decodeOrReply(frames),
+              control.command == "crashAt"
+        else { return false }
+        let ack: ControlAck
+        do {
+            let detail = try crashPoints.control(control.args, role: "broker")
+            io.emit("crash.armed", [("detail", .string(detail))])
+            ack = ControlAck(req: control.req, ok: true, detail: detail)
+        } catch {
+            ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
+        }
+        io.flushEvents()
+        io.reply(on: .control, to: peer, [peer] + Codec.encode(.controlAck(ack)))
+        return true
+    }
+
+    func flushIfNeeded() {
+        guard flushBeforeSend else { return }
+        io.flushEvents()
+        flushBeforeSend = false
+    }
+
+    /// Counts one occurrence of `point`; dies there when it is the armed one.
+    func reach(_ point: CrashPoint) throws {
+        guard let nth = crashPoints.reach(point) else { return }
+        io.die(at: point, nth: nth)
+        killed = true
+        throw Killed()
+    }
+
+    func boundary(_ kind: BrokerBoundary) throws {
+        guard io.dies(after: kind) else { return }
+        killed = true
+        throw Killed()
+    }
+}
