@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
                     dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
-                                   "Simulation"]),
+                                   "PushBroker", "Simulation"]),
     ],
     swiftLanguageModes: [.v6]
 )
