@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "SyncProtocol"),
         // Clock, seeded generator, event log, command lines, signals: what every process needs.
         .target(name: "LabKit", dependencies: ["SyncProtocol", "CSystem"]),
+        // The one control client: the launcher, `synclab-device control` and the tests talk to a process with it.
+        .target(name: "LabControl", dependencies: ["ZeroMQ", "SyncProtocol", "LabKit"]),
 
         // The roles.
         .target(name: "SyncServer", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit"]),
@@ -36,17 +38,18 @@ let package = Package(
         // The same instances and stores in one process, on a simulated network and clock (docs/SIMULATION.md).
         .target(name: "Simulation", dependencies: ["SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
                                                    "PushBroker"]),
-        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
-                                                 "PushBroker", "Simulation"]),
+        .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "SyncDevice",
+                                                 "SyncServer", "PushBroker", "Simulation"]),
         // `synclab bench`: the floors, the lab's figures and the NATS and Redis peers; only this target links their
         // clients, so the launcher and every role stay free of them.
-        .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "CNats", "CHiredis"]),
+        .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "CNats",
+                                              "CHiredis"]),
 
         // Thin executables.
         .executableTarget(name: "synclab", dependencies: ["Launcher", "Bench", "LabKit"]),
         .executableTarget(name: "synclab-server", dependencies: ["SyncServer", "LabKit"]),
         .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
-        .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit"]),
+        .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit", "LabControl"]),
 
         // What several test targets share: running blocking work on a thread of its own.
         .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
@@ -55,18 +58,21 @@ let package = Package(
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol"]),
         .testTarget(name: "SyncServerTests",
-                    dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
+                    dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl",
+                                   "LabTestSupport"]),
         .testTarget(name: "PushBrokerTests",
-                    dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabTestSupport"]),
+                    dependencies: ["PushBroker", "ZeroMQ", "SyncProtocol", "LabKit", "LabControl", "LabTestSupport"]),
         .testTarget(name: "SyncDeviceTests",
-                    dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
+                    dependencies: ["SyncDevice", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl",
+                                   "LabTestSupport"]),
         // The hostile-client suite: real CURVE processes attacked from outside (docs/SECURITY.md).
         .testTarget(name: "SecurityTests",
-                    dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
+                    dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl",
+                                   "LabTestSupport"]),
         .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
-                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
-                                   "Simulation"]),
+                    dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "SyncDevice",
+                                   "SyncServer", "PushBroker", "Simulation"]),
     ],
     swiftLanguageModes: [.v6]
 )

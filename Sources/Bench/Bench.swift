@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import Launcher
 import SQLite

@@ -64,29 +64,28 @@ public final class BrokerDriver {
     public init(_ configuration: BrokerConfiguration, directory: AccountDirectory, io: BrokerIO) {
         self.configuration = configuration
         self.io = io
-        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
-        instance = BrokerInstance(directory: directory, profiles: configuration.profiles, chaos: configuration.chaos,
-                                  reorderWindowSec: configuration.reorderWindowSec, seed: configuration.seed)
-        instance.hintCarriesData = configuration.hintCarriesData
-        instance.hintDataAccounts = configuration.hintDataAccounts
+        for item in configuration.process.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        instance = BrokerInstance(directory: directory, settings: configuration.settings,
+                                  seed: configuration.process.seed)
     }
 
     /// `process.started` and, with chaos from the flags, `fault.set`: `listen`, `notices` and `control` as bound.
     public func started(pid: Int, listen: String, notices: String, control: String?) {
-        let profiles = configuration.profiles
+        let profiles = configuration.settings.profiles
         io.emit("process.started", [
             ("role", "broker"), ("pid", .int(pid)), ("listen", .string(listen)),
-            ("notices", .string(notices)), ("noticesMode", .string(configuration.noticesMode.rawValue)),
+            ("notices", .string(notices)),
+            ("noticesMode", .string(configuration.settings.noticesMode.rawValue)),
             ("control", control.map { .string($0) } ?? .null),
-            ("seed", .string(String(configuration.seed))),
-            ("timeScale", .double(configuration.timeScale)),
+            ("seed", .string(String(configuration.process.seed))),
+            ("timeScale", .double(configuration.process.timeScale)),
             ("profiles", .object([
                 ("android", .string(profiles.android.rawValue)), ("ios", .string(profiles.ios.rawValue)),
                 ("web", .string(profiles.web.rawValue)),
             ])),
         ])
-        if !configuration.chaos.isOff {
-            io.emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.chaos.fields)
+        if !configuration.settings.chaos.isOff {
+            io.emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.settings.chaos.fields)
         }
     }
 
@@ -200,7 +199,7 @@ public final class BrokerDriver {
 
     /// `crashAt` arms this process's crash points (the kill is the driver's: it answers); false for any other message.
     func armCrash(_ frames: [[UInt8]], peer: [UInt8]) -> Bool {
-        guard configuration.control != nil, case .success(.control(let control)) = Codec.decodeOrReply(frames),
+        guard configuration.process.control != nil, case .success(.control(let control)) = Codec.decodeOrReply(frames),
               control.command == "crashAt"
         else { return false }
         let ack: ControlAck

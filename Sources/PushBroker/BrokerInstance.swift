@@ -48,12 +48,21 @@ public struct BrokerInstance: Sendable {
     }
 
     public init(directory: AccountDirectory, profiles: ProfileSettings = ProfileSettings(),
-                chaos: ChaosSettings = .off, reorderWindowSec: Double = 60, seed: UInt64) {
+                chaos: ChaosSettings = .off, reorderWindowSec: Double = BrokerSettings().reorderWindowSec,
+                seed: UInt64) {
         self.directory = directory
         self.profiles = profiles
         self.chaos = chaos
         self.reorderWindowSec = reorderWindowSec
         self.generator = SeededGenerator(seed: seed)
+    }
+
+    /// An instance started with a broker's settings, the design switch included.
+    public init(directory: AccountDirectory, settings: BrokerSettings, seed: UInt64) {
+        self.init(directory: directory, profiles: settings.profiles, chaos: settings.chaos,
+                  reorderWindowSec: settings.reorderWindowSec, seed: seed)
+        hintCarriesData = settings.hintCarriesData
+        hintDataAccounts = settings.hintDataAccounts
     }
 
     // MARK: - Input from the sockets

@@ -34,15 +34,16 @@ public final class BrokerShell: BrokerIO {
     /// Opens the event log and binds every socket; throws when an endpoint cannot be bound.
     public init(configuration: BrokerConfiguration, directory: AccountDirectory) throws {
         self.configuration = configuration
-        self.clock = configuration.epochMicros.map { SimClock(epochMicros: $0, scale: configuration.timeScale) }
-            ?? SimClock.startingNow(scale: configuration.timeScale)
-        self.events = try EventLog(path: configuration.events, process: configuration.name, clock: clock)
+        let process = configuration.process
+        self.clock = process.epochMicros.map { SimClock(epochMicros: $0, scale: process.timeScale) }
+            ?? SimClock.startingNow(scale: process.timeScale)
+        self.events = try EventLog(path: process.events, process: configuration.name, clock: clock)
         context = try Context()
         var own: CurveKeyPair?
-        if let keyFile = configuration.keyFile {
+        if let keyFile = configuration.process.keyFile {
             let pair = try CurveKeyPair.read(secretFile: keyFile)
             own = pair
-            let launcher = try configuration.launcherKeyFile.map { path throws(CurveKeyError) in
+            let launcher = try configuration.process.launcherKeyFile.map { path throws(CurveKeyError) in
                 try CurveKeyPair.read(publicFile: path)
             }
             let server = try CurveKeyPair.read(publicFile: configuration.serverKeyFile ?? "")
@@ -55,21 +56,21 @@ public final class BrokerShell: BrokerIO {
         } else {
             zap = nil
         }
-        notices = try Socket(context, configuration.noticesMode == .sub ? .sub : .pull)
-        try notices.setReceiveHighWaterMark(configuration.noticesHWM)
-        if configuration.noticesMode == .sub { try notices.subscribe() }
+        notices = try Socket(context, configuration.settings.noticesMode == .sub ? .sub : .pull)
+        try notices.setReceiveHighWaterMark(configuration.settings.noticesHWM)
+        if configuration.settings.noticesMode == .sub { try notices.subscribe() }
         if let own { try notices.setCurveServer(own, domain: "notices") }
         try notices.bind(configuration.notices)
         devices = try Socket(context, .router)
         try devices.setRouterMandatory(true)
         // No ZMQ_ROUTER_HANDOVER: a connection that presents a connected device's routing id is refused by libzmq
         // instead of taking over its pipe (devices use libzmq's own routing ids and register again on reconnect).
-        try devices.setSendHighWaterMark(configuration.hintHWM)
+        try devices.setSendHighWaterMark(configuration.settings.hintHWM)
         try devices.setMaxMessageSize(Self.maxMessageBytes)
         if let own { try devices.setCurveServer(own, domain: "devices") }
         try devices.bind(configuration.listen)
         monitor = own == nil ? nil : try ConnectionMonitor(context, watching: devices)
-        if let endpoint = configuration.control {
+        if let endpoint = configuration.process.control {
             // A linger, so the acknowledgement of `stop` still leaves after the socket closes: with linger 0 it is
             // dropped whenever libzmq's IO thread has not written it yet, which a loaded machine makes likely.
             let socket = try Socket(context, .router, lingerMs: 500)

@@ -1,7 +1,7 @@
 import CSQLite
 
 /// How hard a commit works to reach the disk (`PRAGMA synchronous`).
-public enum Synchronous: String, Sendable {
+public enum Synchronous: String, Sendable, CaseIterable {
     case off = "OFF", normal = "NORMAL", full = "FULL"
 }
 

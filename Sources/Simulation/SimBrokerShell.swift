@@ -29,7 +29,7 @@ public final class SimBrokerShell: BrokerIO {
 
     func start() {
         driver.started(pid: pid, listen: configuration.listen, notices: configuration.notices,
-                       control: configuration.control)
+                       control: configuration.process.control)
     }
 
     func onNoticeFrames(_ frames: [[UInt8]]) {
@@ -85,7 +85,7 @@ public final class SimBrokerShell: BrokerIO {
     public func sendHint(to peer: [UInt8], body: [UInt8]) -> SendFailure? {
         var frames = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))
         frames[frames.count - 1] = body
-        return world.fromBroker(to: peer, frames: frames, highWaterMark: Int(configuration.hintHWM))
+        return world.fromBroker(to: peer, frames: frames, highWaterMark: Int(configuration.settings.hintHWM))
     }
 
     public func reply(on socket: BrokerSocket, to peer: [UInt8], _ frames: [[UInt8]]) {
@@ -93,7 +93,9 @@ public final class SimBrokerShell: BrokerIO {
         case .devices:
             _ = world.fromBroker(to: peer, frames: Array(frames.dropFirst()), highWaterMark: Int.max)
         case .control:
-            if configuration.control != nil { world.toLauncher(from: name, frames: Array(frames.dropFirst())) }
+            if configuration.process.control != nil {
+                world.toLauncher(from: name, frames: Array(frames.dropFirst()))
+            }
         }
     }
 

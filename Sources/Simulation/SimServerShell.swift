@@ -39,11 +39,11 @@ public final class SimServerShell: ServerIO {
             ("role", "server"), ("pid", .int(pid)), ("listen", .string(configuration.listen)),
             ("db", .string(databaseLabel)),
         ]
-        if let control = configuration.control { started.append(("control", .string(control))) }
-        if configuration.switches != .correct { started += configuration.switches.fields }
+        if let control = configuration.process.control { started.append(("control", .string(control))) }
+        if configuration.settings.switches != .correct { started += configuration.settings.switches.fields }
         if let notify = configuration.notify {
             started.append(("notify", .string(notify)))
-            started.append(("notifyMode", .string(configuration.notifyMode.rawValue)))
+            started.append(("notifyMode", .string(configuration.settings.notifyMode.rawValue)))
         }
         emit("process.started", started)
     }
@@ -93,14 +93,14 @@ public final class SimServerShell: ServerIO {
     }
 
     public func sendControl(_ frames: [[UInt8]]) {
-        guard configuration.control != nil else { return }
+        guard configuration.process.control != nil else { return }
         world.toLauncher(from: name, frames: Array(frames.dropFirst()))
     }
 
     public func sendNotice(_ frames: [[UInt8]]) -> Bool? {
         guard configuration.notify != nil else { return nil }
-        return world.notice(frames, mode: configuration.notifyMode.rawValue,
-                            highWaterMark: configuration.notifyHighWaterMark)
+        return world.notice(frames, mode: configuration.settings.notifyMode.rawValue,
+                            highWaterMark: configuration.settings.notifyHighWaterMark)
     }
 
     public func die(at point: CrashPoint, nth: Int) {

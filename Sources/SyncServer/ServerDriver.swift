@@ -69,7 +69,7 @@ public final class ServerDriver {
         self.configuration = configuration
         self.io = io
         do {
-            store = try ServerStore(path: configuration.databasePath, synchronous: configuration.synchronous)
+            store = try ServerStore(path: configuration.databasePath, synchronous: configuration.settings.synchronous)
         } catch {
             throw .startup("cannot open --db \(configuration.databasePath): \(error)")
         }
@@ -86,10 +86,10 @@ public final class ServerDriver {
                 throw .startup("cannot load --accounts \(path) into --db \(configuration.databasePath): \(error)")
             }
         }
-        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        for item in configuration.process.crashAt { crashPoints.arm(item.point, nth: item.nth) }
         instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
-                                  faults: configuration.faults, seed: configuration.seed,
-                                  switches: configuration.switches)
+                                  faults: configuration.settings.faults, seed: configuration.process.seed,
+                                  switches: configuration.settings.switches)
     }
 
     // MARK: - Messages
@@ -169,7 +169,7 @@ public final class ServerDriver {
             if case .pushResult = message { try reach(.serverAfterReply) }
             try boundary(.reply)
         case .controlReply(let peer, let message):
-            guard configuration.control != nil else { return }
+            guard configuration.process.control != nil else { return }
             io.flushEvents()
             io.sendControl(peer.envelope(Codec.encode(message)))
         case .apply(let request):

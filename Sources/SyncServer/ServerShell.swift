@@ -41,18 +41,18 @@ public final class ServerShell: ServerIO {
         self.configuration = configuration
         // Before anything slow: a SIGTERM during start-up is then a clean stop, not a kill.
         Signals.install()
-        let clock = SimClock(epochMicros: configuration.epochMicros ?? SimClock.wallMicros(),
-                             scale: configuration.timeScale)
+        let clock = SimClock(epochMicros: configuration.process.epochMicros ?? SimClock.wallMicros(),
+                             scale: configuration.process.timeScale)
         do {
-            events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: clock)
+            events = try EventLog(path: configuration.process.events, process: configuration.name, clock: clock)
         } catch {
             throw .startup("cannot open --events: \(error)")
         }
         var keys: (own: CurveKeyPair, launcher: String?, broker: String?)?
-        if let keyFile = configuration.keyFile {
+        if let keyFile = configuration.process.keyFile {
             do {
                 keys = (try CurveKeyPair.read(secretFile: keyFile),
-                        try configuration.launcherKeyFile.map { path throws(CurveKeyError) in
+                        try configuration.process.launcherKeyFile.map { path throws(CurveKeyError) in
                             try CurveKeyPair.read(publicFile: path)
                         },
                         try configuration.brokerKeyFile.map { path throws(CurveKeyError) in
@@ -80,12 +80,12 @@ public final class ServerShell: ServerIO {
             devices = try Self.router(context, bind: configuration.listen, flag: "listen", curve: keys?.own,
                                       domain: "devices", sendHighWaterMark: Self.replyHighWaterMark)
             monitor = keys == nil ? nil : try ConnectionMonitor(context, watching: devices)
-            control = try configuration.control.map {
+            control = try configuration.process.control.map {
                 try Self.router(context, bind: $0, flag: "control", curve: keys?.own, domain: "control")
             }
             notices = try configuration.notify.map {
-                try Self.noticeSocket(context, connect: $0, mode: configuration.notifyMode,
-                                      highWaterMark: configuration.notifyHighWaterMark,
+                try Self.noticeSocket(context, connect: $0, mode: configuration.settings.notifyMode,
+                                      highWaterMark: configuration.settings.notifyHighWaterMark,
                                       curve: keys.map { ($0.own, $0.broker!) })
             }
         } catch let error as ServerError {
@@ -99,7 +99,7 @@ public final class ServerShell: ServerIO {
     var stopping: Bool { driver.stopping }
 
     private static func noticeSocket(_ context: Context, connect endpoint: String,
-                                     mode: ServerConfiguration.NotifyMode, highWaterMark: Int,
+                                     mode: ServerSettings.NotifyMode, highWaterMark: Int,
                                      curve: (CurveKeyPair, String)?) throws -> Socket
     {
         // A short linger lets notices queued at a clean stop reach the broker.
@@ -144,10 +144,10 @@ public final class ServerShell: ServerIO {
             ("db", .string(configuration.databasePath)),
         ]
         if let control { started.append(("control", .string(control.lastEndpoint))) }
-        if configuration.switches != .correct { started += configuration.switches.fields }
+        if configuration.settings.switches != .correct { started += configuration.settings.switches.fields }
         if let notify = configuration.notify {
             started.append(("notify", .string(notify)))
-            started.append(("notifyMode", .string(configuration.notifyMode.rawValue)))
+            started.append(("notifyMode", .string(configuration.settings.notifyMode.rawValue)))
         }
         events.emit("process.started", started)
         defer { close() }

@@ -5,13 +5,13 @@ import SyncProtocol
 public struct ServerSwitches: Sendable, Equatable {
     /// A known idempotency key returns its first result and changes nothing. Off: a resend is applied again ("Idempotency
     /// keys created with the operation, and reused on every replay, make the second send harmless", seed 001).
-    public var idempotency = true
+    public var idempotency: Bool
     /// The head-moved notice leaves only after the push's commit. On: it is sent before, so a broker can hint a change
     /// that a failed (or killed) commit never made (seed 001: "cursor moved after the commit"; DESIGN.md).
-    public var noticeBeforeCommit = false
+    public var noticeBeforeCommit: Bool
     /// The push's reply leaves only after the commit. On: it is sent before, so a commit that fails after it has
     /// acknowledged an op the server does not have: an acknowledged edit lost.
-    public var replyBeforeCommit = false
+    public var replyBeforeCommit: Bool
     /// The accounts the switches apply to; nil: all. So one server can run the broken design for one account and the
     /// lab's for another, side by side in one lesson.
     public var accounts: Set<String>?

@@ -1,6 +1,7 @@
 // synclab-device: one client device, or a pool of them. The logic lives in the SyncDevice module; this file parses
 // and starts it.
 import LabKit
+import LabControl
 import SyncDevice
 
 Lifeline.install()

@@ -1,4 +1,6 @@
 import Foundation
+import PushBroker
+import SyncServer
 import Testing
 @testable import Launcher
 
@@ -15,12 +17,12 @@ import Testing
         #expect(t.seed == 1)
         #expect(t.timeScale == 60)
         #expect(t.duration == 600)
-        #expect(t.transport == "ipc")
-        #expect(t.server.notifyMode == "push")
-        #expect(t.broker.profiles == ["android": "fcm", "ios": "apns", "web": "webpush"])
+        #expect(t.transport == .ipc)
+        #expect(t.server == ServerSettings() && t.server.notifyMode == .push)
+        #expect(t.broker == BrokerSettings() && t.broker.profiles.kind(for: .web) == .webpush)
         #expect(t.device.batch == 50)
         #expect(t.devices.map(\.id) == ["a"])
-        #expect(t.devices[0].start == "background")
+        #expect(t.devices[0].start == .background)
         #expect(t.devices[0].token.hasPrefix("t-"))
         #expect(t.healTimeoutSec == 60)
     }
@@ -61,10 +63,11 @@ import Testing
         #expect(t.name == "full")
         #expect(t.seed == 9)
         #expect(t.duration == 7200)
-        #expect(t.transport == "tcp")
-        #expect(t.server.dropReply == 0.1 && t.server.notifyMode == "pub" && t.server.synchronous == "normal")
-        #expect(t.broker.loss == 0.3 && t.broker.delayKind == "uniform" && t.broker.delaySec == 30)
-        #expect(t.broker.webpushTtlSec == 86400 && t.broker.fcmPriority == "normal" && t.broker.hintHwm == 100)
+        #expect(t.transport == .tcp)
+        #expect(t.server.faults.dropReply == 0.1 && t.server.notifyMode == .pub && t.server.synchronous == .normal)
+        #expect(t.broker.chaos.loss == 0.3 && t.broker.chaos.delayKind == .uniform && t.broker.chaos.delaySec == 30)
+        #expect(t.broker.profiles.webpushTTLSec == 86400 && t.broker.profiles.fcmPriority == .normal)
+        #expect(t.broker.hintHWM == 100 && t.broker.profiles.dozeWindowSec == 30 * 60)
         #expect(t.device.leaseSec == 60 && t.device.maxAttempts == 4)
         #expect(t.devices[0].charging && t.devices[0].engagement == 3)
         #expect(t.healTimeoutSec == 30)
@@ -193,9 +196,9 @@ import Testing
         #expect(t.pools == 3)
         #expect(t.devices.map(\.id) == ["phone", "r1", "r2", "r3", "r4", "blue-1", "blue-2"])
         #expect(t.devices[1...4].map(\.platform.rawValue) == ["web", "android", "web", "android"])
-        #expect(t.devices[1].engagement == 8 && t.devices[1].start == "foreground" && t.devices[1].charging)
+        #expect(t.devices[1].engagement == 8 && t.devices[1].start == .foreground && t.devices[1].charging)
         #expect(t.devices[5].platform == .android && t.devices[6].platform == .ios)
-        #expect(t.devices[5].engagement == 4 && t.devices[5].start == "background" && !t.devices[5].charging)
+        #expect(t.devices[5].engagement == 4 && t.devices[5].start == .background && !t.devices[5].charging)
         #expect(Set(t.devices.map(\.token)).count == 7)
         #expect(t.behaviours[0].devices == ["phone", "blue-1", "blue-2"])
         let pools = t.poolAssignment

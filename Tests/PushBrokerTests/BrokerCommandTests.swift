@@ -13,13 +13,14 @@ import Testing
 
     @Test func defaultsAreTheDocumentedOnes() throws {
         let config = try Self.configuration([])
-        #expect(config.noticesMode == .pull && config.noticesHWM == 1000 && config.hintHWM == 1000)
-        #expect(config.name == "broker" && config.seed == 1 && config.timeScale == 1 && config.control == nil)
-        #expect(config.profiles == ProfileSettings())
-        #expect(config.profiles.apnsThrottlePerHour == 3 && config.profiles.fcmMaxHeld == 100)
-        #expect(config.profiles.fcmPriority == .high && config.profiles.dozeWindowSec == 3600)
-        #expect(config.profiles.webpushTTLSec == 86_400)
-        #expect(config.chaos == .off && config.reorderWindowSec == 60)
+        #expect(config.settings.noticesMode == .pull && config.settings.noticesHWM == 1000 && config.settings.hintHWM == 1000)
+        #expect(config.name == "broker" && config.process.seed == 1 && config.process.timeScale == 1)
+        #expect(config.process.control == nil && config.settings == BrokerSettings())
+        #expect(config.settings.profiles == ProfileSettings())
+        #expect(config.settings.profiles.apnsThrottlePerHour == 3 && config.settings.profiles.fcmMaxHeld == 100)
+        #expect(config.settings.profiles.fcmPriority == .high && config.settings.profiles.dozeWindowSec == 3600)
+        #expect(config.settings.profiles.webpushTTLSec == 86_400)
+        #expect(config.settings.chaos == .off && config.settings.reorderWindowSec == 60)
     }
 
     @Test func everyKnobIsParsed() throws {
@@ -32,17 +33,17 @@ import Testing
             "--loss", "0.3", "--duplicate", "0.2", "--delay-kind", "exponential", "--delay-sec", "1.5",
             "--reorder", "0.1", "--reorder-window-sec", "5",
         ])
-        #expect(config.noticesMode == .sub && config.noticesHWM == 5 && config.hintHWM == 7)
-        #expect(config.control == "ipc://c" && config.events == "e" && config.name == "b2")
-        #expect(config.epochMicros == 1_700_000_000_000_000 && config.timeScale == 3600 && config.seed == 42)
-        #expect(config.profiles.kind(for: .android) == .webpush && config.profiles.kind(for: .ios) == .fcm)
-        #expect(config.profiles.kind(for: .web) == .apns)
-        #expect(config.profiles.apnsThrottlePerHour == 2 && config.profiles.fcmMaxHeld == 10)
-        #expect(config.profiles.fcmPriority == .normal && config.profiles.fcmCollapse == .account)
-        #expect(config.profiles.dozeWindowSec == 900 && config.profiles.webpushTTLSec == 60)
-        #expect(config.chaos == ChaosSettings(loss: 0.3, duplicate: 0.2, delayKind: .exponential, delaySec: 1.5,
+        #expect(config.settings.noticesMode == .sub && config.settings.noticesHWM == 5 && config.settings.hintHWM == 7)
+        #expect(config.process.control == "ipc://c" && config.process.events == "e" && config.name == "b2")
+        #expect(config.process.epochMicros == 1_700_000_000_000_000 && config.process.timeScale == 3600 && config.process.seed == 42)
+        #expect(config.settings.profiles.kind(for: .android) == .webpush && config.settings.profiles.kind(for: .ios) == .fcm)
+        #expect(config.settings.profiles.kind(for: .web) == .apns)
+        #expect(config.settings.profiles.apnsThrottlePerHour == 2 && config.settings.profiles.fcmMaxHeld == 10)
+        #expect(config.settings.profiles.fcmPriority == .normal && config.settings.profiles.fcmCollapse == .account)
+        #expect(config.settings.profiles.dozeWindowSec == 900 && config.settings.profiles.webpushTTLSec == 60)
+        #expect(config.settings.chaos == ChaosSettings(loss: 0.3, duplicate: 0.2, delayKind: .exponential, delaySec: 1.5,
                                               reorder: 0.1))
-        #expect(config.reorderWindowSec == 5)
+        #expect(config.settings.reorderWindowSec == 5)
     }
 
     @Test(arguments: [

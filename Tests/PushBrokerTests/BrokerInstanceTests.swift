@@ -231,8 +231,8 @@ import Testing
 
     @Test func theFlagTurnsItOn() throws {
         let base = ["--listen", "tcp://127.0.0.1:1", "--notices", "tcp://127.0.0.1:2", "--accounts", "a.json"]
-        #expect(try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base)).hintCarriesData == false)
+        #expect(try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base)).settings.hintCarriesData == false)
         let on = try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base + ["--hint-carries-data", "--hint-data-accounts", "x,y"]))
-        #expect(on.hintCarriesData && on.hintDataAccounts == ["x", "y"])
+        #expect(on.settings.hintCarriesData && on.settings.hintDataAccounts == ["x", "y"])
     }
 }

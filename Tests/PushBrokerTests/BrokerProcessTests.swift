@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import LabTestSupport
 import PushBroker
@@ -28,8 +29,8 @@ import ZeroMQ
                         "--apns-throttle-per-hour", "0"])
             defer { broker.stop() }
             let context = try Context()
-            let launcher = try TestPeer(context, connect: broker.control)
-            #expect(try launcher.control("ping").ok)
+            let launcher = try broker.controlClient(context)
+            #expect(try launcher.call("ping", timeoutMs: 10_000).ok)
 
             let registered: [(String, Platform, String)] = [
                 ("pixel", .android, "t-p"), ("iphone", .ios, "t-i"), ("laptop", .web, "t-l"),
@@ -122,7 +123,7 @@ import ZeroMQ
             let broker = try BrokerProcess(devices: [("pixel", .android, "t-p"), ("laptop", .web, "t-l")])
             defer { broker.stop() }
             let context = try Context()
-            let launcher = try TestPeer(context, connect: broker.control)
+            let launcher = try broker.controlClient(context)
             let stranger = try TestPeer(context, connect: broker.listen)
 
             func expectError(_ code: ErrorCode, line: Int = #line, after send: () throws -> Void) throws {
@@ -153,12 +154,13 @@ import ZeroMQ
             #expect(try stranger.receiveFrames(timeout: 0.3) == nil, "a second reply to bad input")
 
             // The control socket answers bad frames with an error too; the notices socket can only log them.
-            try launcher.sendRaw([Array("SL1 control".utf8), Array(#"{"req": "one"}"#.utf8)])
-            guard case .error(let controlError) = try launcher.receive() else {
+            let rawControl = try TestPeer(context, connect: broker.control)
+            try rawControl.sendRaw([Array("SL1 control".utf8), Array(#"{"req": "one"}"#.utf8)])
+            guard case .error(let controlError) = try rawControl.receive() else {
                 throw TestFailure("no error for a malformed control message")
             }
             #expect(controlError.code == .malformed)
-            #expect(try launcher.control("dance").ok == false)
+            #expect(try launcher.call("dance", timeoutMs: 10_000).ok == false)
             let server = try Socket(context, .push)
             try server.connect(broker.notices)
             try server.send([Array("SL1 notice".utf8), Array(#"{"account": "acme"}"#.utf8)])
@@ -175,7 +177,7 @@ import ZeroMQ
             #expect(stats.data["devices"]?.objectValue?.map(\.0) == ["pixel"])
             #expect(broker.eventCounts()["request.refused"] == 9)
 
-            let stop = try launcher.control("stop")
+            let stop = try launcher.call("stop", timeoutMs: 10_000)
             #expect(stop.ok)
             #expect(broker.waitForExit(timeout: 10) == 0)
             #expect(broker.events(of: "process.stopped").count == 1)
@@ -187,7 +189,7 @@ import ZeroMQ
             let broker = try BrokerProcess(devices: [("pixel", .android, "t-p")])
             defer { broker.stop() }
             let context = try Context()
-            let launcher = try TestPeer(context, connect: broker.control)
+            let launcher = try broker.controlClient(context)
             let server = try Socket(context, .push)
             try server.connect(broker.notices)
 
@@ -242,7 +244,7 @@ import ZeroMQ
                                            extra: ["--hint-hwm", "1"])
             defer { broker.stop() }
             let context = try Context()
-            let launcher = try TestPeer(context, connect: broker.control)
+            let launcher = try broker.controlClient(context)
             let pixel = try TestPeer(context, connect: broker.listen, receiveHWM: 1)
             _ = try pixel.register("pixel", platform: .android, token: "t-p")
             let server = try Socket(context, .push)

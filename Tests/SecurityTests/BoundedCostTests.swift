@@ -113,7 +113,7 @@ import ZeroMQ
                 // (and those losses are rate-limited lines too).
                 let control = try lab.launcher(lab.serverControl, serverKey: "server")
                 #expect(lab.eventually(timeout: 60) {
-                    ((try? control.control("stats"))??.data?["refused"]?.intValue ?? 0) >= frames
+                    ((try? control.ack("stats"))??.data?["refused"]?.intValue ?? 0) >= frames
                 }, "the flood was never drained")
             } else {
                 // Frames of one connection are handled in order: once this is answered, the flood has been read.

@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabTestSupport
 import SyncProtocol
 import Testing
@@ -13,7 +14,7 @@ import ZeroMQ
             let lab = try SecureLab()
             let endpoint = target == "server" ? lab.serverControl : lab.brokerControl
             let launcher = try lab.launcher(endpoint, serverKey: target)
-            #expect(try launcher.control("ping")?.ok == true)
+            #expect(try launcher.ack("ping")?.ok == true)
         }
     }
 
@@ -24,7 +25,7 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             let endpoint = target == "server" ? lab.serverControl : lab.brokerControl
-            let attacker: Client
+            let attacker: ControlClient
             switch who {
             case "null": attacker = try lab.launcher(endpoint, serverKey: target, null: true)
             case "unknown": attacker = try lab.launcher(endpoint, serverKey: target, pair: try CurveKeyPair.generate())
@@ -37,13 +38,13 @@ import ZeroMQ
                     ("stop", [:]),
                 ]
                 for (command, args) in commands {
-                    let ack = try attacker.control(command, args, timeoutMs: silenceMs / 2)
+                    let ack = try attacker.ack(command, args, timeoutMs: silenceMs / 2)
                     #expect(ack == nil, "\(command) was answered")
                 }
             }
             // Still serving, with no fault set.
             let launcher = try lab.launcher(endpoint, serverKey: target)
-            #expect(try launcher.control("ping")?.ok == true)
+            #expect(try launcher.ack("ping")?.ok == true)
             if target == "server" {
                 let pixel = try lab.helloed("pixel")
                 guard case .pushResult(let result)? = try pixel.push([SecureLab.op("pixel-1")]) else {

@@ -28,8 +28,8 @@ import ZeroMQ
             // The launcher's key is answered; the device syncs over CURVE with the server and registers with the
             // broker (both check its key against the accounts file).
             let launcher = try lab.launcher(control, serverKey: "pixel")
-            #expect(lab.eventually(timeout: 20) { (try? launcher.control("ping", timeoutMs: 200))??.ok == true })
-            #expect(try launcher.control("edit", ["draft": "d1", "action": "create", "title": "hi"])?.ok == true)
+            #expect(lab.eventually(timeout: 20) { (try? launcher.ack("ping", timeoutMs: 200))??.ok == true })
+            #expect(try launcher.ack("edit", ["draft": "d1", "action": "create", "title": "hi"])?.ok == true)
             #expect(lab.eventually(timeout: 20) {
                 lab.events(lab.serverEvents, type: "op.applied").contains { $0["device"]?.stringValue == "pixel" }
             })
@@ -40,10 +40,10 @@ import ZeroMQ
             // Anyone else, even with a valid key of the lab, gets nothing from its control socket.
             for pair in [lab.keys["laptop"]!, lab.keys["server"]!, try CurveKeyPair.generate()] {
                 let other = try lab.launcher(control, serverKey: "pixel", pair: pair)
-                #expect(try other.control("stop", timeoutMs: silenceMs) == nil)
+                #expect(try other.ack("stop", timeoutMs: silenceMs) == nil)
             }
             let null = try lab.launcher(control, serverKey: "pixel", null: true)
-            #expect(try null.control("stop", timeoutMs: silenceMs) == nil)
+            #expect(try null.ack("stop", timeoutMs: silenceMs) == nil)
             #expect(device.wait(timeout: 0) == nil, "the device stopped")
         }
     }

@@ -361,9 +361,9 @@ import ZeroMQ
             do {
                 var clients: [Client] = []
                 for _ in 0..<10 { clients.append(try lab.helloed("pixel")) }
-                #expect(try control.control("stats")?.data?["sessions"]?.intValue == 10)
+                #expect(try control.ack("stats")?.data?["sessions"]?.intValue == 10)
             }
-            #expect(try lab.eventually { try control.control("stats")?.data?["sessions"]?.intValue == 0 })
+            #expect(try lab.eventually { try control.ack("stats")?.data?["sessions"]?.intValue == 0 })
         }
     }
 }

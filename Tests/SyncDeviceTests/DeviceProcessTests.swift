@@ -43,8 +43,8 @@ import ZeroMQ
                               log: folder.path("solo.log"))
             defer { child.kill9() }
             try child.start()
-            let control = try Controller(context, endpoint: folder.endpoint("control"))
-            #expect(try control.waitReady())
+            let control = try controlClient(context, endpoint: folder.endpoint("control"))
+            #expect(control.isReady())
             let first = try #require(try control.data("edit", ["draft": "d1", "action": "create"])?["key"]?.stringValue)
             let second = try #require(try control.data("edit", ["draft": "d2", "action": "create"])?["key"]?.stringValue)
             let lost = try #require(try control.data("reinstall"))
@@ -76,8 +76,8 @@ import ZeroMQ
                               log: folder.path("solo.log"))
             defer { child.kill9() }
             try child.start()
-            let control = try Controller(context, endpoint: folder.endpoint("control"))
-            #expect(try control.waitReady())
+            let control = try controlClient(context, endpoint: folder.endpoint("control"))
+            #expect(control.isReady())
 
             let saved = try control.data("edit", ["draft": "d1", "action": "create", "title": "Hello", "body": "x"])
             let key = try #require(saved?["key"]?.stringValue)
@@ -85,21 +85,21 @@ import ZeroMQ
 
             // Bad input: each refused (ok: false) with a detail that says why; nothing written; still serving.
             func refusal(_ command: String, _ args: [String: JSONValue] = [:]) throws -> String? {
-                if case .ack(let ack) = try control.call(command, args), !ack.ok { return ack.detail }
+                if let ack = try control.ack(command, args), !ack.ok { return ack.detail }
                 return nil
             }
             #expect(try refusal("edit", ["draft": "d2", "action": "rename"])?.contains("action") == true)
             #expect(try refusal("teleport")?.contains("unknown command") == true)
             #expect(try refusal("engagement", ["opensPerDay": "lots"])?.contains("opensPerDay") == true)
             #expect(try refusal("sync", ["force": "yes"])?.contains("force") == true)
-            let garbage = try control.raw([Array("SL1 control".utf8), Array("{not json".utf8)])
+            let garbage = try rawControl(context, endpoint: folder.endpoint("control"), [Array("SL1 control".utf8), Array("{not json".utf8)])
             if case .error(let error) = garbage { #expect(error.code == .malformed) } else { Issue.record("no error") }
-            let wrongVersion = try control.raw([Array("SL9 control".utf8), Array("{}".utf8)])
+            let wrongVersion = try rawControl(context, endpoint: folder.endpoint("control"), [Array("SL9 control".utf8), Array("{}".utf8)])
             if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
                 Issue.record("no error for a wrong version")
             }
             let huge = [UInt8](repeating: 0x20, count: 2 * Limits.maxBodyBytes)
-            let oversized = try control.raw([Array("SL1 control".utf8), huge])
+            let oversized = try rawControl(context, endpoint: folder.endpoint("control"), [Array("SL1 control".utf8), huge])
             if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
                 Issue.record("no error for an oversized frame")
             }
@@ -133,7 +133,7 @@ import ZeroMQ
                               log: folder.path("solo.log"))
             defer { again.kill9() }
             try again.start()
-            #expect(try control.waitReady())
+            #expect(control.isReady())
             let after = try #require(try control.data("status"))
             #expect(after["pending"] == 2)
             #expect(try control.data("stop") != nil)

@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import SQLite
 import SyncProtocol
@@ -13,7 +14,7 @@ final class LabProcesses {
     let epoch = SimClock.wallMicros()
     let devices: [(id: String, platform: Platform)]
     private(set) var children: [String: Child] = [:]
-    private(set) var controls: [String: Controller] = [:]
+    private(set) var controls: [String: ControlClient] = [:]
 
     init(scale: Double, devices: [(id: String, platform: Platform)]) throws {
         folder = try TempFolder()
@@ -71,9 +72,9 @@ final class LabProcesses {
         children[name] = child
         try child.start()
         if controls[name] == nil {
-            controls[name] = try Controller(context, endpoint: folder.endpoint("\(name).control"))
+            controls[name] = try controlClient(context, endpoint: folder.endpoint("\(name).control"))
         }
-        guard try controls[name]!.waitReady() else {
+        guard controls[name]!.isReady() else {
             throw LabError.io("\(name) did not answer ping: \(child.log.suffix(2_000))")
         }
     }
@@ -81,11 +82,11 @@ final class LabProcesses {
     func restart(_ name: String) throws {
         guard let child = children[name] else { return }
         try child.start()
-        guard try controls[name]!.waitReady() else { throw LabError.io("\(name) did not answer ping after restart") }
+        guard controls[name]!.isReady() else { throw LabError.io("\(name) did not answer ping after restart") }
     }
 
     func kill9(_ name: String) { children[name]?.kill9() }
-    func control(_ name: String) -> Controller { controls[name]! }
+    func control(_ name: String) -> ControlClient { controls[name]! }
 
     /// Polls `condition` every 20 ms until it holds or `limit` seconds pass.
     func wait(limit: Double, _ condition: () throws -> Bool) rethrows -> Bool {

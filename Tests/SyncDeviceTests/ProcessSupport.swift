@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import SyncProtocol
 import ZeroMQ
@@ -112,77 +113,34 @@ final class Child {
     deinit { kill9() }
 }
 
-/// Sends control commands to a process's control ROUTER and waits (bounded) for the matching answer.
-final class Controller {
-    let socket: Socket
-    private var nextReq = 1
+/// The lab's control client on a test's process (it keeps the ack of `stop`: `liveOnly: false`).
+func controlClient(_ context: Context, endpoint: String) throws -> ControlClient {
+    try ControlClient(context: context, endpoint: endpoint, liveOnly: false)
+}
 
-    init(_ context: Context, endpoint: String) throws {
-        socket = try Socket(context, .dealer)
-        try socket.setReconnectInterval(ms: 20)
-        try socket.connect(endpoint)
-    }
-
-    enum Answer {
-        case ack(ControlAck)
-        case error(ErrorReply)
-        case none
-    }
-
-    /// Sends raw frames (for malformed-input tests) and returns the first reply.
-    func raw(_ frames: [[UInt8]], timeoutMs: Int = 3_000) throws -> Message? {
-        let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1_000)
-        while try !socket.send(frames, dontWait: true) {
-            guard Date() < deadline else { return nil }
-            usleep(5_000)
-        }
-        var poller = Poller([socket])
-        while Date() < deadline {
-            guard try !poller.poll(timeoutMs: 50).isEmpty, let reply = try socket.receive(dontWait: true) else {
-                continue
-            }
-            return try? Codec.decode(reply)
-        }
-        return nil
-    }
-
-    func call(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000) throws -> Answer {
-        let req = nextReq
-        nextReq += 1
-        let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1_000)
-        let frames = Codec.encode(.control(Control(req: req, command: command, args: args)))
-        while try !socket.send(frames, dontWait: true) {
-            guard Date() < deadline else { return .none }
-            usleep(5_000)
-        }
-        var poller = Poller([socket])
-        while Date() < deadline {
-            guard try !poller.poll(timeoutMs: 50).isEmpty else { continue }
-            while let reply = try socket.receive(dontWait: true) {
-                switch try? Codec.decode(reply) {
-                case .controlAck(let ack) where ack.req == req: return .ack(ack)
-                case .error(let error) where error.req == req: return .error(error)
-                default: continue
-                }
-            }
-        }
-        return .none
-    }
-
-    /// The ack's data, or nil when the command was refused or not answered.
+extension ControlClient {
+    /// The ack's data (an empty object when it has none), or nil when no ack came.
     func data(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000) throws -> JSONValue? {
-        if case .ack(let ack) = try call(command, args, timeoutMs: timeoutMs) { return ack.data ?? .object([]) }
-        return nil
+        try ack(command, args, timeoutMs: timeoutMs).map { $0.data ?? .object([]) }
     }
+}
 
-    /// Pings until the process answers (it is serving) or the limit passes.
-    func waitReady(limit: Double = 20) throws -> Bool {
-        let deadline = Date().addingTimeInterval(limit)
-        while Date() < deadline {
-            if case .ack = try call("ping", timeoutMs: 250) { return true }
-        }
-        return false
+/// Raw frames to a control socket (malformed-input tests): the first reply, decoded; nil when none came.
+func rawControl(_ context: Context, endpoint: String, _ frames: [[UInt8]], timeoutMs: Int = 3_000) throws -> Message? {
+    let socket = try Socket(context, .dealer)
+    defer { socket.close() }
+    try socket.connect(endpoint)
+    let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1_000)
+    while try !socket.send(frames, dontWait: true) {
+        guard Date() < deadline else { return nil }
+        usleep(5_000)
     }
+    var poller = Poller([socket])
+    while Date() < deadline {
+        guard try !poller.poll(timeoutMs: 50).isEmpty, let reply = try socket.receive(dontWait: true) else { continue }
+        return try? Codec.decode(reply)
+    }
+    return nil
 }
 
 /// Reads an events file.

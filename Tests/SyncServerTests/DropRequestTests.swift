@@ -54,7 +54,7 @@ struct DropRequestTests {
         #expect(ServerFaults(dropRequest: 0.25).fields.contains { $0.0 == "dropRequest" && $0.1 == .double(0.25) })
         let options = try ServerConfiguration.command.parse(["--db", "x.sqlite", "--listen", "tcp://127.0.0.1:1",
                                                              "--drop-request", "0.3"])
-        #expect(try ServerConfiguration(options: options).faults.dropRequest == 0.3)
+        #expect(try ServerConfiguration(options: options).settings.faults.dropRequest == 0.3)
         var generator = SeededGenerator(seed: 3)
         var before = generator
         #expect(!ServerFaults.off.drawDropRequest(using: &generator))

@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabTestSupport
 import SyncProtocol
 import ZeroMQ
@@ -48,10 +49,10 @@ final class ServerProcess {
     }
 
     func waitUntilReady(timeout: Double = 20) throws {
-        let client = try TestClient(context, endpoint: controlEndpoint)
+        let client = try controlClient()
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let ack = try client.control("ping", timeoutMs: 200), ack.ok { return }
+            if let ack = try client.ack("ping", timeoutMs: 200), ack.ok { return }
             if let status = child?.wait(timeout: 0) {
                 throw TestFailure.setup("synclab-server exited \(status): \(serverLog)")
             }
@@ -70,7 +71,9 @@ final class ServerProcess {
     }
 
     func client() throws -> TestClient { try TestClient(context, endpoint: listen) }
-    func controlClient() throws -> TestClient { try TestClient(context, endpoint: controlEndpoint) }
+    func controlClient() throws -> ControlClient {
+        try ControlClient(context: context, name: "synclab-server", endpoint: controlEndpoint, liveOnly: false)
+    }
 
     /// The events written so far, parsed.
     func eventLines() -> [JSONValue] {

@@ -175,22 +175,22 @@ struct ServerProcessTests {
         let control = try server.controlClient()
         let device = try server.client()
         #expect(try device.hello("laptop", "globex", "t-laptop", .web) != nil)
-        #expect(try control.control("faults", ["dropReply": 1])?.ok == true)
+        #expect(try control.ack("faults", ["dropReply": 1])?.ok == true)
         let op = Op(key: "once", draft: "d", action: .create, base: 0, title: "t")
         #expect(try device.push([op], timeoutMs: 500) == nil, "the reply was dropped")
-        #expect(try control.control("faults", ["off": true])?.ok == true)
+        #expect(try control.ack("faults", ["off": true])?.ok == true)
         guard case .pushResult(let result)? = try device.push([op]) else {
             Issue.record("resend failed")
             return
         }
         #expect(result.results == [OpResult(key: "once", outcome: .duplicate, seq: 1, version: 1, conflict: false)])
-        let stats = try #require(try control.control("stats")?.data)
+        let stats = try #require(try control.ack("stats")?.data)
         #expect(stats["applied"] == .int(1) && stats["duplicates"] == .int(1) && stats["heads"]?["globex"] == .int(1))
         #expect(server.events(ofType: "fault.set").count == 2)
         #expect(server.events(ofType: "fault.injected").first?["kind"] == .string("dropReply"))
 
         // `stop` acknowledges, then the process exits 0 having written process.stopped.
-        #expect(try control.control("stop")?.ok == true)
+        #expect(try control.ack("stop")?.ok == true)
         #expect(server.child?.wait(timeout: 10) == 0)
         #expect(server.events(ofType: "process.stopped").count == 1)
     }

@@ -163,14 +163,14 @@ struct ServerSwitchTests {
         let spec = ServerConfiguration.command
         let base = ["--db", "x.sqlite", "--listen", "tcp://127.0.0.1:1"]
         let lab = try ServerConfiguration(options: try spec.parse(base))
-        #expect(lab.switches == .correct && lab.faults.failCommit == 0)
+        #expect(lab.settings.switches == .correct && lab.settings.faults.failCommit == 0)
         let broken = try ServerConfiguration(options: try spec.parse(base + [
             "--idempotency", "off", "--notice-before-commit", "--reply-before-commit", "--switch-accounts", "a,b",
             "--fail-commit", "0.5",
         ]))
-        #expect(broken.switches == ServerSwitches(idempotency: false, noticeBeforeCommit: true,
+        #expect(broken.settings.switches == ServerSwitches(idempotency: false, noticeBeforeCommit: true,
                                                   replyBeforeCommit: true, accounts: ["a", "b"]))
-        #expect(broken.faults.failCommit == 0.5)
+        #expect(broken.settings.faults.failCommit == 0.5)
         #expect(throws: ServerError.self) {
             try ServerConfiguration(options: try spec.parse(base + ["--idempotency", "maybe"]))
         }

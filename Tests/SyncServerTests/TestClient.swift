@@ -93,11 +93,4 @@ final class TestClient {
     func pull(cursor: Int, limit: Int = 100, account: String? = nil, timeoutMs: Int = 5_000) throws -> Message? {
         try request(.pull(Pull(req: req(), cursor: cursor, limit: limit, account: account)), timeoutMs: timeoutMs)
     }
-
-    func control(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000) throws -> ControlAck? {
-        guard case .controlAck(let ack)? = try request(.control(Control(req: req(), command: command, args: args)),
-                                                       timeoutMs: timeoutMs)
-        else { return nil }
-        return ack
-    }
 }

@@ -9,7 +9,7 @@ extension Report {
         return data.topology.accounts.flatMap { account in
             account.devices.map {
                 TimelineModel.DeviceInfo(
-                    id: $0.id, account: account.id, platform: $0.platform.rawValue, start: $0.start,
+                    id: $0.id, account: account.id, platform: $0.platform.rawValue, start: $0.start.rawValue,
                     host: pools[$0.id] ?? $0.id, charging: $0.charging)
             }
         }
@@ -17,7 +17,7 @@ extension Report {
 
     /// The server's faults from its flags (the topology's `server` block), as a band label, or nil when none.
     var serverFlagFaults: String? {
-        let s = data.topology.server
+        let s = data.topology.server.faults
         var parts: [String] = []
         if s.dropReply > 0 { parts.append("dropReply \(format(s.dropReply))") }
         if s.transient > 0 { parts.append("transient \(format(s.transient))") }

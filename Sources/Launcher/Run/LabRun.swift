@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import SyncDevice
 import SyncProtocol
@@ -84,25 +85,20 @@ public final class LabRun {
 
     private func endpoint(_ name: String) -> String {
         switch topology.transport {
-        case "tcp": return "tcp://127.0.0.1:\(freePort())"
-        default: return "ipc://\(folder.socketDirectory)/\(name).sock"
+        case .tcp: return "tcp://127.0.0.1:\(freePort())"
+        case .ipc: return "ipc://\(folder.socketDirectory)/\(name).sock"
         }
-    }
-
-    private func common(_ name: String, control: String) -> [String] {
-        ["--control", control, "--events", folder.eventsPath(for: name), "--name", name,
-         "--epoch", String(clock.epochMicros), "--time-scale", format(topology.timeScale), "--seed", String(topology.seed)]
     }
 
     /// CURVE keys of the run (nil with `security: "none"`): made in `startAll`, in `keys/` of the run folder.
     private var keys: RunKeys?
 
     /// With CURVE: a key pair for the launcher, server, broker, every device and pool; accounts.json rewritten with
-    /// each device's public key. Returns the extra flags of a process (key FILE paths only, docs/SECURITY.md).
+    /// each device's public key (the processes get the key FILE paths only, docs/SECURITY.md).
     private func makeKeys() throws {
         // It holds every device's token: owner-only whatever the security.
         chmod(folder.accountsPath, 0o600)
-        guard topology.security == "curve" else { return }
+        guard topology.security == .curve else { return }
         var keys = RunKeys(directory: folder.path("keys"))
         for name in ["launcher", "server", "broker"] { try keys.make(name) }
         for device in topology.devices { try keys.make(device.id) }
@@ -111,58 +107,13 @@ public final class LabRun {
         try RunKeys.writeAccounts(topology, keys: keys, to: folder.accountsPath)
     }
 
-    private func keyArgs(_ name: String, peers: [(flag: String, name: String)]) -> [String] {
-        guard let keys else { return [] }
-        var args = ["--key-file", keys.secretFile(name), "--launcher-key-file", keys.publicFile("launcher")]
-        for peer in peers { args += ["--\(peer.flag)-key-file", keys.publicFile(peer.name)] }
-        return args
-    }
-
     private func startAll() throws {
         try makeKeys()
-        let serverEndpoint = endpoint("server")
-        let noticesEndpoint = endpoint("notices")
-        let brokerEndpoint = endpoint("broker")
-        let s = topology.server
-        var serverArgs = ["--db", folder.path("server.sqlite"), "--listen", serverEndpoint, "--notify", noticesEndpoint,
-                          "--notify-mode", s.notifyMode, "--notify-hwm", String(s.notifyHwm),
-                          "--accounts", folder.accountsPath, "--synchronous", s.synchronous]
-        if s.dropRequest > 0 { serverArgs += ["--drop-request", format(s.dropRequest)] }
-        serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient), "--reject", format(s.reject),
-                       "--reply-delay-ms", String(s.replyDelayMs)]
-        if !s.idempotency { serverArgs += ["--idempotency", "off"] }
-        if s.noticeBeforeCommit { serverArgs.append("--notice-before-commit") }
-        if s.replyBeforeCommit { serverArgs.append("--reply-before-commit") }
-        if s.failCommit > 0 { serverArgs += ["--fail-commit", format(s.failCommit)] }
-        if let accounts = s.switchAccounts { serverArgs += ["--switch-accounts", accounts.joined(separator: ",")] }
-        serverArgs += keyArgs("server", peers: [("broker", "broker")])
-        try add("server", executable: "synclab-server", arguments: serverArgs)
-
-        let b = topology.broker
-        var brokerArgs = ["--listen", brokerEndpoint, "--notices", noticesEndpoint,
-                          "--notices-mode", s.notifyMode == "pub" ? "sub" : "pull", "--notices-hwm", String(s.notifyHwm),
-                          "--accounts", folder.accountsPath,
-                          "--loss", format(b.loss), "--duplicate", format(b.duplicate), "--delay-kind", b.delayKind,
-                          "--delay-sec", format(b.delaySec), "--reorder", format(b.reorder)]
-        for platform in ["android", "ios", "web"] {
-            if let profile = b.profiles[platform] { brokerArgs += ["--profile-\(platform)", profile] }
-        }
-        if let v = b.apnsThrottlePerHour { brokerArgs += ["--apns-throttle-per-hour", String(v)] }
-        if let v = b.fcmMaxHeld { brokerArgs += ["--fcm-max-held", String(v)] }
-        if let v = b.fcmPriority { brokerArgs += ["--fcm-priority", v] }
-        if let v = b.dozeWindowMin { brokerArgs += ["--doze-window-min", format(v)] }
-        if let v = b.webpushTtlSec { brokerArgs += ["--webpush-ttl-sec", format(v)] }
-        if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
-        if b.hintCarriesData { brokerArgs.append("--hint-carries-data") }
-        if let accounts = b.hintDataAccounts { brokerArgs += ["--hint-data-accounts", accounts.joined(separator: ",")] }
-        brokerArgs += keyArgs("broker", peers: [("server", "server")])
-        try add("broker", executable: "synclab-broker", arguments: brokerArgs)
-
-        // Every device setting the topology gives topology-wide; a device's own values follow in its argv or its pool
-        // spec entry.
-        let shared = ["--server", serverEndpoint, "--broker", brokerEndpoint] + topology.device.flags()
-            + (keys.map { ["--server-key-file", $0.publicFile("server"), "--broker-key-file", $0.publicFile("broker"),
-                           "--launcher-key-file", $0.publicFile("launcher")] } ?? [])
+        let arguments = RunArguments(topology: topology, folder: folder, server: endpoint("server"),
+                                     notices: endpoint("notices"), broker: endpoint("broker"),
+                                     epochMicros: clock.epochMicros, keys: keys)
+        try add("server", executable: "synclab-server", arguments: arguments.serverArguments, with: arguments)
+        try add("broker", executable: "synclab-broker", arguments: arguments.brokerArguments, with: arguments)
         // Each pool's spec, in the shape `synclab-device pool --spec` reads (docs/DEVICE.md, "Device pool").
         var pooled: [String: [JSONValue]] = [:]
         for account in topology.accounts {
@@ -173,21 +124,17 @@ public final class LabRun {
                     var entry: [(String, JSONValue)] = [
                         ("id", .string(device.id)), ("account", .string(account.id)), ("tokenFile", .string(tokenFile)),
                         ("platform", .string(device.platform.rawValue)), ("db", .string(folder.devicePath(device.id))),
-                        ("engagement", .double(device.engagement)), ("startState", .string(device.start)),
+                        ("engagement", .double(device.engagement)), ("startState", .string(device.start.rawValue)),
                         ("charging", .bool(device.charging)),
-                        ("flags", .object(ownFlags(device).map { ($0.flag, .string($0.value)) })),
+                        ("flags", .object(arguments.ownFlags(device).map { ($0.flag, .string($0.value)) })),
                     ]
                     if let keys { entry.append(("keyFile", .string(keys.secretFile(device.id)))) }
                     pooled[pool, default: []].append(.object(entry))
                     continue
                 }
-                var args = ["--id", device.id, "--account", account.id, "--token-file", tokenFile,
-                            "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
-                            "--engagement", format(device.engagement), "--start-state", device.start] + shared
-                    + ownFlags(device).flatMap { ["--\($0.flag)", $0.value] }
-                if device.charging { args.append("--charging") }
-                if let keys { args += ["--key-file", keys.secretFile(device.id)] }
-                try add(device.id, executable: "synclab-device", arguments: args)
+                try add(device.id, executable: "synclab-device",
+                        arguments: arguments.deviceArguments(device, account: account.id, token: ["--token-file", tokenFile]),
+                        with: arguments)
             }
         }
         for pool in pooled.keys.sorted(by: { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }) {
@@ -196,8 +143,7 @@ public final class LabRun {
             folder.write("\(pool).json", JSONValue.object([("devices", .array(devices))]).description + "\n")
             poolDevices[pool] = devices.compactMap { $0["id"]?.stringValue }
             try add(pool, executable: "synclab-device",
-                    arguments: ["pool", "--spec", specPath] + shared
-                        + (keys.map { ["--key-file", $0.secretFile(pool)] } ?? []))
+                    arguments: ["pool", "--spec", specPath] + arguments.sharedDeviceArguments, with: arguments)
         }
         say("starting \(order.count) processes…")
         for name in order {
@@ -208,18 +154,12 @@ public final class LabRun {
         }
     }
 
-    /// The device settings in which `device` differs from the topology-wide ones, as flag and text.
-    private func ownFlags(_ device: DeviceSpec) -> [(flag: String, value: String)] {
-        DeviceSettings.knobs.compactMap { knob in
-            let mine = knob.text(in: device.settings)
-            return mine == knob.text(in: topology.device) ? nil : (knob.flag, mine)
-        }
-    }
-
-    private func add(_ name: String, executable: String, arguments: [String]) throws {
+    /// Registers a process: its argv (with the flags every process takes) and a control client for it.
+    private func add(_ name: String, executable: String, arguments: [String], with run: RunArguments) throws {
         let control = endpoint("\(name).control")
         let process = ChildProcess(name: name, executable: "\(binDirectory)/\(executable)",
-                                   arguments: arguments + common(name, control: control),
+                                   arguments: arguments + run.common(name, control: control,
+                                                                     events: folder.eventsPath(for: name)),
                                    logPath: folder.logPath(for: name))
         processes[name] = process
         controls[name] = try ControlClient(context: context, name: name, endpoint: control,

@@ -102,52 +102,23 @@ public final class SimRun {
 
     // MARK: - Configurations: the argv `LabRun` passes, read by each role's own command line
 
-    private func common(_ name: String) -> [String] {
-        ["--control", "sim://\(name).control", "--name", name, "--epoch", String(clock.epochMicros),
-         "--time-scale", format(topology.timeScale), "--seed", String(topology.seed)]
-    }
-
     private func configure() throws {
-        let s = topology.server
-        var serverArgs = ["--db", folder.path("server.sqlite"), "--listen", "sim://server", "--notify", "sim://notices",
-                          "--notify-mode", s.notifyMode, "--notify-hwm", String(s.notifyHwm),
-                          "--accounts", folder.accountsPath, "--synchronous", s.synchronous]
-        serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient),
-                       "--reject", format(s.reject), "--reply-delay-ms", String(s.replyDelayMs)]
+        let arguments = RunArguments(topology: topology, folder: folder, server: "sim://server",
+                                     notices: "sim://notices", broker: "sim://broker",
+                                     epochMicros: clock.epochMicros, keys: nil)
+        func common(_ name: String) -> [String] { arguments.common(name, control: "sim://\(name).control", events: nil) }
         serverConfiguration = try ServerConfiguration(
-            options: ServerConfiguration.command.parse(serverArgs + common("server")))
+            options: ServerConfiguration.command.parse(arguments.serverArguments + common("server")))
         order.append("server")
-
-        let b = topology.broker
-        var brokerArgs = ["--listen", "sim://broker", "--notices", "sim://notices",
-                          "--notices-mode", s.notifyMode == "pub" ? "sub" : "pull",
-                          "--notices-hwm", String(s.notifyHwm),
-                          "--accounts", folder.accountsPath,
-                          "--loss", format(b.loss), "--duplicate", format(b.duplicate), "--delay-kind", b.delayKind,
-                          "--delay-sec", format(b.delaySec), "--reorder", format(b.reorder)]
-        for platform in ["android", "ios", "web"] {
-            if let profile = b.profiles[platform] { brokerArgs += ["--profile-\(platform)", profile] }
-        }
-        if let v = b.apnsThrottlePerHour { brokerArgs += ["--apns-throttle-per-hour", String(v)] }
-        if let v = b.fcmMaxHeld { brokerArgs += ["--fcm-max-held", String(v)] }
-        if let v = b.fcmPriority { brokerArgs += ["--fcm-priority", v] }
-        if let v = b.dozeWindowMin { brokerArgs += ["--doze-window-min", format(v)] }
-        if let v = b.webpushTtlSec { brokerArgs += ["--webpush-ttl-sec", format(v)] }
-        if let v = b.hintHwm { brokerArgs += ["--hint-hwm", String(v)] }
         brokerConfiguration = try BrokerCommand.configuration(
-            from: BrokerCommand.spec.parse(brokerArgs + common("broker")))
+            from: BrokerCommand.spec.parse(arguments.brokerArguments + common("broker")))
         brokerDirectory = try AccountDirectory.load(path: folder.accountsPath)
         order.append("broker")
 
-        let shared = ["--server", "sim://server", "--broker", "sim://broker"] + topology.device.flags()
         var pooled: [String] = []
         for account in topology.accounts {
             for device in account.devices {
-                var args = ["--id", device.id, "--account", account.id, "--token", device.token,
-                            "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
-                            "--engagement", format(device.engagement), "--start-state", device.start] + shared
-                    + ownFlags(device).flatMap { ["--\($0.flag)", $0.value] }
-                if device.charging { args.append("--charging") }
+                let args = arguments.deviceArguments(device, account: account.id, token: ["--token", device.token])
                 deviceConfigurations[device.id] = try DeviceCommandLine.configuration(
                     DeviceCommandLine.spec.parse(args + common(device.id)))
                 if let pool = poolOf[device.id] {
@@ -159,13 +130,6 @@ public final class SimRun {
             }
         }
         order += pooled.sorted(by: { $0.count != $1.count ? $0.count < $1.count : $0 < $1 })
-    }
-
-    private func ownFlags(_ device: DeviceSpec) -> [(flag: String, value: String)] {
-        DeviceSettings.knobs.compactMap { knob in
-            let mine = knob.text(in: device.settings)
-            return mine == knob.text(in: topology.device) ? nil : (knob.flag, mine)
-        }
     }
 
     // MARK: - Processes

@@ -114,21 +114,19 @@ extension Topology {
         case .chaos:
             let settings = nemesis?.generators[fault.generator].settings ?? [:]
             if target == "broker" {
-                return (.chaos(args: settings), .chaos(args: [
-                    "loss": .double(broker.loss), "duplicate": .double(broker.duplicate),
-                    "delayKind": .string(broker.delayKind), "delaySec": .double(broker.delaySec),
-                    "reorder": .double(broker.reorder),
-                ]))
+                // Back to the topology's chaos: every field of it, as the control command `chaos` takes them.
+                return (.chaos(args: settings), .chaos(args: Dictionary(uniqueKeysWithValues: broker.chaos.fields)))
             }
             var own = settings
             own["device"] = .string(target)
             return (.chaos(args: own), .chaos(args: ["off": true, "device": .string(target)]))
         case .faults:
             let settings = nemesis?.generators[fault.generator].settings ?? [:]
+            let faults = server.faults
             return (.faults(args: settings), .faults(args: [
-                "dropReply": .double(server.dropReply), "dropRequest": .double(server.dropRequest),
-                "transient": .double(server.transient), "reject": .double(server.reject),
-                "replyDelayMs": .int(server.replyDelayMs),
+                "dropReply": .double(faults.dropReply), "dropRequest": .double(faults.dropRequest),
+                "transient": .double(faults.transient), "reject": .double(faults.reject),
+                "replyDelayMs": .int(faults.replyDelayMs),
             ]))
         }
     }

@@ -1,7 +1,9 @@
 import Foundation
 import LabKit
+import PushBroker
 import SyncDevice
 import SyncProtocol
+import SyncServer
 
 extension Topology {
     static let deviceCommands = ["open", "background", "forceQuit", "close", "offline", "online", "plug", "unplug", "sync",
@@ -39,56 +41,17 @@ extension Topology {
             seed: UInt64(try r.int("seed", in: 0...Int(Int32.max)) ?? 1),
             timeScale: try r.number("timeScale", in: 0.001...1_000_000) ?? 60,
             duration: try r.duration("duration") ?? 600,
-            transport: try r.oneOf("transport", ["ipc", "tcp"], default: "ipc")!,
+            transport: Transport(rawValue: try r.oneOf("transport", Transport.allCases.map(\.rawValue)) ?? "ipc")!,
             server: ServerSettings(), broker: BrokerSettings(), device: DeviceSettings(),
             accounts: [], scenario: [], behaviours: [], healTimeoutSec: 60)
         guard t.duration > 0 else { throw r.fail("must be more than 0", at: root["duration"], key: "duration") }
         t.pools = try r.int("pools", in: 0...64) ?? 0
-        t.security = try r.oneOf("security", ["curve", "none"], default: "curve")!
+        if let security = try r.oneOf("security", Security.allCases.map(\.rawValue)) {
+            t.security = Security(rawValue: security)!
+        }
 
-        if let s = try r.object("server") {
-            try s.onlyKeys(["dropReply", "transient", "reject", "replyDelayMs", "notifyMode", "notifyHwm",
-                            "synchronous", "dropRequest", "idempotency", "noticeBeforeCommit", "replyBeforeCommit",
-                            "failCommit", "switchAccounts"])
-            t.server.dropReply = try s.number("dropReply", in: 0...1) ?? 0
-            t.server.transient = try s.number("transient", in: 0...1) ?? 0
-            t.server.reject = try s.number("reject", in: 0...1) ?? 0
-            t.server.replyDelayMs = try s.int("replyDelayMs", in: 0...60_000) ?? 0
-            t.server.dropRequest = try s.number("dropRequest", in: 0...1) ?? 0
-            t.server.notifyMode = try s.oneOf("notifyMode", ["push", "pub"], default: "push")!
-            t.server.notifyHwm = try s.int("notifyHwm", in: 1...1_000_000) ?? 1000
-            t.server.synchronous = try s.oneOf("synchronous", ["normal", "full"], default: "normal")!
-            t.server.idempotency = try s.bool("idempotency") ?? true
-            t.server.noticeBeforeCommit = try s.bool("noticeBeforeCommit") ?? false
-            t.server.replyBeforeCommit = try s.bool("replyBeforeCommit") ?? false
-            t.server.failCommit = try s.number("failCommit", in: 0...1) ?? 0
-            t.server.switchAccounts = try s.stringList("switchAccounts")
-        }
-        if let b = try r.object("broker") {
-            try b.onlyKeys([
-                "profiles", "loss", "duplicate", "delayKind", "delaySec", "reorder", "apnsThrottlePerHour", "fcmMaxHeld",
-                "fcmPriority", "dozeWindowMin", "webpushTtlSec", "hintHwm", "hintCarriesData", "hintDataAccounts",
-            ])
-            if let p = try b.object("profiles") {
-                try p.onlyKeys(["android", "ios", "web"])
-                for platform in ["android", "ios", "web"] {
-                    if let profile = try p.oneOf(platform, ["apns", "fcm", "webpush"]) { t.broker.profiles[platform] = profile }
-                }
-            }
-            t.broker.loss = try b.number("loss", in: 0...1) ?? 0
-            t.broker.duplicate = try b.number("duplicate", in: 0...1) ?? 0
-            t.broker.delayKind = try b.oneOf("delayKind", ["none", "constant", "uniform", "exponential"], default: "none")!
-            t.broker.delaySec = try b.duration("delaySec") ?? 0
-            t.broker.reorder = try b.number("reorder", in: 0...1) ?? 0
-            t.broker.apnsThrottlePerHour = try b.int("apnsThrottlePerHour", in: 0...10_000)
-            t.broker.fcmMaxHeld = try b.int("fcmMaxHeld", in: 1...100_000)
-            t.broker.fcmPriority = try b.oneOf("fcmPriority", ["high", "normal"])
-            t.broker.dozeWindowMin = try b.number("dozeWindowMin", in: 1...10_000)
-            t.broker.webpushTtlSec = try b.duration("webpushTtlSec")
-            t.broker.hintHwm = try b.int("hintHwm", in: 1...1_000_000)
-            t.broker.hintCarriesData = try b.bool("hintCarriesData") ?? false
-            t.broker.hintDataAccounts = try b.stringList("hintDataAccounts")
-        }
+        if let s = try r.object("server") { t.server = try readSettings(s, over: t.server) }
+        if let b = try r.object("broker") { t.broker = try readSettings(b, over: t.broker) }
         if let d = try r.object("device") { t.device = try readDeviceSettings(d, over: t.device) }
         if let h = try r.object("heal") {
             try h.onlyKeys(["timeoutSec"])
@@ -127,8 +90,8 @@ extension Topology {
                 let token = String(format: "t-%016llx", generator.next())
                 specs.append(DeviceSpec(
                     id: deviceID, platform: platform,
-                    engagement: try d.number("engagement", in: 0...1000) ?? 4,
-                    start: try d.oneOf("start", ["foreground", "background", "closed"], default: "background")!,
+                    engagement: try d.number("engagement", in: 0...1000) ?? DeviceSettings().opensPerDay,
+                    start: try readStart(d),
                     charging: try d.bool("charging") ?? false, token: token,
                     settings: try d.object("device").map { o throws(TopologyError) in
                         try readDeviceSettings(o, over: accountSettings)
@@ -181,38 +144,74 @@ extension Topology {
     /// A `device: {…}` block (topology-wide, an account's or a device's): each key a knob of `DeviceSettings.knobs`,
     /// over the settings it refines.
     static func readDeviceSettings(_ d: NodeReader, over base: DeviceSettings) throws(TopologyError) -> DeviceSettings {
-        try d.onlyKeys(DeviceSettings.knobs.map(\.key))
-        var settings = base
-        for knob in DeviceSettings.knobs {
-            guard let node = d.node[knob.key] else { continue }
-            let text: String
-            switch knob.values {
-            case .integer(let range):
-                text = String(try d.int(knob.key, in: range)!)
-            case .number(let range):
-                text = DeviceKnob.format(try d.number(knob.key, in: range)!)
-            case .duration(let range):
-                let seconds = try d.duration(knob.key)!
-                guard range.contains(seconds) else {
-                    throw d.fail("must be from \(format(range.lowerBound))s to \(format(range.upperBound))s",
-                                 at: node, key: d.child(knob.key))
-                }
-                text = DeviceKnob.format(seconds)
-            case .bool:
-                text = try d.bool(knob.key)! ? "true" : "false"
-            case .choice(let allowed):
-                text = try d.oneOf(knob.key, allowed)!
-            }
-            do {
-                try knob.apply(text, to: &settings)
-            } catch {
-                throw d.fail(error.problem, at: node, key: d.child(knob.key))
-            }
-        }
+        let settings = try readSettings(d, over: base)
         guard settings.backoffCapSec >= settings.backoffBaseSec else {
             throw d.fail("backoffCapSec must be at least backoffBaseSec", key: d.child("backoffCapSec"))
         }
         return settings
+    }
+
+    /// A role's block (`device`, `server`, `broker`): each key a knob of the role's table (a dotted key such as
+    /// `profiles.ios` is a key of a nested object), over the settings it refines. Unknown keys and bad values name
+    /// the file, the line and the key.
+    static func readSettings<S: KnobSettings>(_ block: NodeReader, over base: S) throws(TopologyError) -> S {
+        let keys = S.knobs.compactMap(\.key)
+        var top: [String] = []
+        for key in keys {
+            let first = String(key.prefix { $0 != "." })
+            if !top.contains(first) { top.append(first) }
+        }
+        try block.onlyKeys(top)
+        var settings = base
+        for knob in S.knobs {
+            guard let key = knob.key else { continue }
+            var reader = block
+            var name = key
+            if let dot = key.firstIndex(of: ".") {
+                let parent = String(key[..<dot])
+                guard let nested = try block.object(parent) else { continue }
+                try nested.onlyKeys(keys.filter { $0.hasPrefix(parent + ".") }.map {
+                    String($0.dropFirst(parent.count + 1))
+                })
+                reader = nested
+                name = String(key[key.index(after: dot)...])
+            }
+            guard let node = reader.node[name] else { continue }
+            let text: String
+            switch knob.values {
+            case .integer(let range):
+                text = String(try reader.int(name, in: range)!)
+            case .number(let range):
+                text = try reader.number(name, in: range)!.flagText
+            case .duration(let range):
+                let seconds = try reader.duration(name)!
+                guard range.contains(seconds) else {
+                    throw reader.fail("must be from \(format(range.lowerBound))s to \(format(range.upperBound))s",
+                                      at: node, key: reader.child(name))
+                }
+                text = seconds.flagText
+            case .bool:
+                text = try reader.bool(name)! ? "true" : "false"
+            case .choice(let allowed):
+                text = try reader.oneOf(name, allowed)!
+            case .accounts:
+                text = try reader.stringList(name)!.joined(separator: ",")
+            }
+            do {
+                try knob.apply(text, to: &settings)
+            } catch {
+                throw reader.fail(error.problem, at: node, key: reader.child(name))
+            }
+        }
+        return settings
+    }
+
+    /// A device's `start`: foreground, background or closed.
+    private static func readStart(_ d: NodeReader) throws(TopologyError) -> StartState {
+        guard let start = try d.oneOf("start", StartState.allCases.map(\.rawValue)) else {
+            return DeviceSettings().startState
+        }
+        return StartState(rawValue: start)!
     }
 
     /// `checks: { dataAgeAtOpen: {percent, budgetMin?, per?}, unsyncedAt24h: {maxPercent, per?}, settledAfterHealMin }`.
@@ -312,8 +311,8 @@ extension Topology {
             throw d.fail("needs at least one platform", at: d.node["platforms"], key: d.child("platforms"))
         }
         if platforms.isEmpty { platforms = [.android, .ios, .web] }
-        let engagement = try d.number("engagement", in: 0...1000) ?? 4
-        let start = try d.oneOf("start", ["foreground", "background", "closed"], default: "background")!
+        let engagement = try d.number("engagement", in: 0...1000) ?? DeviceSettings().opensPerDay
+        let start = try readStart(d)
         let charging = try d.bool("charging") ?? false
         var specs: [DeviceSpec] = []
         for n in 1...count {
@@ -379,7 +378,7 @@ extension Topology {
             for key in ["loss", "duplicate", "reorder"] {
                 if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
             }
-            if let v = try s.oneOf("delayKind", ["none", "constant", "uniform", "exponential"]) { args["delayKind"] = .string(v) }
+            if let v = try s.oneOf("delayKind", DelayKind.allCases.map(\.rawValue)) { args["delayKind"] = .string(v) }
             if let v = try s.duration("delaySec") { args["delaySec"] = .double(v) }
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             if s.node["device"] != nil { args["device"] = .string(try device()) }

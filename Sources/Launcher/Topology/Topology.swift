@@ -1,6 +1,8 @@
 import Foundation
+import PushBroker
 import SyncDevice
 import SyncProtocol
+import SyncServer
 
 /// A run's description: the processes, the accounts and devices, the timeline of user actions and faults.
 /// Every key and its default is in docs/TOPOLOGY.md.
@@ -12,10 +14,12 @@ public struct Topology: Sendable {
     public var timeScale: Double
     /// Simulated seconds the scenario lasts (heal and quiesce come after).
     public var duration: Double
-    public var transport: String
-    /// `curve` (default): every socket CURVE-encrypted and authenticated with keys made for the run; `none`: NULL.
-    public var security = "curve"
+    public var transport: Transport
+    public var security = Security.curve
+    /// The server's settings (`server: {…}`, `ServerSettings.knobs`).
     public var server: ServerSettings
+    /// The broker's settings (`broker: {…}`, `BrokerSettings.knobs`); how it takes notices follows the server's
+    /// (`brokerSettings`).
     public var broker: BrokerSettings
     /// The topology-wide device settings (`device: {…}`); an account's or a device's own `device: {…}` overrides
     /// them in `DeviceSpec.settings`.
@@ -40,6 +44,15 @@ public struct Topology: Sendable {
 
     public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
 
+    /// The broker's settings as the run starts it: notices arrive the way the server sends them (PUB → SUB or
+    /// PUSH → PULL) with the server's high-water mark.
+    public var brokerSettings: BrokerSettings {
+        var settings = broker
+        settings.noticesMode = server.notifyMode == .pub ? .sub : .pull
+        settings.noticesHWM = Int32(server.notifyHighWaterMark)
+        return settings
+    }
+
     public func account(of device: String) -> String? {
         accounts.first(where: { $0.devices.contains(where: { $0.id == device }) })?.id
     }
@@ -54,41 +67,20 @@ public struct Topology: Sendable {
     }
 }
 
-public struct ServerSettings: Sendable {
-    public var dropReply = 0.0
-    public var transient = 0.0
-    public var reject = 0.0
-    public var replyDelayMs = 0
-    /// Probability a push is dropped before its commit (nothing applied, no reply).
-    public var dropRequest = 0.0
-    /// "push" (PUSH → PULL, nothing lost) or "pub" (PUB → SUB with a small high-water mark: natural loss).
-    public var notifyMode = "push"
-    public var notifyHwm = 1000
-    public var synchronous = "normal"
-    /// Design switches (issue 13) and the commit fault they need; `switchAccounts` nil: all accounts.
-    public var idempotency = true
-    public var noticeBeforeCommit = false
-    public var replyBeforeCommit = false
-    public var failCommit = 0.0
-    public var switchAccounts: [String]?
+/// How the run's processes reach each other.
+public enum Transport: String, Sendable, CaseIterable {
+    /// Unix sockets in a temporary folder.
+    case ipc
+    /// Free ports on 127.0.0.1.
+    case tcp
 }
 
-public struct BrokerSettings: Sendable {
-    public var profiles: [String: String] = ["android": "fcm", "ios": "apns", "web": "webpush"]
-    public var loss = 0.0
-    public var duplicate = 0.0
-    public var delayKind = "none"
-    public var delaySec = 0.0
-    public var reorder = 0.0
-    public var apnsThrottlePerHour: Int?
-    public var fcmMaxHeld: Int?
-    public var fcmPriority: String?
-    public var dozeWindowMin: Double?
-    public var webpushTtlSec: Double?
-    public var hintHwm: Int?
-    /// Design switch (issue 13): hints carry the change data; `hintDataAccounts` nil: all accounts.
-    public var hintCarriesData = false
-    public var hintDataAccounts: [String]?
+/// Whether the run's sockets are encrypted and authenticated.
+public enum Security: String, Sendable, CaseIterable {
+    /// Every socket CURVE-encrypted and authenticated with keys made for the run (the default).
+    case curve
+    /// NULL: plaintext, e.g. to measure what CURVE costs.
+    case plaintext = "none"
 }
 
 public struct AccountSpec: Sendable {
@@ -101,8 +93,8 @@ public struct DeviceSpec: Sendable {
     public var platform: Platform
     /// App opens per simulated day.
     public var engagement: Double
-    /// "foreground", "background" or "closed" at start.
-    public var start: String
+    /// The app's state at start.
+    public var start: StartState
     public var charging: Bool
     public var token: String
     /// This device's settings: the topology's `device`, then its account's, then its own (each key overrides).

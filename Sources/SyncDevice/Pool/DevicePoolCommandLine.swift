@@ -76,8 +76,8 @@ public enum DevicePoolCommandLine {
             // Set explicitly: the pool's own `--name` default would otherwise become every device's `proc`.
             own.values["name"] = device.id
             own.values.removeValue(forKey: "control")
-            own.values["engagement"] = format(device.engagement ?? 4)
-            own.values["start-state"] = device.startState ?? "background"
+            own.values["engagement"] = (device.engagement ?? DeviceSettings().opensPerDay).flagText
+            own.values["start-state"] = device.startState ?? DeviceSettings().startState.rawValue
             if device.charging == true { own.switches.insert("charging") }
             for (flag, value) in device.flags ?? [:] { own.values[flag] = value }
             if let events = options.values["events"] { own.values["events"] = events }
@@ -88,20 +88,15 @@ public enum DevicePoolCommandLine {
             }
         }
         let clock = devices[0].clock
-        var configuration = DevicePoolConfiguration(devices: devices, controlEndpoint: options.string("control"),
-                                                    eventsPath: options.string("events"),
-                                                    name: options.string("name") ?? "pool", clock: clock)
-        if let keyFile = options.string("key-file") {
-            guard options.string("control") == nil || options.string("launcher-key-file") != nil else {
-                throw LabError.usage("--key-file with --control needs --launcher-key-file: it admits only that key")
-            }
+        // The pool's own control socket, events file, name and CURVE key, read as every process reads them.
+        let process = try ProcessFlags(options, role: "device")
+        var configuration = DevicePoolConfiguration(devices: devices, controlEndpoint: process.control,
+                                                    eventsPath: process.events, name: try options.require("name"),
+                                                    clock: clock)
+        if let keyFile = process.keyFile {
             configuration.keyFile = keyFile
-            configuration.launcherKeyFile = options.string("launcher-key-file")
+            configuration.launcherKeyFile = process.launcherKeyFile
         }
         return configuration
-    }
-
-    static func format(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

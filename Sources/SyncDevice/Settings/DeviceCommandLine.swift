@@ -18,30 +18,20 @@ public enum DeviceCommandLine {
             Flag("token", value: "T",
                  help: "the device's secret token (visible in ps: prefer --token-file); one of the two is required"),
             Flag("token-file", value: "PATH", help: "a file holding the device's secret token (first line)"),
-            Flag("key-file", value: "PATH",
-                 help: "CURVE: the device's secret key file, mode 0600 (default: none, NULL on every socket)"),
-            Flag("server-key-file", value: "PATH", help: "CURVE: the server's public key file (with --key-file)"),
-            Flag("broker-key-file", value: "PATH", help: "CURVE: the broker's public key file (with --broker)"),
-            Flag("launcher-key-file", value: "PATH",
-                 help: "CURVE: the public key file of the only client --control admits (with --control)"),
             Flag("platform", value: "P", help: "android, ios or web: which scheduler model runs (required)"),
             Flag("db", value: "PATH", help: "the device's SQLite file; created if missing, resumed if not (required)"),
             Flag("server", value: "ENDPOINT", help: "the server's ROUTER, e.g. tcp://127.0.0.1:7001 (required)"),
             Flag("broker", value: "ENDPOINT", help: "the broker's ROUTER; without it the device gets no hints"),
-            Flag("control", value: "ENDPOINT", help: "bind a ROUTER here that answers control commands"),
-            Flag("events", value: "PATH", help: "append events here, one JSON object a line"),
-            Flag("name", value: "NAME", help: "the proc field of its events (default: the device id)"),
-            Flag("epoch", value: "MICROS", help: "the run's simulated time 0, wall µs since 1970 (default: now)"),
-            Flag("time-scale", value: "X", default: "1", help: "simulated seconds per real second"),
-            Flag("seed", value: "N", default: "1", help: "seed of the platform model's random draws"),
-            Flag("engagement", value: "N", default: "4",
+            Flag("server-key-file", value: "PATH", help: "CURVE: the server's public key file (with --key-file)"),
+            Flag("broker-key-file", value: "PATH", help: "CURVE: the broker's public key file (with --broker)"),
+            Flag("engagement", value: "N", default: DeviceSettings().opensPerDay.flagText,
                  help: "app opens per simulated day: iOS window budget, Android standby bucket"),
-            Flag("start-state", value: "S", default: "background", help: "foreground, background or closed"),
+            Flag("start-state", value: "S", default: DeviceSettings().startState.rawValue,
+                 help: "foreground, background or closed"),
             Flag("charging", help: "start plugged in"),
-            Flag("crash-at", value: "[DEVICE:]POINT[@N]",
-                 help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable; in a pool DEVICE: "
-                    + "names the device (default: none)"),
-        ] + DeviceSettings.knobs.map(\.commandFlag),
+        ] + ProcessFlags.flags(role: "device", defaultName: "the device id", commands: "edit, open, sync, status, … (below)",
+                               seeds: "the platform model's random draws")
+            + DeviceSettings.commandFlags,
         footer: """
             By hand (a server and a broker already running, see their --help):
               synclab-device --id pixel --account acme --token t-pixel --platform android --db /tmp/pixel.sqlite \\
@@ -77,11 +67,6 @@ public enum DeviceCommandLine {
             }
             return value
         }
-        func positive(_ name: String) throws -> Double {
-            let value = try options.double(name) ?? 0
-            guard value > 0, value.isFinite else { throw LabError.usage("--\(name) must be above 0, got \(value)") }
-            return value
-        }
         let platformText = try options.require("platform")
         guard let platform = Platform(rawValue: platformText) else {
             throw LabError.usage("--platform must be android, ios or web, got \"\(platformText)\"")
@@ -102,20 +87,18 @@ public enum DeviceCommandLine {
         }
         let identity = DeviceIdentity(device: try id("id"), account: try id("account"), token: token,
                                       platform: platform)
+        let process = try ProcessFlags(options, role: "device")
         var keys: DeviceKeyFiles?
-        if let keyFile = options.string("key-file") {
+        if let keyFile = process.keyFile {
             guard let serverKey = options.string("server-key-file") else {
                 throw LabError.usage("--key-file needs --server-key-file")
             }
             guard options.string("broker") == nil || options.string("broker-key-file") != nil else {
                 throw LabError.usage("--key-file with --broker needs --broker-key-file")
             }
-            guard options.string("control") == nil || options.string("launcher-key-file") != nil else {
-                throw LabError.usage("--key-file with --control needs --launcher-key-file: it admits only that key")
-            }
             keys = DeviceKeyFiles(keyFile: keyFile, serverKeyFile: serverKey,
                                   brokerKeyFile: options.string("broker-key-file"),
-                                  launcherKeyFile: options.string("launcher-key-file"))
+                                  launcherKeyFile: process.launcherKeyFile)
         }
         var settings = DeviceSettings()
         try settings.apply(options)
@@ -127,36 +110,20 @@ public enum DeviceCommandLine {
             throw LabError.usage("--engagement must be 0 or more opens per day, got \(engagement)")
         }
         settings.opensPerDay = engagement
-        let startText = options.string("start-state") ?? "background"
+        let startText = try options.require("start-state")
         guard let start = StartState(rawValue: startText) else {
             throw LabError.usage("--start-state must be foreground, background or closed, got \"\(startText)\"")
         }
         settings.startState = start
         settings.charging = options.has("charging")
-        settings.timeScale = try positive("time-scale")
-        let epoch: Int64
-        if let text = options.string("epoch") {
-            guard let value = Int64(text) else { throw LabError.usage("--epoch must be wall µs, got \"\(text)\"") }
-            epoch = value
-        } else {
-            epoch = SimClock.wallMicros()
-        }
-        let seedText = options.string("seed") ?? "1"
-        guard let seed = UInt64(seedText) else {
-            throw LabError.usage("--seed must be a whole number, got \"\(seedText)\"")
-        }
+        settings.timeScale = process.timeScale
         var configuration = DeviceConfiguration(
             identity: identity, settings: settings, databasePath: try options.require("db"),
             serverEndpoint: try options.require("server"), brokerEndpoint: options.string("broker"),
-            controlEndpoint: options.string("control"), eventsPath: options.string("events"),
-            name: options.string("name"), clock: SimClock(epochMicros: epoch, scale: settings.timeScale), seed: seed,
-            synchronous: settings.synchronous, keys: keys)
-        for value in options.all("crash-at") {
-            for item in try CrashPoints.parse(value, role: "device")
-            where item.device == nil || item.device == identity.device {
-                configuration.crashAt.append(item)
-            }
-        }
+            controlEndpoint: process.control, eventsPath: process.events, name: process.name,
+            clock: SimClock(epochMicros: process.epochMicros ?? SimClock.wallMicros(), scale: settings.timeScale),
+            seed: process.seed, synchronous: settings.synchronous, keys: keys)
+        configuration.crashAt = process.crashAt.filter { $0.device == nil || $0.device == identity.device }
         return configuration
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 
 /// The values of the device's multi-valued design switches (DeviceSettings, docs/TOPOLOGY.md "Design switches").
 extension DeviceSettings {
@@ -97,15 +98,4 @@ extension DeviceSettings {
         .named("unloadFlush", "unload-flush", \.unloadFlush,
                "design switch, web: at tab close: none, task (never runs) or beacon (sendBeacon, = beacon: true)"),
     ]
-}
-
-extension DeviceKnob {
-    /// A choice among the cases of a string enum, written exactly as their raw values (`pushOnly`, `beforePage`).
-    static func named<E: RawRepresentable & CaseIterable & Sendable>(
-        _ key: String, _ flag: String, _ path: WritableKeyPath<DeviceSettings, E> & Sendable, _ help: String
-    ) -> DeviceKnob where E.RawValue == String {
-        DeviceKnob(key: key, flag: flag, values: .choice(E.allCases.map(\.rawValue)), help: help,
-                   read: { $0[keyPath: path].rawValue },
-                   write: { settings, text in settings[keyPath: path] = E.allCases.first { $0.rawValue == text }! })
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import SyncProtocol
 import ZeroMQ
@@ -75,6 +76,11 @@ final class BrokerProcess {
         }
         stop()
         throw TestFailure("synclab-broker did not start: \(stderrText)")
+    }
+
+    /// The lab's control client on `--control`, playing the launcher (it keeps the ack of `stop`).
+    func controlClient(_ context: Context) throws -> ControlClient {
+        try ControlClient(context: context, name: "synclab-broker", endpoint: control, liveOnly: false)
     }
 
     var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }

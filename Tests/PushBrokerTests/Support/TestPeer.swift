@@ -1,12 +1,12 @@
 import Foundation
+import LabControl
 import PushBroker
 import SyncProtocol
 import ZeroMQ
 
-/// A DEALER playing a device or the launcher against a real broker: sends messages, receives with a timeout.
+/// A DEALER playing a device (or sending raw frames) against a real broker: sends messages, receives with a timeout.
 final class TestPeer {
     let socket: Socket
-    private var req = 0
 
     init(_ context: Context, connect endpoint: String, routingID: String? = nil, receiveHWM: Int32? = nil) throws {
         socket = try Socket(context, .dealer)
@@ -49,20 +49,12 @@ final class TestPeer {
         try send(.register(Register(device: device, account: account, platform: platform, token: token)))
         return try receive(line: line)
     }
+}
 
-    /// Sends a control command and returns its acknowledgement.
-    func control(_ command: String, _ args: [String: JSONValue] = [:], line: Int = #line) throws -> ControlAck {
-        req += 1
-        try send(.control(Control(req: req, command: command, args: args)))
-        guard case .controlAck(let ack) = try receive(line: line), ack.req == req else {
-            throw TestFailure("control \(command): no controlAck")
-        }
-        return ack
-    }
-
+extension ControlClient {
     /// The broker's counters from `stats`.
     func stats() throws -> (hints: HintCounters, data: JSONValue) {
-        let ack = try control("stats")
+        let ack = try call("stats", timeoutMs: 10_000)
         guard let data = ack.data, let hints = data["hints"].flatMap(HintCounters.init) else {
             throw TestFailure("stats without counters: \(ack)")
         }

@@ -68,13 +68,6 @@ final class Client {
     func push(_ ops: [Op], timeoutMs: Int = 5_000) throws -> Message? {
         try request(.push(Push(req: req(), ops: ops)), timeoutMs: timeoutMs)
     }
-
-    func control(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = 5_000) throws -> ControlAck? {
-        guard case .controlAck(let ack)? = try request(.control(Control(req: req(), command: command, args: args)),
-                                                       timeoutMs: timeoutMs)
-        else { return nil }
-        return ack
-    }
 }
 
 /// ZMQ_RCVBUF (the kernel receive buffer), so a client that does not read stops the server's sends sooner.

@@ -1,5 +1,6 @@
 import Foundation
 import LabTestSupport
+import LabControl
 import LabKit
 import SQLite
 import SyncProtocol
@@ -84,7 +85,7 @@ final class SecureLab {
         let client = try launcher(endpoint, serverKey: serverKey)
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
-            if let ack = try client.control("ping", timeoutMs: 200), ack.ok { return }
+            if let ack = try client.ack("ping", timeoutMs: 200), ack.ok { return }
             if let status = process.wait(timeout: 0) {
                 throw TestFailure.setup("a lab process exited \(status): \(log("server"))\(log("broker"))")
             }
@@ -118,12 +119,13 @@ final class SecureLab {
                           routingID: routingID)
     }
 
-    /// A control DEALER with the launcher's key (the only one admitted), or with `pair`, or NULL (`null`).
+    /// The lab's control client with the launcher's key (the only one admitted), or with `pair`, or NULL (`null`).
     func launcher(_ endpoint: String, serverKey: String, pair: CurveKeyPair? = nil, null: Bool = false) throws
-        -> Client
+        -> ControlClient
     {
         let key = null || !curve ? nil : pair ?? keys["launcher"]!
-        return try Client(context, endpoint, pair: key, serverKey: key == nil ? nil : keys[serverKey]!.publicKey)
+        return try ControlClient(context: context, endpoint: endpoint, curve: key.map { ($0, keys[serverKey]!.publicKey) },
+                                 liveOnly: false)
     }
 
     /// A PUSH to the broker's notices socket, with `pair` (or NULL) and the broker key it believes in.

@@ -1,0 +1,44 @@
+import LabKit
+
+/// The broker's settings as knobs (LabKit/Knob.swift): `synclab-broker --help`, its flag parsing, the launcher's
+/// reading of a topology's `broker: {…}` and the argv it builds are all made from this table. To add a broker
+/// setting: a field with its default (BrokerSettings, ProfileSettings or ChaosSettings), one entry below, the code
+/// that uses it, and its line in docs/TOPOLOGY.md (a test checks that the doc names every key with its default).
+extension BrokerSettings: KnobSettings {
+    public static let knobs: [Knob<BrokerSettings>] = [
+        // No topology key: the launcher sets these from the server's `notifyMode` and `notifyHwm`.
+        .named(nil, "notices-mode", \.noticesMode,
+               "PULL (lossless) or SUB (ZeroMQ drops past the HWM and before subscribing)"),
+        .integer(nil, "notices-hwm", 0...Int(Int32.max), \.noticesHWM, "receive high-water mark of the notices socket"),
+        .integer("hintHwm", "hint-hwm", 0...Int(Int32.max), \.hintHWM,
+                 "send high-water mark per device; a hint past it is dropped (reason hwm); 0: no limit"),
+        .named("profiles.android", "profile-android", \.profiles.android, "profile of android devices"),
+        .named("profiles.ios", "profile-ios", \.profiles.ios, "profile of ios devices"),
+        .named("profiles.web", "profile-web", \.profiles.web, "profile of web devices"),
+        .integer("apnsThrottlePerHour", "apns-throttle-per-hour", 0...1_000_000, \.profiles.apnsThrottlePerHour,
+                 "apns: background hints per device in any sliding simulated hour; 0: no throttle"),
+        .integer("fcmMaxHeld", "fcm-max-held", 0...1_000_000, \.profiles.fcmMaxHeld,
+                 "fcm: hints stored per offline device; one more deletes them all (resync on return)"),
+        .named("fcmPriority", "fcm-priority", \.profiles.fcmPriority,
+               "fcm: normal waits for the next doze maintenance window, high wakes the device"),
+        .named("fcmCollapse", "fcm-collapse", \.profiles.fcmCollapse,
+               "fcm: account = the account is the collapse key (one stored per key, at most 4 keys)"),
+        .number("dozeWindowMin", "doze-window-min", 0.001...1e7, scale: 60, \.profiles.dozeWindowSec,
+                "fcm: simulated minutes between doze maintenance windows"),
+        .duration("webpushTtlSec", "webpush-ttl-sec", 0...1e9, \.profiles.webpushTTLSec,
+                  "webpush: simulated seconds a hint is kept for an unreachable browser"),
+        .number("loss", "loss", 0...1, \.chaos.loss, "chaos: probability a hint is lost (reason chaos-loss)"),
+        .number("duplicate", "duplicate", 0...1, \.chaos.duplicate, "chaos: probability a delivered hint is sent twice"),
+        .named("delayKind", "delay-kind", \.chaos.delayKind, "chaos: how the delay before the profile is drawn"),
+        .duration("delaySec", "delay-sec", 0...1e9, \.chaos.delaySec,
+                  "chaos: the delay (constant), or its mean (uniform on [0, 2x), exponential), simulated seconds"),
+        .number("reorder", "reorder", 0...1, \.chaos.reorder,
+                "chaos: probability a hint waits until the device's next hint has overtaken it"),
+        .duration("reorderWindowSec", "reorder-window-sec", 0...1e9, \.reorderWindowSec,
+                  "chaos: simulated seconds a reordered hint waits at most"),
+        .bool("hintCarriesData", "hint-carries-data", spelled: .presence, \.hintCarriesData,
+              "design switch: hints carry the notice's changes (data in the push), not only a reference"),
+        .accounts("hintDataAccounts", "hint-data-accounts", \.hintDataAccounts,
+                  "--hint-carries-data applies to these accounts only"),
+    ]
+}
