@@ -48,7 +48,8 @@ let package = Package(
         .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
         .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit"]),
 
-        // What several test targets share: running blocking work on a thread of its own.
+        // What the test targets share: child processes, temp folders, where the built executables are, and running
+        // blocking work on a thread of its own.
         .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
@@ -66,7 +67,7 @@ let package = Package(
         .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
                     dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
-                                   "Simulation"]),
+                                   "Simulation", "LabTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

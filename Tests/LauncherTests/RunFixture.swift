@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import LabKit
 import SQLite
 import SyncDevice
@@ -16,6 +17,8 @@ struct RunFixture {
     typealias Draft = (id: String, title: String, body: String, version: Int)
 
     let folder: RunFolder
+    /// Holds `folder` until the last copy of the fixture is released.
+    private let home = TempFolder()
     var events: [String] = []
     var changes: [Change] = [Change(seq: 1, draft: "d1", key: "k1", origin: "a")]
     /// The server's idempotency records beyond those of the changes (e.g. a rejection): key → (device, outcome).
@@ -34,8 +37,7 @@ struct RunFixture {
     var opens: [String: [(sim: Double, age: Double?)]] = [:]
 
     init() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-fixture-\(UUID().uuidString)").path
-        folder = RunFolder(root: root)
+        folder = RunFolder(root: home.path)
         try FileManager.default.createDirectory(atPath: folder.path("devices"), withIntermediateDirectories: true)
         events = [
             event(1, "broker", "process.started", #""role":"broker""#),
@@ -125,6 +127,7 @@ struct RunFixture {
         return try Report.make(folder: folder)
     }
 
+    /// Removes the folder now (it goes anyway with the last copy of the fixture).
     func remove() { try? FileManager.default.removeItem(atPath: folder.root) }
 }
 

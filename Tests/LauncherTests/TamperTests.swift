@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import SQLite
 import SyncProtocol
 import Testing
@@ -8,23 +9,20 @@ import Testing
 /// events: each tampering fails the check it breaks, with a counter-example, and the untouched folder passes.
 @Suite(.serialized) struct TamperTests {
     /// One real run, shared by every test of the suite (each works on a copy).
-    static let original: Result<String, Error> = Result {
+    static let original: Result<EndToEndTests.Run, Error> = Result {
         let run = try EndToEndTests.run("quickstart")
         guard run.status == 0 else { throw TestFailure("quickstart failed: \(run.failedInvariants)\n\(run.output)") }
-        return run.folder
+        return run
     }
 
-    struct TestFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ text: String) { description = text }
-    }
+    /// This test's folder (each test has an instance of the suite of its own).
+    let scratch = TempFolder()
 
     /// A fresh copy of the passing run folder.
     func copy() throws -> RunFolder {
-        let source = try Self.original.get()
-        let target = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-tamper-\(UUID().uuidString)")
-        try FileManager.default.copyItem(atPath: source, toPath: target.path)
-        return RunFolder(root: target.path)
+        let target = scratch.file("run")
+        try FileManager.default.copyItem(atPath: try Self.original.get().folder, toPath: target)
+        return RunFolder(root: target)
     }
 
     func check(_ folder: RunFolder) throws -> Report { try Report.make(folder: folder) }
@@ -56,35 +54,30 @@ import Testing
 
     @Test func theUntouchedRunPasses() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         let report = try check(folder)
         #expect(report.passed, "\(report.invariants.filter { !$0.held }.map(\.detail))")
     }
 
     @Test func aServerChangeUnderAKeyNoDeviceSaved() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try sql(folder.path("server.sqlite"), "UPDATE changes SET op_key = 'forged-key' WHERE seq = 1")
         expectFails(try check(folder), "exactly-once", "applied under key forged-key, which no op saved on", alone: false)
     }
 
     @Test func aChangeRemovedFromTheServer() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try sql(folder.path("server.sqlite"), "DELETE FROM changes WHERE seq = 1")
         expectFails(try check(folder), "exactly-once", "follows seq 0", alone: false)
     }
 
     @Test func aRemovedShadowRow() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try sql(folder.devicePath("laptop"), "DELETE FROM shadow WHERE rowid = (SELECT min(rowid) FROM shadow)")
         expectFails(try check(folder), "cursor-safety", "laptop at the end: cursor")
     }
 
     @Test func needsAttentionOnAnAppliedOp() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try sql(folder.devicePath("pixel"), """
             UPDATE ops SET status = 'needsAttention', last_error = 'not confirmed'
             WHERE local_seq = (SELECT min(local_seq) FROM ops)
@@ -94,7 +87,6 @@ import Testing
 
     @Test func anOpErasedFromLedgerAndDeviceEvents() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         // The last op pixel saved disappears from its ledger and its op.saved event; the server applied it, and the
         // launcher's record of the edit it asked for is left: the device's durable record lost a saved op.
         let key = try Database(path: folder.devicePath("pixel")).first("SELECT key FROM ops ORDER BY local_seq DESC") {
@@ -113,7 +105,6 @@ import Testing
 
     @Test func theLastCursorMoveRemovedFromTheEvents() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try editEvents(folder) { lines in
             guard let last = lines.lastIndex(where: { $0.contains("\"cursor.moved\"") && $0.contains("\"proc\":\"iphone\"") })
             else { return lines }
@@ -126,14 +117,12 @@ import Testing
 
     @Test func aReplicaEditedBehindTheLedgersBack() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try sql(folder.devicePath("iphone"), "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM drafts)")
         expectFails(try check(folder), "convergence", "body differs")
     }
 
     @Test func aHintWithDataInTheEvents() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try editEvents(folder) { lines in
             guard let first = lines.firstIndex(where: { $0.contains("\"hint.received\"") }) else { return lines }
             var edited = lines
@@ -146,7 +135,6 @@ import Testing
 
     @Test func aHintFateRemovedFromTheEvents() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try editEvents(folder) { lines in
             guard let first = lines.firstIndex(where: { $0.contains("\"hint.delivered\"") }) else { return lines }
             var edited = lines
@@ -158,7 +146,6 @@ import Testing
 
     @Test func aQuiesceThatNeverEnded() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         try editEvents(folder) { lines in lines.filter { !$0.contains("\"quiesce.done\"") } }
         expectFails(try check(folder), "quiesce-settles", "never quiesced")
     }

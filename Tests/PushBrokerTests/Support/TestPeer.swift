@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import PushBroker
 import SyncProtocol
 import ZeroMQ
