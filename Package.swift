@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
-        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol"]),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol", "LabTestSupport"]),
         .testTarget(name: "SyncServerTests",
                     dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabTestSupport"]),
         .testTarget(name: "PushBrokerTests",

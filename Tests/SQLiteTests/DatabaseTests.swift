@@ -7,7 +7,7 @@ import Testing
 struct DatabaseTests {
     @Test("a connection opens in WAL mode, and the mode persists for the next one")
     func walIsOn() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let path = folder.file("wal.sqlite")
         let db = try Database(path: path)
         #expect(try db.journalMode() == "wal")
@@ -25,7 +25,7 @@ struct DatabaseTests {
 
     @Test("a database that cannot be opened is an error naming the file")
     func unopenable() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let path = folder.file("missing-folder/db.sqlite")
         let error = try #require(throws: SQLiteError.self) { try Database(path: path) }
         #expect(error.description.contains(path))
@@ -34,7 +34,7 @@ struct DatabaseTests {
     @Test("a throwing transaction leaves nothing behind")
     func throwingTransactionRollsBack() throws {
         struct Abort: Error {}
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let db = try Database(path: folder.file("tx.sqlite"))
         try db.execute("CREATE TABLE t(x INTEGER)")
         #expect(throws: Abort.self) {
@@ -77,7 +77,7 @@ struct DatabaseTests {
 
     @Test("a second connection gets busy, waits for the first to commit, then succeeds")
     func busyWaitsThenSucceeds() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let path = folder.file("busy.sqlite")
         let first = try Database(path: path)
         try first.execute("CREATE TABLE t(writer TEXT, at INTEGER)")
@@ -123,7 +123,7 @@ struct DatabaseTests {
 
     @Test("when the busy timeout runs out the error says busy")
     func busyTimeoutRunsOut() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let path = folder.file("busy.sqlite")
         let first = try Database(path: path)
         try first.execute("CREATE TABLE t(x)")
@@ -145,7 +145,7 @@ struct DatabaseTests {
 
     @Test("a migration runs once and sets user_version")
     func migrationRunsOnce() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let path = folder.file("migrate.sqlite")
         let migrations = [
             Migration(
@@ -170,7 +170,7 @@ struct DatabaseTests {
 
     @Test("a failing migration is rolled back with its version, earlier ones stay")
     func failingMigrationRollsBack() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let db = try Database(path: folder.file("migrate.sqlite"))
         let broken = [
             Migration(version: 1, sql: "CREATE TABLE a(x)"),
