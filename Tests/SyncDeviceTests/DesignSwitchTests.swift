@@ -212,14 +212,18 @@ import Testing
     }
 
     @Test func aForceQuitWhileThePageIsBeingAppliedLosesItWithBeforePage() throws {
-        let h = try DeviceHarness(platform: .android, settings: settings {
-            $0.cursorCommit = .beforePage
-            $0.pageCostSec = 5
-        })
-        defer { h.removeFolder() }
-        h.start()
-        _ = h.server.remoteEdit(draft: "d1", title: "t1")
-        h.hint("h1", head: 1)
+        /// A device that commits its cursor before its page, hinted to one remote edit whose page takes 5 s to apply.
+        func applyingAPage() throws -> DeviceHarness {
+            let h = try DeviceHarness(platform: .android, settings: settings {
+                $0.cursorCommit = .beforePage
+                $0.pageCostSec = 5
+            })
+            h.start()
+            _ = h.server.remoteEdit(draft: "d1", title: "t1")
+            h.hint("h1", head: 1)
+            return h
+        }
+        let h = try applyingAPage()
         #expect(h.instance.cursor == 1)
         #expect(h.instance.pass?.pendingPage != nil)
         h.lifecycle(.forceQuit)
@@ -228,14 +232,7 @@ import Testing
         #expect(try h.ledger.drafts().isEmpty)  // the cursor says 1; the page is gone
 
         // Not killed: the page lands once its work is done.
-        let calm = try DeviceHarness(platform: .android, settings: settings {
-            $0.cursorCommit = .beforePage
-            $0.pageCostSec = 5
-        })
-        defer { calm.removeFolder() }
-        calm.start()
-        _ = calm.server.remoteEdit(draft: "d1", title: "t1")
-        calm.hint("h1", head: 1)
+        let calm = try applyingAPage()
         calm.advance(by: 6)
         #expect(try calm.ledger.drafts().map(\.id) == ["d1"])
         #expect(calm.passes.last?.success == true)

@@ -45,14 +45,16 @@ import ZeroMQ
             control = try Controller(context, endpoint: folder.ipc("control.sock"))
         }
 
-        /// Starts the process (again, on the same files).
+        /// Starts the process (again, on the same files) and waits until it answers `ping`.
         func start() throws -> ChildProcess {
-            try ChildProcess(Binaries.path("synclab-device"), [
+            let child = try ChildProcess(Binaries.path("synclab-device"), [
                 "--id", "solo", "--account", "acme", "--token", "t-solo", "--platform", "android",
                 "--db", folder.file("solo.sqlite"), "--server", folder.ipc("nobody.sock"), "--control", controlEndpoint,
                 "--events", folder.file("solo.jsonl"), "--reply-timeout-ms", "200", "--start-state", "foreground",
                 "--time-scale", "60",
             ], log: folder.file("solo.log"))
+            guard try control.waitReady() else { throw TestFailure.setup("solo did not answer ping: \(child.log)") }
+            return child
         }
     }
 
@@ -63,7 +65,6 @@ import ZeroMQ
             let solo = try Solo()
             let child = try solo.start()
             let control = solo.control
-            #expect(try control.waitReady())
             let first = try #require(try control.data("edit", ["draft": "d1", "action": "create"])?["key"]?.stringValue)
             let second = try #require(try control.data("edit", ["draft": "d2", "action": "create"])?["key"]?.stringValue)
             let lost = try #require(try control.data("reinstall"))
@@ -91,7 +92,6 @@ import ZeroMQ
             let solo = try Solo()
             let child = try solo.start()
             let control = solo.control
-            #expect(try control.waitReady())
 
             let saved = try control.data("edit", ["draft": "d1", "action": "create", "title": "Hello", "body": "x"])
             let key = try #require(saved?["key"]?.stringValue)
@@ -143,8 +143,7 @@ import ZeroMQ
             #expect(printed.status == 0)
             let stored = try JSONValue.parse(printed.output)
             #expect(stored["pending"] == 2)
-            let again = try solo.start()
-            #expect(try control.waitReady())
+            let again = try solo.start()  // throws unless it answers ping again
             let after = try #require(try control.data("status"))
             #expect(after["pending"] == 2)
             #expect(try control.data("stop") != nil)

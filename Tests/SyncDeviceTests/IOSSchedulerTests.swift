@@ -169,14 +169,19 @@ import Testing
         #expect(try windows(opensPerDay: 0, charging: false) == 0)
     }
 
-    @Test func aPushInTheBackgroundRunsForAtMostTheWindow() throws {
-        var settings = backgroundSettings()
-        settings.replyTimeoutMs = 120_000
+    /// The app in the background, hinted while its server answers nothing: the push pass can only wait.
+    func hintedWhileTheServerIsSilent(_ settings: DeviceSettings) throws -> DeviceHarness {
         let h = try DeviceHarness(platform: .ios, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         h.serverAnswers = false
         h.hint("h1", head: 1)
+        return h
+    }
+
+    @Test func aPushInTheBackgroundRunsForAtMostTheWindow() throws {
+        var settings = backgroundSettings()
+        settings.replyTimeoutMs = 120_000
+        let h = try hintedWhileTheServerIsSilent(settings)
         h.advance(by: 29.5)
         #expect(h.instance.passRunning)
         #expect(h.instance.pass?.deadline == 30)
@@ -191,11 +196,7 @@ import Testing
             var settings = backgroundSettings()
             settings.timeScale = 7_200
             settings.executionClock = clock
-            let h = try DeviceHarness(platform: .ios, settings: settings)
-            defer { h.removeFolder() }
-            h.start()
-            h.serverAnswers = false
-            h.hint("h1", head: 1)
+            let h = try hintedWhileTheServerIsSilent(settings)
             h.advance(by: 36)
             return h.passes.last?.cutOff ?? false
         }
