@@ -57,6 +57,14 @@ struct RunFixture {
         ]
     }
 
+    /// A second change on the server, seq 2: a's update of d1 to v2 under `key`, which both devices applied.
+    mutating func addUpdateOfD1(key: String) {
+        changes.append(Change(seq: 2, draft: "d1", key: key, origin: "a", action: "update", version: 2))
+        serverDrafts = [("d1", "T", "B", 2)]
+        deviceDrafts = ["a": [("d1", "T", "B", 2)], "b": [("d1", "T", "B", 2)]]
+        moveCursors(to: 2)
+    }
+
     /// Sets both devices' cursors and the events that report the moves.
     mutating func moveCursors(to cursor: Int, at t: Int = 19) {
         for device in ["a", "b"] {

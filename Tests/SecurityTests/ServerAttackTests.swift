@@ -102,17 +102,9 @@ import ZeroMQ
             let lab = try SecureLab()
             let laptop = try lab.serverClient(as: "laptop")
             try lab.expectUnchanged {
-                guard case .error(let error)? = try laptop.hello(victim, "acme", token: SecureLab.token(victim)) else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .badToken)
+                expectError(try laptop.hello(victim, "acme", token: SecureLab.token(victim)), .badToken)
                 // Still no session: a pull after the refused hello is refused too.
-                guard case .error(let pull)? = try laptop.pull() else {
-                    Issue.record("no error for the pull")
-                    return
-                }
-                #expect(pull.code == .notAuthenticated)
+                expectError(try laptop.pull(), .notAuthenticated)
             }
         }
     }
@@ -123,11 +115,7 @@ import ZeroMQ
             let laptop = try lab.serverClient(as: "laptop")
             _ = try laptop.hello("pixel", "acme", token: SecureLab.token("pixel"))
             try lab.expectUnchanged {
-                guard case .error(let error)? = try laptop.push([SecureLab.op("evil-1")]) else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .notAuthenticated)
+                expectError(try laptop.push([SecureLab.op("evil-1")]), .notAuthenticated)
             }
         }
     }
@@ -139,11 +127,7 @@ import ZeroMQ
             _ = try pixel.push([SecureLab.op("pixel-1")])
             let laptop = try lab.helloed("laptop")
             try lab.expectUnchanged {
-                guard case .error(let error)? = try laptop.pull(account: "acme") else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .wrongAccount)
+                expectError(try laptop.pull(account: "acme"), .wrongAccount)
                 // Its own pull sees only globex: nothing of acme's.
                 guard case .page(let page)? = try laptop.pull() else {
                     Issue.record("no page")
@@ -160,11 +144,7 @@ import ZeroMQ
             let lab = try SecureLab()
             let iphone = try lab.serverClient(as: "iphone")
             try lab.expectUnchanged {
-                guard case .error(let error)? = try iphone.hello("pixel", "acme") else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .badToken)
+                expectError(try iphone.hello("pixel", "acme"), .badToken)
             }
         }
     }
