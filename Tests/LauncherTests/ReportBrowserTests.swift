@@ -144,7 +144,6 @@ import Testing
             return
         }
         let fixture = try RunFixture()
-        defer { fixture.remove() }
         let html = try fixture.report().html
         let good = fixture.folder.path("good.html")
         let broken = fixture.folder.path("broken.html")

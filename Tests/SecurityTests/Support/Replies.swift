@@ -18,3 +18,15 @@ extension SecureLab {
          decodable ? Codec.encode(.error(ErrorReply(code: .invalid, message: "x")))[1] : Array("{".utf8)]
     }
 }
+
+extension Client {
+    /// The reply to one request, waiting `silenceMs`: a hello as pixel, a push of one op under `opKey`, or (any other
+    /// `what`) a pull; nil when none came.
+    func attempt(_ what: String, opKey: String) throws -> Message? {
+        switch what {
+        case "hello": return try hello("pixel", "acme", timeoutMs: silenceMs)
+        case "push": return try push([SecureLab.op(opKey)], timeoutMs: silenceMs)
+        default: return try pull(timeoutMs: silenceMs)
+        }
+    }
+}
