@@ -51,12 +51,13 @@ let package = Package(
         .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
         .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit", "LabControl"]),
 
-        // What several test targets share: running blocking work on a thread of its own.
+        // What the test targets share: child processes, temp folders, where the built executables are, and running
+        // blocking work on a thread of its own.
         .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
-        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol"]),
+        .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol", "LabTestSupport"]),
         .testTarget(name: "SyncServerTests",
                     dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl",
                                    "LabTestSupport"]),
@@ -72,7 +73,7 @@ let package = Package(
         .testTarget(name: "BenchUnitTests", dependencies: ["Bench", "CHiredis"]),
         .testTarget(name: "LauncherTests",
                     dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "SyncDevice",
-                                   "SyncServer", "PushBroker", "Simulation"]),
+                                   "SyncServer", "PushBroker", "Simulation", "LabTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import SyncProtocol
 import Testing
 
@@ -6,16 +7,13 @@ import Testing
 
 @Suite("EventLog")
 struct EventLogTests {
-    private func temporaryFile() throws -> String {
-        let folder = NSTemporaryDirectory() + "eventlog-tests-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return folder + "/events.jsonl"
-    }
+    /// This test's folder (each test has an instance of the suite of its own).
+    let folder = TempFolder()
+    var eventsFile: String { folder.file("events.jsonl") }
 
     @Test("one parsable JSON line per event, wall/sim/proc/type first, fields after in order")
     func oneLinePerEvent() throws {
-        let path = try temporaryFile()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let path = eventsFile
         let clock = SimClock(epochMicros: SimClock.wallMicros() - 2_000_000, scale: 3_600)
         let log = try EventLog(path: path, process: "pixel", clock: clock)
         log.emit("process.started", [("role", "device"), ("pid", 1_234)])
@@ -42,8 +40,7 @@ struct EventLogTests {
 
     @Test("held events wait in memory until a flush or the last release, then arrive whole and in order")
     func heldEventsAreWrittenAtFlushAndRelease() throws {
-        let path = try temporaryFile()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let path = eventsFile
         let log = try EventLog(path: path, process: "server", clock: SimClock(epochMicros: 0, scale: 1))
         func lines() throws -> [String] {
             try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -68,8 +65,7 @@ struct EventLogTests {
 
     @Test("events from several threads at once arrive as whole lines, none lost")
     func concurrentWriters() throws {
-        let path = try temporaryFile()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let path = eventsFile
         let log = try EventLog(path: path, process: "server", clock: .startingNow(scale: 1))
         let threads = 4, perThread = 500
         let padding = String(repeating: "é\"\\\n", count: 300)  // long, escaped lines make torn writes visible
@@ -146,8 +142,7 @@ struct EventLogTests {
 
     @Test("lines are byte for byte what the String writer of JSONValue spells, through both emit paths")
     func linesMatchTheStringWriter() throws {
-        let path = try temporaryFile()
-        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let path = eventsFile
         let process = "dev \"é\"\n"
         let log = try EventLog(path: path, process: process, clock: SimClock(epochMicros: 0, scale: 1))
         var generator = EventGenerator(state: 0x5eed)

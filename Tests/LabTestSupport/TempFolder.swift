@@ -4,8 +4,9 @@ import Foundation
 import Glibc
 #endif
 
-/// A fresh folder for one test, removed when the test lets go of it. Short paths, so `ipc://` endpoints fit.
-public final class TempFolder {
+/// A fresh folder for one test, removed when the test lets go of it (kept when `SYNCLAB_KEEP_TEST_FOLDERS` is set, to
+/// read the files of a failed test). Short paths, so `ipc://` endpoints fit a unix socket's 107 bytes.
+public final class TempFolder: Sendable {
     public let path: String
 
     public init() {
@@ -15,8 +16,27 @@ public final class TempFolder {
         if made == nil { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        if ProcessInfo.processInfo.environment["SYNCLAB_KEEP_TEST_FOLDERS"] == nil {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
 
+    public var url: URL { URL(fileURLWithPath: path) }
+
+    /// The path of `name` inside the folder (`name` may hold slashes; nothing is created).
     public func file(_ name: String) -> String { path + "/" + name }
+
+    /// An `ipc://` endpoint on the file `name` inside the folder.
     public func ipc(_ name: String) -> String { "ipc://" + file(name) }
+
+    /// A folder `name` inside this one, created.
+    @discardableResult
+    public func folder(_ name: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: file(name), withIntermediateDirectories: true)
+        return file(name)
+    }
+
+    /// The text of the file `name` in the folder, or "" when there is none (yet).
+    public func text(_ name: String) -> String { (try? String(contentsOfFile: file(name), encoding: .utf8)) ?? "" }
 }

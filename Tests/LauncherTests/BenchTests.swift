@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import SyncProtocol
 import Testing
 
@@ -26,15 +27,15 @@ import Testing
 
     @Test("a quick bench measures every figure, each finite and positive, and every ratio can be computed")
     func quickBench() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-bench-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: out) }
+        let home = TempFolder()
+        let out = home.file("bench")
         // The NATS and Redis peers are skipped: no test needs their servers (`scripts/lab bench` runs them).
         // Bounded: a bench that hangs is stopped and the test fails on the missing figures.
-        let (status, output) = try OutputFile.runSynclab(
-            ["bench", "--quick", "--no-peers", "--out", out.path, "--bin", EndToEndTests.binDirectory], limit: 150)
+        let (status, output) = try EndToEndTests.synclab(
+            ["bench", "--quick", "--no-peers", "--out", out, "--bin", EndToEndTests.binDirectory], limit: 150)
         #expect(status == 0, "\(output)")
 
-        let text = try String(contentsOfFile: out.appendingPathComponent("bench.json").path, encoding: .utf8)
+        let text = try String(contentsOfFile: out + "/bench.json", encoding: .utf8)
         let json = try JSONValue.parse(text)
         #expect(json["failures"]?.arrayValue?.isEmpty == true, "\(json["failures"] ?? .null)")
         #expect(json["quick"]?.boolValue == true)
@@ -63,7 +64,7 @@ import Testing
             #expect(Self.figure(json, key)?.isFinite == true, "\(key)")
         }
         #expect(json["peers"] == nil, "peers were skipped, so bench.json has none")
-        let html = try String(contentsOfFile: out.appendingPathComponent("bench.html").path, encoding: .utf8)
+        let html = try String(contentsOfFile: out + "/bench.html", encoding: .utf8)
         #expect(html.components(separatedBy: "<svg").count - 1 == 3 && !html.contains("<script"))
     }
 }

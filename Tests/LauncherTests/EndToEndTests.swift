@@ -1,15 +1,18 @@
 import Foundation
+import LabTestSupport
 import SyncProtocol
 import Testing
 
 /// Real runs: the `synclab` executable starts real server, broker and device processes over real sockets, plays a
 /// shipped topology, and the verdict and figures of its report.json are asserted.
 @Suite(.serialized) struct EndToEndTests {
-    struct Run {
+    struct Run: Sendable {
         let status: Int32
         let report: JSONValue
-        let folder: String
         let output: String
+        /// The temporary folder holding the run folder (and the topology, when the test wrote one).
+        let home: TempFolder
+        var folder: String { home.file("run") }
 
         func invariant(_ name: String) -> (held: Bool, detail: String) {
             let item = report["invariants"]?.arrayValue?.first { $0["name"]?.stringValue == name }
@@ -22,35 +25,43 @@ import Testing
         }
     }
 
-    static var binDirectory: String {
-        if let bin = ProcessInfo.processInfo.environment["SYNCLAB_BIN"] { return bin }
-        // The test bundle sits beside the products in .build/<triple>/debug.
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("synclab").path) { return url.path }
-        }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug").path
-    }
+    /// The folder of the built executables (what `synclab run --bin` takes).
+    static var binDirectory: String { get throws { try Binaries.folder(holding: "synclab") } }
 
     static var topologies: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../topologies")
     }
 
+    /// Runs the `synclab` executable with `arguments`, stopped (SIGINT, then SIGKILL) if it is still running after
+    /// `limit` seconds: its status and everything it wrote.
+    static func synclab(_ arguments: [String], limit: Double) throws -> (status: Int32, output: String) {
+        try ChildProcess.run(Binaries.path("synclab"), arguments, limit: limit, stop: SIGINT)
+    }
+
     /// Runs `synclab run` on a shipped topology into a fresh folder, with a hard time limit.
     static func run(_ topology: String, extra: [String] = [], limit: Double = 120) throws -> Run {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-e2e-\(UUID().uuidString)").path
-        let (status, output) = try OutputFile.runSynclab(
-            ["run", topologies.appendingPathComponent("\(topology).json5").path, "--out", out, "--bin", binDirectory] + extra,
-            limit: limit)
-        let text = (try? String(contentsOfFile: "\(out)/report.json", encoding: .utf8)) ?? "{}"
-        return Run(status: status, report: (try? JSONValue.parse(text)) ?? .null, folder: out,
-                   output: output)
+        try run(file: topologies.appendingPathComponent("\(topology).json5").path, extra: extra, limit: limit)
+    }
+
+    /// Runs `synclab run` on the topology file `path` into `home`'s `run` folder, with a hard time limit.
+    static func run(file path: String, in home: TempFolder = TempFolder(), extra: [String] = [], limit: Double = 120)
+        throws -> Run
+    {
+        let (status, output) = try synclab(["run", path, "--out", home.file("run"), "--bin", binDirectory] + extra,
+                                           limit: limit)
+        let report = (try? JSONValue.parse(home.text("run/report.json"))) ?? .null
+        return Run(status: status, report: report, output: output, home: home)
+    }
+
+    /// The command lines of every process on the machine.
+    static func processCommandLines() -> [String] {
+        let ps = (try? ChildProcess.run("/bin/ps", ["-eo", "args"]))?.output ?? ""
+        return ps.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("/bin/ps") }
     }
 
     /// No process of the run may outlive it.
     static func expectNoneLeft(_ run: Run) {
-        let ours = OutputFile.processCommandLines().filter { $0.contains(run.folder) }
+        let ours = processCommandLines().filter { $0.contains(run.folder) }
         #expect(ours.isEmpty, "left behind: \(ours)")
     }
 
@@ -110,61 +121,58 @@ import Testing
     }
 
     @Test func aBrokenTopologyExitsTwoAndStartsNothing() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(UUID().uuidString).json5")
-        try "{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"nokia\" }] }] }".write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let (status, output) = try OutputFile.runSynclab(["run", file.path, "--out", file.path + ".run"], limit: 30)
+        let folder = TempFolder()
+        let file = folder.file("broken.json5")
+        try "{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"nokia\" }] }] }".write(toFile: file, atomically: true, encoding: .utf8)
+        let (status, output) = try Self.synclab(["run", file, "--out", folder.file("run")], limit: 30)
         #expect(status == 2)
-        #expect(output.contains("\(file.path):1: accounts[0].devices[0].platform"), "\(output)")
-        #expect(!FileManager.default.fileExists(atPath: file.path + ".run"))
+        #expect(output.contains("\(file):1: accounts[0].devices[0].platform"), "\(output)")
+        #expect(!FileManager.default.fileExists(atPath: folder.file("run")))
     }
 
     /// The processes whose command line names `folder`.
     static func processes(naming folder: String) -> [String] {
-        OutputFile.processCommandLines().filter { $0.contains(folder) }
+        processCommandLines().filter { $0.contains(folder) }
     }
 
-    /// Starts quickstart, waits until the launcher and its five processes run, then sends the launcher `signal`.
+    /// Starts quickstart, waits until the launcher and its five processes run, then sends the launcher `signal`: how
+    /// the launcher ended, the processes of the run still there after it, and the run's folder.
     static func interrupt(with signal: Int32) throws
-        -> (status: Int32, reason: Process.TerminationReason, left: [String], out: String)
+        -> (end: ChildProcess.Termination?, left: [String], home: TempFolder)
     {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-sig-\(UUID().uuidString)").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(binDirectory)/synclab")
-        process.arguments = ["run", topologies.appendingPathComponent("quickstart.json5").path, "--out", out,
-                             "--bin", binDirectory, "--quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let home = TempFolder()
+        let out = home.file("run")
+        let launcher = try ChildProcess(Binaries.path("synclab"), [
+            "run", topologies.appendingPathComponent("quickstart.json5").path, "--out", out, "--bin", binDirectory,
+            "--quiet",
+        ], stdout: nil, stderr: nil)
         let deadline = Date().addingTimeInterval(30)
         while processes(naming: out).count < 6 && Date() < deadline { usleep(100_000) }
         #expect(processes(naming: out).count == 6, "the launcher and its five processes")
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        launcher.signal(signal)
+        launcher.wait(timeout: 120)
         var left = processes(naming: out)
         let settle = Date().addingTimeInterval(5)
         while !left.isEmpty && Date() < settle {
             usleep(100_000)
             left = processes(naming: out)
         }
-        return (process.terminationStatus, process.terminationReason, left, out)
+        return (launcher.termination, left, home)
     }
 
     @Test func ctrlCStopsEveryProcess() throws {
         let result = try Self.interrupt(with: SIGINT)
-        #expect(result.reason == .exit)
-        #expect(result.status == 130)
+        #expect(result.end == .exited(130))
         #expect(result.left.isEmpty, "left behind: \(result.left)")
         // The report covers what ran, marked as interrupted, and never passes.
-        let text = try String(contentsOfFile: "\(result.out)/report.json", encoding: .utf8)
-        let report = try JSONValue.parse(text)
+        let report = try JSONValue.parse(try String(contentsOfFile: result.home.file("run/report.json"), encoding: .utf8))
         #expect(report["verdict"]?.stringValue == "fail")
         #expect(report["interruptedIn"]?.stringValue != nil)
     }
 
     @Test func aKilledLauncherTakesItsProcessesWithIt() throws {
         let result = try Self.interrupt(with: SIGKILL)
-        #expect(result.reason == .uncaughtSignal)
+        #expect(result.end == .signaled(SIGKILL))
         #expect(result.left.isEmpty, "left behind: \(result.left)")
     }
 }

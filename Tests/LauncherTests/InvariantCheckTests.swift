@@ -19,9 +19,15 @@ import Testing
         return result
     }
 
+    /// `name` is the one failing check and its detail says `words`.
+    func expectOnlyFailing(_ fixture: RunFixture, _ name: String, saying words: String,
+                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try onlyFailing(fixture, name, sourceLocation: sourceLocation)
+        #expect(result.detail.contains(words), "\(name): \(result.detail)", sourceLocation: sourceLocation)
+    }
+
     @Test func aGoodRunPassesEveryInvariant() throws {
         let fixture = try RunFixture()
-        defer { fixture.remove() }
         let report = try fixture.report()
         for result in report.invariants { #expect(result.held, "\(result.name): \(result.detail)") }
         #expect(report.invariants.map(\.name) == [
@@ -44,24 +50,15 @@ import Testing
 
     @Test func aKeyAppliedTwiceBreaksExactlyOnce() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
-        fixture.changes.append(.init(seq: 2, draft: "d1", key: "k1", origin: "a", action: "update", version: 2))
-        fixture.serverDrafts = [("d1", "T", "B", 2)]
-        fixture.deviceDrafts = ["a": [("d1", "T", "B", 2)], "b": [("d1", "T", "B", 2)]]
-        fixture.moveCursors(to: 2)
-        let result = try onlyFailing(fixture, "exactly-once")
-        #expect(result.detail.contains("key k1 applied twice: seq 1 and seq 2"), "\(result.detail)")
+        fixture.addUpdateOfD1(key: "k1")
+        try expectOnlyFailing(fixture, "exactly-once", saying: "key k1 applied twice: seq 1 and seq 2")
     }
 
     /// The lost-ack double apply: a resend under a new key. Every key is applied once, but the second key belongs to
     /// no op the device saved.
     @Test func aChangeUnderAKeyNoDeviceSavedBreaksExactlyOnce() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
-        fixture.changes.append(.init(seq: 2, draft: "d1", key: "k1-retry", origin: "a", action: "update", version: 2))
-        fixture.serverDrafts = [("d1", "T", "B", 2)]
-        fixture.deviceDrafts = ["a": [("d1", "T", "B", 2)], "b": [("d1", "T", "B", 2)]]
-        fixture.moveCursors(to: 2)
+        fixture.addUpdateOfD1(key: "k1-retry")
         let result = try onlyFailing(fixture, "exactly-once")
         #expect(result.detail.contains("change seq 2 of acme (update d1 from a) was applied under key k1-retry, "
             + "which no op saved on a holds"), "\(result.detail)")
@@ -71,17 +68,14 @@ import Testing
 
     @Test func aGapInTheSeqsBreaksExactlyOnce() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.changes = [.init(seq: 2, draft: "d1", key: "k1", origin: "a")]
         fixture.moveCursors(to: 2)
         fixture.events = fixture.events.map { $0.replacingOccurrences(of: #""seq":1,"draft""#, with: #""seq":2,"draft""#) }
-        let result = try onlyFailing(fixture, "exactly-once")
-        #expect(result.detail.contains("change seq 2 follows seq 0"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "exactly-once", saying: "change seq 2 follows seq 0")
     }
 
     @Test func anApplyTheServerReportedButDidNotKeepBreaksExactlyOnce() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(15, "server", "op.applied",
                                             #""device":"a","account":"acme","key":"k7","seq":2,"draft":"d1","action":"update","version":2,"conflict":false"#))
         fixture.events.append(fixture.event(15, "a", "op.saved", #""key":"k7","draft":"d1","action":"update","account":"acme","base":1"#))
@@ -100,39 +94,34 @@ import Testing
 
     @Test func anOpMissingFromTheLedgerBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(22, "b", "op.saved", #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.events.append(fixture.event(25, "launcher", "process.killed", #""target":"b","signal":"SIGKILL""#))
-        let result = try onlyFailing(fixture, "no-lost-edit")
-        #expect(result.detail.contains("op k9 (update d1) saved on b at 22s is not in its ledger and the server never "
-            + "applied it: b was killed at 25s"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "no-lost-edit",
+                              saying: "op k9 (update d1) saved on b at 22s is not in its ledger and the server never "
+                              + "applied it: b was killed at 25s")
     }
 
     @Test func aReinstallBeforeAnyPassSentTheOpIsExplained() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(22, "b", "op.saved", #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.events.append(fixture.event(40, "b", "app.reinstalled", #""lost":1"#))
         // The new install pulls from 0 again: its cursor history starts over, and does not go backwards.
         fixture.events.append(fixture.event(41, "b", "cursor.moved", #""from":0,"to":1,"pass":1"#))
-        let result = try onlyFailing(fixture, "no-lost-edit")
-        #expect(result.detail.contains("the app was reinstalled at 40s before any pass sent it"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "no-lost-edit", saying: "the app was reinstalled at 40s before any pass sent it")
     }
 
     /// The launcher's record of each edit it asked for is the witness: an op erased from the ledger AND from the
     /// device's events is still missed.
     @Test func anOpErasedFromLedgerAndDeviceEventsIsStillMissed() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(30, "launcher", "scenario.action",
                                             #""action":"edit","target":"b","draft":"d2","op":"create","key":"b-x-1""#))
-        let result = try onlyFailing(fixture, "no-lost-edit")
-        #expect(result.detail.contains("op b-x-1 (create d2) saved on b at 30s is not in its ledger"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "no-lost-edit",
+                              saying: "op b-x-1 (create d2) saved on b at 30s is not in its ledger")
     }
 
     @Test func aPendingOpAfterQuiesceBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceOps["b"] = [.init(key: "k3", status: "confirmationDelayed", error: "no reply")]
         let result = try #require(try fixture.report().invariant("no-lost-edit"))
         #expect(!result.held)
@@ -141,7 +130,6 @@ import Testing
 
     @Test func aCompletedOpTheServerNeverAppliedBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceOps["b"] = [.init(key: "k4", status: "completed", error: "")]
         let result = try onlyFailing(fixture, "no-lost-edit")
         #expect(result.detail.contains("op k4 (create d1) saved on b") && result.detail.contains("is completed on the "
@@ -150,7 +138,6 @@ import Testing
 
     @Test func needsAttentionHoldsOnlyForARefusalTheServerRecorded() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceOps["b"] = [.init(key: "k5", status: "needsAttention", error: "rejected: too large")]
         fixture.keyRecords["k5"] = ("b", "rejected", "too large")
         let held = try #require(try fixture.report().invariant("no-lost-edit"))
@@ -169,16 +156,13 @@ import Testing
 
     @Test func needsAttentionOnAnOpTheServerAppliedBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceOps["a"] = [.init(key: "k1", status: "needsAttention", error: "not confirmed")]
-        let result = try onlyFailing(fixture, "no-lost-edit")
-        #expect(result.detail.contains("needs attention (\"not confirmed\") although the server applied it as seq 1"),
-                "\(result.detail)")
+        try expectOnlyFailing(fixture, "no-lost-edit",
+                              saying: "needs attention (\"not confirmed\") although the server applied it as seq 1")
     }
 
     @Test func givingUpAfterTheAttemptCapOnRetryLaterHolds() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceOps["b"] = [.init(key: "k6", status: "needsAttention", error: "gave up after 10 attempts: busy",
                                         attempts: 10)]
         fixture.events.append(fixture.event(16, "server", "op.retryLater", #""device":"b","key":"k6","reason":"busy""#))
@@ -193,12 +177,10 @@ import Testing
 
     @Test func aReplicaThatDiffersInItsBodyBreaksConvergence() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceDrafts["b"] = [("d1", "T", "stale body", 1)]
         fixture.shadows["b"] = [("d1", "T", "B", 1)]
-        let result = try onlyFailing(fixture, "convergence")
-        #expect(result.detail.contains("b: 1 of 1 drafts differ from the server; first: draft d1: body differs"),
-                "\(result.detail)")
+        try expectOnlyFailing(fixture, "convergence",
+                              saying: "b: 1 of 1 drafts differ from the server; first: draft d1: body differs")
     }
 
     // MARK: cursor-safety
@@ -206,38 +188,32 @@ import Testing
     /// The cursor committed before its page: the cursor says 2, the shadow lacks change 2.
     @Test func aCursorPastAChangeItsShadowLacksBreaksCursorSafety() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.changes.append(.init(seq: 2, draft: "d2", key: "k2", origin: "a", title: "U", body: "V"))
         fixture.serverDrafts.append(("d2", "U", "V", 1))
         fixture.deviceOps["a"]!.append(.init(key: "k2", status: "completed", error: "", draft: "d2"))
         fixture.deviceDrafts = ["a": [("d1", "T", "B", 1), ("d2", "U", "V", 1)], "b": [("d1", "T", "B", 1), ("d2", "U", "V", 1)]]
         fixture.shadows["b"] = [("d1", "T", "B", 1)]
         fixture.moveCursors(to: 2)
-        let result = try onlyFailing(fixture, "cursor-safety")
-        #expect(result.detail.contains("b at the end: cursor 2, but its shadow holds nothing of draft d2 where the "
-            + "server's changes up to 2 give v1 (change seq 2, key k2): the cursor passed a change that was not "
-            + "durably applied"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "cursor-safety",
+                              saying: "b at the end: cursor 2, but its shadow holds nothing of draft d2 where the "
+                              + "server's changes up to 2 give v1 (change seq 2, key k2): the cursor passed a change "
+                              + "that was not durably applied")
     }
 
     @Test func aRemovedShadowRowBreaksCursorSafety() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.shadows["b"] = []
-        let result = try onlyFailing(fixture, "cursor-safety")
-        #expect(result.detail.contains("holds nothing of draft d1"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "cursor-safety", saying: "holds nothing of draft d1")
     }
 
     @Test func aCursorThatMovesBackBreaksCursorSafety() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(20, "b", "cursor.moved", #""from":0,"to":0,"pass":2"#))
-        let result = try onlyFailing(fixture, "cursor-safety")
-        #expect(result.detail.contains("it went backwards"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "cursor-safety", saying: "it went backwards")
     }
 
     @Test func aCursorBeyondTheHeadBreaksCursorSafety() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.cursors["b"] = 5
         let result = try #require(try fixture.report().invariant("cursor-safety"))
         #expect(!result.held)
@@ -246,12 +222,10 @@ import Testing
 
     @Test func aFailedCheckAfterARestartBreaksCursorSafety() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(20, "launcher", "state.checked",
                                             #""target":"b","held":false,"cursor":1,"detail":"cursor 1, but its shadow holds nothing of draft d1""#))
-        let result = try onlyFailing(fixture, "cursor-safety")
-        #expect(result.detail.contains("b after its restart at 20s: cursor 1, but its shadow holds nothing"),
-                "\(result.detail)")
+        try expectOnlyFailing(fixture, "cursor-safety",
+                              saying: "b after its restart at 20s: cursor 1, but its shadow holds nothing")
     }
 
     // MARK: hints-are-references
@@ -264,7 +238,6 @@ import Testing
     ])
     func aHintCarryingDataBreaksHintsAreReferences(proc: String, type: String, fields: String, words: String) throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         if type == "hint.delivered" {
             fixture.events.append(fixture.event(21, "broker", "hint.accepted",
                                                 #""hint":"h-3","device":"b","account":"acme","head":1,"origin":"a","seqs":[1]"#))
@@ -281,10 +254,9 @@ import Testing
 
     @Test func aHintWithoutAFateIsHeldAndTheBrokerMustSaySo() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(30, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
-        let result = try onlyFailing(fixture, "hints-accounted")
-        #expect(result.detail.contains("the broker counts 0 hints held but its events show 1"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "hints-accounted",
+                              saying: "the broker counts 0 hints held but its events show 1")
         fixture.brokerHeld = 1
         #expect(try fixture.report().invariant("hints-accounted")?.held == true)
     }
@@ -292,7 +264,6 @@ import Testing
     /// A hint the broker dropped without writing an event: its counters say dropped, its events say held.
     @Test func aSilentDropIsCaughtByTheBrokersOwnCounters() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(30, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
         fixture.brokerCounters = ["accepted": 2, "delivered": 1, "dropped": 1, "held": 0]
         let result = try onlyFailing(fixture, "hints-accounted")
@@ -302,7 +273,6 @@ import Testing
 
     @Test func aHintWithTwoFatesBreaksHintsAccounted() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(31, "broker", "hint.dropped", #""hint":"h-1","device":"b","reason":"chaos-loss""#))
         let result = try #require(try fixture.report().invariant("hints-accounted"))
         #expect(!result.held)
@@ -311,7 +281,6 @@ import Testing
 
     @Test func hintsHeldByAKilledBrokerAreCountedAsLostWithIt() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(32, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
         fixture.events.append(fixture.event(33, "broker", "process.started", #""role":"broker""#))
         fixture.brokerCounters = [:]
@@ -326,12 +295,11 @@ import Testing
     /// Trust the push: the app opens, the pass it starts pulls nothing, the user sees old data.
     @Test func anOpenThatDoesNotReachTheHeadBreaksOpenReachesHead() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(40, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
         fixture.events.append(fixture.event(41, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"completed""#))
-        let result = try onlyFailing(fixture, "open-reaches-head")
-        #expect(result.detail.contains("b opened at 40s (foreground): the server's head was 1, the pass the open started "
-            + "ended at cursor 0: the user saw data 1 change old"), "\(result.detail)")
+        try expectOnlyFailing(fixture, "open-reaches-head",
+                              saying: "b opened at 40s (foreground): the server's head was 1, the pass the open started "
+                              + "ended at cursor 0: the user saw data 1 change old")
         // The same open while offline is excused, not failed.
         fixture.events.removeLast()
         fixture.events.append(fixture.event(41, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"offline""#))
@@ -343,18 +311,15 @@ import Testing
 
     @Test func aQuiesceThatTimesOutFailsTheRun() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.insert(fixture.event(0, "launcher", "process.started", #""role":"launcher""#), at: 0)
         fixture.events.append(fixture.event(50, "launcher", "quiesce.timeout",
                                             #""rounds":40,"stuck":["b: 2 pending ops, cursor 0 of 1"]"#))
-        let result = try onlyFailing(fixture, "quiesce-settles")
-        #expect(result.detail.contains("quiesce did not settle after 40 rounds: b: 2 pending ops, cursor 0 of 1"),
-                "\(result.detail)")
+        try expectOnlyFailing(fixture, "quiesce-settles",
+                              saying: "quiesce did not settle after 40 rounds: b: 2 pending ops, cursor 0 of 1")
     }
 
     @Test func healPassesAreCountedApartFromTheScenarios() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
         fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":2,"trigger":"connectivity""#))
         fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":2,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed""#))
@@ -366,7 +331,6 @@ import Testing
 
     @Test func reportsAreWrittenInThreeForms() throws {
         let fixture = try RunFixture()
-        defer { fixture.remove() }
         let report = try fixture.report()
         report.write()
         let json = try String(contentsOfFile: fixture.folder.path("report.json"), encoding: .utf8)
@@ -443,7 +407,6 @@ import Testing
 @Suite struct ProductCheckTests {
     @Test func dataAgeAtOpenFailsWhenTooFewOpensAreFresh() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.topologyExtra = "checks: { dataAgeAtOpen: { percent: 90, budgetMin: 30 } },"
         fixture.opens["b"] = [(100, 60), (200, 5 * 3600), (300, nil)]
         fixture.opens["a"] = [(100, 60)]
@@ -459,7 +422,6 @@ import Testing
 
     @Test func unsyncedAt24hFailsForAnEditTheServerNeverApplied() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.topologyExtra = "checks: { unsyncedAt24h: { maxPercent: 10, per: \"platform\" } },"
         fixture.events.append(fixture.event(50, "b", "op.saved", #""key":"k8","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.deviceOps["b"] = [.init(key: "k8", status: "needsAttention", error: "refused", action: "update")]
@@ -473,7 +435,6 @@ import Testing
 
     @Test func settledAfterHealFailsForAPendingOp() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.topologyExtra = "checks: { settledAfterHealMin: 10 },"
         fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
         fixture.deviceOps["b"] = [.init(key: "k3", status: "waitingToSend", error: "")]
@@ -485,7 +446,6 @@ import Testing
     /// A pass that sent nothing and applied nothing is wasted work (no unique work: every trigger a full pass).
     @Test func wastedPassesFailsWhenTooManyPassesDoNothing() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
         for n in 2...4 {
             fixture.events.append(fixture.event(30 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"push\""))
@@ -501,7 +461,6 @@ import Testing
 
     @Test func withoutChecksNoneRuns() throws {
         let fixture = try RunFixture()
-        defer { fixture.remove() }
         #expect(try fixture.report().checks.isEmpty)
     }
 }

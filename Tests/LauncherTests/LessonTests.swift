@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import SyncProtocol
 import Testing
 @testable import Launcher
@@ -42,16 +43,10 @@ import Testing
         let text = try String(contentsOf: lessons.appendingPathComponent("\(lesson).json5"), encoding: .utf8)
         let bare = text.split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.hasPrefix("  expect:") }.joined(separator: "\n")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-lesson-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let path = dir.appendingPathComponent("\(lesson).json5").path
+        let home = TempFolder()
+        let path = home.file("\(lesson).json5")
         try bare.write(toFile: path, atomically: true, encoding: .utf8)
-        let out = dir.appendingPathComponent("run").path
-        let (status, output) = try OutputFile.runSynclab(
-            ["run", path, "--out", out, "--bin", EndToEndTests.binDirectory], limit: 120)
-        let report = (try? String(contentsOfFile: "\(out)/report.json", encoding: .utf8)) ?? "{}"
-        return EndToEndTests.Run(status: status, report: (try? JSONValue.parse(report)) ?? .null, folder: out,
-                                 output: output)
+        return try EndToEndTests.run(file: path, in: home)
     }
 
     @Test(arguments: ["intent-persisted-first", "idempotency-keys", "cursor-after-commit", "cursor-after-commit-crash",

@@ -24,7 +24,6 @@ import Testing
 
     @Test func aFigureOutsideItsBandFailsTheRunAndOneInsideHolds() throws {
         let fixture = try fixture(reference: Self.both)
-        defer { fixture.remove() }
         let report = try fixture.report()
         let result = try #require(report.checks.first { $0.name == "reference-figures" })
         #expect(!result.held)
@@ -52,7 +51,6 @@ import Testing
 
     @Test func anExpectationCanNameTheReferenceCheck() throws {
         let fixture = try fixture(reference: Self.both, expect: "expect: { \"*\": [\"reference-figures\"] },")
-        defer { fixture.remove() }
         let report = try fixture.report()
         #expect(report.expectation?.met == true)
         #expect(report.passed)
@@ -63,7 +61,6 @@ import Testing
             "platforms.android.syncsPerInstall": { seed: 3, band: [2, 4] },
             "platforms.ios.syncsPerInstall": { seed: 0, band: [0, 1] },
             """)
-        defer { fixture.remove() }
         let report = try fixture.report()
         #expect(report.checks.first { $0.name == "reference-figures" }?.held == true)
         #expect(report.passed)
@@ -109,7 +106,6 @@ import Testing
             "variants.b.receivedPercent": { seed: 100, band: [100, 100] },
             "variants.a.receivedPercent": { seed: 100, band: [100, 100] },
             """)
-        defer { fixture.remove() }
         let report = try fixture.report()
         // "a" got three scheduled syncs; "b" received "a"'s edit; "a" received nothing (no edit came from "b").
         #expect(report.references.map(\.measured) == [3, 100, nil])

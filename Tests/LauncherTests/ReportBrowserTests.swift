@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import Testing
 
 @testable import Launcher
@@ -20,26 +21,13 @@ import Testing
 
     /// Runs headless Chromium with `arguments` and the page, bounded by `limit` seconds; returns its standard output.
     static func browse(_ chromium: String, _ arguments: [String], page: String, limit: Double = 60) throws -> String {
-        let out = OutputFile()
-        let err = OutputFile()
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "synclab-chromium-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: home) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: chromium)
-        process.arguments =
-            [
-                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-                "--user-data-dir=\(home.path)",
-            ] + arguments + ["file://\(page)"]
-        process.standardOutput = out.handle
-        process.standardError = err.handle
-        try process.run()
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { usleep(50_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return out.text
+        let home = TempFolder()
+        let browser = try ChildProcess(chromium, [
+            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+            "--user-data-dir=\(home.file("profile"))",
+        ] + arguments + ["file://\(page)"], stdout: home.file("out.txt"), stderr: home.file("err.txt"))
+        browser.finish(within: limit)
+        return browser.log
     }
 
     static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
@@ -52,15 +40,15 @@ import Testing
             line.range(of: "\"key\":\"").map { String(line[$0.upperBound...].prefix { $0 != "\"" }) }
         }
         let op = try #require(key, "the crash run saved no op")
-        let (status, story) = try OutputFile.runSynclab(["explain", folder, op], limit: 60)
+        let (status, story) = try EndToEndTests.synclab(["explain", folder, op], limit: 60)
         #expect(status == 0, "\(story)")
         #expect(story.contains("saved op \(op)"))
         #expect(story.contains("server applied it as seq"))
         #expect(story.contains("applied it (seq"), "no other device applied \(op):\n\(story)")
-        let (missing, _) = try OutputFile.runSynclab(["explain", folder, "no-such-key"], limit: 60)
+        let (missing, _) = try EndToEndTests.synclab(["explain", folder, "no-such-key"], limit: 60)
         #expect(missing == 2)
         let page = "\(folder)/compare-self.html"
-        let (same, table) = try OutputFile.runSynclab(["compare", folder, folder, "--out", page], limit: 60)
+        let (same, table) = try EndToEndTests.synclab(["compare", folder, folder, "--out", page], limit: 60)
         #expect(same == 0, "\(table)")
         #expect(table.contains("verdict") && table.contains("hints.accepted"))
         #expect(!table.contains("\n* "), "a run differs from itself:\n\(table)")
@@ -130,13 +118,11 @@ import Testing
         }
 
         // A screenshot of the report against one of an empty page taken the same way.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-shot-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let empty = folder.appendingPathComponent("empty.html").path
+        let folder = TempFolder()
+        let empty = folder.file("empty.html")
         try "<!doctype html><html><body></body></html>\n".write(toFile: empty, atomically: true, encoding: .utf8)
         func shot(_ page: String, _ name: String) throws -> Int {
-            let png = folder.appendingPathComponent(name).path
+            let png = folder.file(name)
             _ = try Self.browse(chromium, ["--screenshot=\(png)", "--window-size=1280,2400"], page: page)
             let size = (try? FileManager.default.attributesOfItem(atPath: png)[.size] as? Int) ?? nil
             return size ?? 0
@@ -158,7 +144,6 @@ import Testing
             return
         }
         let fixture = try RunFixture()
-        defer { fixture.remove() }
         let html = try fixture.report().html
         let good = fixture.folder.path("good.html")
         let broken = fixture.folder.path("broken.html")

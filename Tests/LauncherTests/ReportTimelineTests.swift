@@ -7,7 +7,6 @@ import Testing
 struct ReportTimelineTests {
     @Test func aGoodRunsPageHasTheTimelineAndThePlotsAndNoFailedChecks() throws {
         let fixture = try RunFixture()
-        defer { fixture.remove() }
         let html = try fixture.report().html
         #expect(html.contains("<svg id=\"timeline\""))
         #expect(html.components(separatedBy: "class=\"lane\"").count - 1 == 4)
@@ -21,7 +20,6 @@ struct ReportTimelineTests {
 
     @Test func aFailedChecksCounterExampleIsRingedAndLinkedToTheTimeline() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         // The server applied k1 twice: exactly-once fails on key k1.
         fixture.changes.append(.init(seq: 2, draft: "d1", key: "k1", origin: "a", action: "update", version: 2))
         let report = try fixture.report()
@@ -41,7 +39,6 @@ struct ReportTimelineTests {
 
     @Test func opsThatNeedAttentionAndDeadHintsAreListedWithTheirReasons() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         fixture.deviceOps["a"]!.append(.init(key: "k9", status: "needsAttention", error: "rejected: draft d9 is too long"))
         fixture.events.insert(
             fixture.event(
@@ -63,14 +60,12 @@ struct ReportTimelineTests {
         #expect(killed.markdown.contains("| lost | held by the broker when it was killed | 1 |"))
         #expect(killed.summary.contains("1 lost (held by the broker when it was killed)"))
         let plain = try RunFixture()
-        defer { plain.remove() }
         let clean = try plain.report().markdown
         #expect(!clean.contains("Ops that need attention") && !clean.contains("Hints that died"))
     }
 
     @Test func aLongRunsLineageListIsFolded() throws {
         var fixture = try RunFixture()
-        defer { fixture.remove() }
         #expect(!(try fixture.report().html.contains("<details>")))
         for i in 2...30 {
             fixture.events.append(

@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import LabKit
 import SQLite
 import SyncDevice
@@ -16,6 +17,8 @@ struct RunFixture {
     typealias Draft = (id: String, title: String, body: String, version: Int)
 
     let folder: RunFolder
+    /// Holds `folder` until the last copy of the fixture is released.
+    private let home = TempFolder()
     var events: [String] = []
     var changes: [Change] = [Change(seq: 1, draft: "d1", key: "k1", origin: "a")]
     /// The server's idempotency records beyond those of the changes (e.g. a rejection): key → (device, outcome).
@@ -34,8 +37,7 @@ struct RunFixture {
     var opens: [String: [(sim: Double, age: Double?)]] = [:]
 
     init() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-fixture-\(UUID().uuidString)").path
-        folder = RunFolder(root: root)
+        folder = RunFolder(root: home.path)
         try FileManager.default.createDirectory(atPath: folder.path("devices"), withIntermediateDirectories: true)
         events = [
             event(1, "broker", "process.started", #""role":"broker""#),
@@ -53,6 +55,14 @@ struct RunFixture {
             event(13, "a", "cursor.moved", #""from":0,"to":1,"pass":1"#),
             event(14, "a", "pass.end", #""pass":1,"trigger":"local-edit","sent":1,"pulled":1,"cursor":1,"cutOff":false"#),
         ]
+    }
+
+    /// A second change on the server, seq 2: a's update of d1 to v2 under `key`, which both devices applied.
+    mutating func addUpdateOfD1(key: String) {
+        changes.append(Change(seq: 2, draft: "d1", key: key, origin: "a", action: "update", version: 2))
+        serverDrafts = [("d1", "T", "B", 2)]
+        deviceDrafts = ["a": [("d1", "T", "B", 2)], "b": [("d1", "T", "B", 2)]]
+        moveCursors(to: 2)
     }
 
     /// Sets both devices' cursors and the events that report the moves.
@@ -125,6 +135,7 @@ struct RunFixture {
         return try Report.make(folder: folder)
     }
 
+    /// Removes the folder now (it goes anyway with the last copy of the fixture).
     func remove() { try? FileManager.default.removeItem(atPath: folder.root) }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import Simulation
 import SyncProtocol
 import Testing
@@ -7,19 +8,23 @@ import Testing
 /// one process's hashing or timing can make them agree by chance), a sweep names its failing seeds with the command
 /// that replays each, and a shrink keeps the failing check failing with fewer steps.
 @Suite(.serialized) struct SimulationTests {
-    static func temporary(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("synclab-sim-\(name)-\(UUID().uuidString)").path
-    }
+    /// The suite's topology files (small; the folder lasts as long as the test process).
+    static let scratch = TempFolder()
+
+    static func temporary(_ name: String) -> String { scratch.file("\(name)-\(UUID().uuidString)") }
 
     static func topology(_ name: String) -> String { EndToEndTests.topologies.appendingPathComponent("\(name).json5").path }
 
     static func bytes(_ path: String) -> Data { FileManager.default.contents(atPath: path) ?? Data() }
 
-    /// `synclab sim` into a fresh folder.
-    static func sim(_ arguments: [String], limit: Double = 120) throws -> (status: Int32, output: String, out: String) {
-        let out = temporary("run")
-        let (status, output) = try OutputFile.runSynclab(["sim"] + arguments + ["--out", out], limit: limit)
-        return (status, output, out)
+    /// `synclab sim` into a fresh folder, `out` (inside `home`, which holds it until the test lets go).
+    static func sim(_ arguments: [String], limit: Double = 120) throws
+        -> (status: Int32, output: String, out: String, home: TempFolder)
+    {
+        let home = TempFolder()
+        let out = home.file("run")
+        let (status, output) = try EndToEndTests.synclab(["sim"] + arguments + ["--out", out], limit: limit)
+        return (status, output, out, home)
     }
 
     /// A topology that fails a product check on some seeds: hint-loss with every app open required to show data

@@ -1,4 +1,5 @@
 import Foundation
+import LabTestSupport
 import SQLite
 import SyncProtocol
 import Testing
@@ -8,26 +9,37 @@ import Testing
 /// events: each tampering fails the check it breaks, with a counter-example, and the untouched folder passes.
 @Suite(.serialized) struct TamperTests {
     /// One real run, shared by every test of the suite (each works on a copy).
-    static let original: Result<String, Error> = Result {
+    static let original: Result<EndToEndTests.Run, Error> = Result {
         let run = try EndToEndTests.run("quickstart")
         guard run.status == 0 else { throw TestFailure("quickstart failed: \(run.failedInvariants)\n\(run.output)") }
-        return run.folder
+        return run
     }
 
-    struct TestFailure: Error, CustomStringConvertible {
-        let description: String
-        init(_ text: String) { description = text }
-    }
+    /// This test's folder (each test has an instance of the suite of its own).
+    let scratch = TempFolder()
 
     /// A fresh copy of the passing run folder.
     func copy() throws -> RunFolder {
-        let source = try Self.original.get()
-        let target = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-tamper-\(UUID().uuidString)")
-        try FileManager.default.copyItem(atPath: source, toPath: target.path)
-        return RunFolder(root: target.path)
+        let target = scratch.file("run")
+        try FileManager.default.copyItem(atPath: try Self.original.get().folder, toPath: target)
+        return RunFolder(root: target)
     }
 
     func check(_ folder: RunFolder) throws -> Report { try Report.make(folder: folder) }
+
+    /// The report on a copy of the run after `statement` on the server's database, or on `device`'s ledger.
+    func checkAfter(sql statement: String, onDevice device: String? = nil) throws -> Report {
+        let folder = try copy()
+        try sql(device.map(folder.devicePath) ?? folder.path("server.sqlite"), statement)
+        return try check(folder)
+    }
+
+    /// The report on a copy of the run whose events `edit` rewrote.
+    func checkAfter(editingEvents edit: ([String]) -> [String]) throws -> Report {
+        let folder = try copy()
+        try editEvents(folder, edit)
+        return try check(folder)
+    }
 
     /// The events of the folder, rewritten by `edit` (one JSON object a line).
     func editEvents(_ folder: RunFolder, _ edit: ([String]) -> [String]) throws {
@@ -56,45 +68,36 @@ import Testing
 
     @Test func theUntouchedRunPasses() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         let report = try check(folder)
         #expect(report.passed, "\(report.invariants.filter { !$0.held }.map(\.detail))")
     }
 
     @Test func aServerChangeUnderAKeyNoDeviceSaved() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try sql(folder.path("server.sqlite"), "UPDATE changes SET op_key = 'forged-key' WHERE seq = 1")
-        expectFails(try check(folder), "exactly-once", "applied under key forged-key, which no op saved on", alone: false)
+        let report = try checkAfter(sql: "UPDATE changes SET op_key = 'forged-key' WHERE seq = 1")
+        expectFails(report, "exactly-once", "applied under key forged-key, which no op saved on", alone: false)
     }
 
     @Test func aChangeRemovedFromTheServer() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try sql(folder.path("server.sqlite"), "DELETE FROM changes WHERE seq = 1")
-        expectFails(try check(folder), "exactly-once", "follows seq 0", alone: false)
+        let report = try checkAfter(sql: "DELETE FROM changes WHERE seq = 1")
+        expectFails(report, "exactly-once", "follows seq 0", alone: false)
     }
 
     @Test func aRemovedShadowRow() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try sql(folder.devicePath("laptop"), "DELETE FROM shadow WHERE rowid = (SELECT min(rowid) FROM shadow)")
-        expectFails(try check(folder), "cursor-safety", "laptop at the end: cursor")
+        let report = try checkAfter(sql: "DELETE FROM shadow WHERE rowid = (SELECT min(rowid) FROM shadow)",
+                                    onDevice: "laptop")
+        expectFails(report, "cursor-safety", "laptop at the end: cursor")
     }
 
     @Test func needsAttentionOnAnAppliedOp() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try sql(folder.devicePath("pixel"), """
+        let report = try checkAfter(sql: """
             UPDATE ops SET status = 'needsAttention', last_error = 'not confirmed'
             WHERE local_seq = (SELECT min(local_seq) FROM ops)
-            """)
-        expectFails(try check(folder), "no-lost-edit", "although the server applied it")
+            """, onDevice: "pixel")
+        expectFails(report, "no-lost-edit", "although the server applied it")
     }
 
     @Test func anOpErasedFromLedgerAndDeviceEvents() throws {
         let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
         // The last op pixel saved disappears from its ledger and its op.saved event; the server applied it, and the
         // launcher's record of the edit it asked for is left: the device's durable record lost a saved op.
         let key = try Database(path: folder.devicePath("pixel")).first("SELECT key FROM ops ORDER BY local_seq DESC") {
@@ -112,54 +115,45 @@ import Testing
     }
 
     @Test func theLastCursorMoveRemovedFromTheEvents() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try editEvents(folder) { lines in
+        let report = try checkAfter { lines in
             guard let last = lines.lastIndex(where: { $0.contains("\"cursor.moved\"") && $0.contains("\"proc\":\"iphone\"") })
             else { return lines }
             var edited = lines
             edited.remove(at: last)
             return edited
         }
-        expectFails(try check(folder), "cursor-safety", "a cursor move that no event explains")
+        expectFails(report, "cursor-safety", "a cursor move that no event explains")
     }
 
     @Test func aReplicaEditedBehindTheLedgersBack() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try sql(folder.devicePath("iphone"), "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM drafts)")
-        expectFails(try check(folder), "convergence", "body differs")
+        let report = try checkAfter(sql: "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM drafts)",
+                                    onDevice: "iphone")
+        expectFails(report, "convergence", "body differs")
     }
 
     @Test func aHintWithDataInTheEvents() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try editEvents(folder) { lines in
+        let report = try checkAfter { lines in
             guard let first = lines.firstIndex(where: { $0.contains("\"hint.received\"") }) else { return lines }
             var edited = lines
             edited[first] = edited[first].replacingOccurrences(of: #""keys":["account","head","hint"]"#,
                                                                 with: #""keys":["account","body","head","hint"]"#)
             return edited
         }
-        expectFails(try check(folder), "hints-are-references", "carrying data: body")
+        expectFails(report, "hints-are-references", "carrying data: body")
     }
 
     @Test func aHintFateRemovedFromTheEvents() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try editEvents(folder) { lines in
+        let report = try checkAfter { lines in
             guard let first = lines.firstIndex(where: { $0.contains("\"hint.delivered\"") }) else { return lines }
             var edited = lines
             edited.remove(at: first)
             return edited
         }
-        expectFails(try check(folder), "hints-accounted", "the broker counts", alone: false)
+        expectFails(report, "hints-accounted", "the broker counts", alone: false)
     }
 
     @Test func aQuiesceThatNeverEnded() throws {
-        let folder = try copy()
-        defer { try? FileManager.default.removeItem(atPath: folder.root) }
-        try editEvents(folder) { lines in lines.filter { !$0.contains("\"quiesce.done\"") } }
-        expectFails(try check(folder), "quiesce-settles", "never quiesced")
+        let report = try checkAfter { lines in lines.filter { !$0.contains("\"quiesce.done\"") } }
+        expectFails(report, "quiesce-settles", "never quiesced")
     }
 }

@@ -78,6 +78,9 @@ import Testing
         #expect(t.behaviours.count == 1)
     }
 
+    /// The smallest valid accounts list, to which a mistake below is added.
+    static let oneWebDevice = #"accounts: [{ id: "a", devices: [{ id: "d", platform: "web" }] }]"#
+
     /// Each mistake names the file, the line where it is and the key, and says what was expected.
     @Test(arguments: [
         // (text, line, key, words in the message)
@@ -90,22 +93,20 @@ import Testing
         ("{ seed: 1 }", 1, "", "missing required key \"accounts\""),
         ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" },\n{ id: \"d\", platform: \"ios\" }] }] }", 2,
          "accounts[0].devices[1].id", "declared twice"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n scenario: [\n { at: \"1m\", action: \"edit\", device: \"ghost\", draft: \"x\" }] }",
+        ("{ \(Self.oneWebDevice),\n scenario: [\n { at: \"1m\", action: \"edit\", device: \"ghost\", draft: \"x\" }] }",
          3, "scenario[0].device", "no account declares"),
-        ("{ duration: \"10m\", accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n scenario: [\n { at: \"2h\", action: \"open\", device: \"d\" }] }",
+        ("{ duration: \"10m\", \(Self.oneWebDevice),\n scenario: [\n { at: \"2h\", action: \"open\", device: \"d\" }] }",
          3, "scenario[0].at", "after the end"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n scenario: [{ at: \"1m\",\n action: \"explode\", device: \"d\" }] }",
+        ("{ \(Self.oneWebDevice),\n scenario: [{ at: \"1m\",\n action: \"explode\", device: \"d\" }] }",
          3, "scenario[0].action", "expected one of"),
-        ("{ broker: {\n loss: 1.5 },\n accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }] }", 2,
-         "broker.loss", "between 0 and 1"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n scenario: [{ at: \"soon\", action: \"open\", device: \"d\" }] }",
+        ("{ broker: {\n loss: 1.5 },\n \(Self.oneWebDevice) }", 2, "broker.loss", "between 0 and 1"),
+        ("{ \(Self.oneWebDevice),\n scenario: [{ at: \"soon\", action: \"open\", device: \"d\" }] }",
          2, "scenario[0].at", "expected a duration"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n scenario: [{ at: \"1m\", action: \"kill\", target: \"moon\" }] }",
+        ("{ \(Self.oneWebDevice),\n scenario: [{ at: \"1m\", action: \"kill\", target: \"moon\" }] }",
          2, "scenario[0].target", "target must be"),
         ("{ accounts: [{ id: \"a b\", devices: [{ id: \"d\", platform: \"web\" }] }] }", 1, "accounts[0].id",
          "letters, digits"),
-        ("{ device: { batch: 0 },\n accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }] }", 1,
-         "device.batch", "between 1 and"),
+        ("{ device: { batch: 0 },\n \(Self.oneWebDevice) }", 1, "device.batch", "between 1 and"),
         ("{ accounts: [{ id: \"a\", devices: [{ id: \"server\", platform: \"web\" }] }] }", 1, "accounts[0].devices[0].id",
          "reserved"),
         ("{ accounts: [{ id: \"a\",\n devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{ devices: [\"nobody\"] }] }", 3,

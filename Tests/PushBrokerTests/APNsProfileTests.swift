@@ -5,9 +5,7 @@ import Testing
 /// The apns profile's rules, through the pure instance with a fake clock.
 @Suite struct APNsProfileTests {
     @Test func offlineDeviceHoldsOneHintAndANewerOneReplacesIt() {
-        var driver = InstanceDriver()
-        driver.register("iphone")
-        driver.state("iphone", online: false)
+        var driver = InstanceDriver(registered: "iphone", offline: true)
         for head in 1...3 { driver.notice(head: head) }
 
         #expect(driver.received["iphone"] == nil)
@@ -25,8 +23,7 @@ import Testing
     }
 
     @Test func lowPowerHoldsBackgroundHintsButNotForegroundOnes() {
-        var driver = InstanceDriver()
-        driver.register("iphone")
+        var driver = InstanceDriver(registered: "iphone")
         driver.state("iphone", online: true, app: .background, doze: true)
         driver.notice(head: 1)
         #expect(driver.events("hint.held").last?["reason"] == "low-power")
@@ -39,9 +36,7 @@ import Testing
     }
 
     @Test func forceQuitDiscardsEveryHintUntilTheAppIsOpened() {
-        var driver = InstanceDriver()
-        driver.register("iphone")
-        driver.state("iphone", online: false)
+        var driver = InstanceDriver(registered: "iphone", offline: true)
         driver.notice(head: 1)
         // The held hint goes when the user force-quits, and so does every later one.
         driver.state("iphone", online: false, app: .forceQuit)
@@ -60,8 +55,7 @@ import Testing
     }
 
     @Test func backgroundHintsAreThrottledToThreeInAnySlidingHour() {
-        var driver = InstanceDriver()
-        driver.register("iphone")
+        var driver = InstanceDriver(registered: "iphone")
         for (index, time) in [0.0, 600, 1200, 1800, 2400].enumerated() {
             driver.advance(to: time)
             driver.notice(head: index + 1)
@@ -79,8 +73,7 @@ import Testing
     }
 
     @Test func foregroundHintsAreNotThrottled() {
-        var driver = InstanceDriver()
-        driver.register("iphone")
+        var driver = InstanceDriver(registered: "iphone")
         driver.state("iphone", app: .foreground)
         for head in 1...20 { driver.notice(head: head) }
         #expect(driver.received["iphone"]?.count == 20)
@@ -88,18 +81,15 @@ import Testing
     }
 
     @Test func throttleLimitIsAFlag() {
-        var profiles = ProfileSettings()
-        profiles.apnsThrottlePerHour = 1
-        var driver = InstanceDriver(profiles: profiles)
-        driver.register("iphone")
+        let profiles = ProfileSettings.with { $0.apnsThrottlePerHour = 1 }
+        var driver = InstanceDriver(registered: "iphone", profiles: profiles)
         for head in 1...3 { driver.notice(head: head) }
         #expect(driver.hintIDs("iphone") == ["h-1"])
         #expect(driver.instance.counters.throttled == 2)
     }
 
     @Test func backgroundRefreshOffDiscardsBackgroundHints() {
-        var driver = InstanceDriver()
-        driver.register("iphone")
+        var driver = InstanceDriver(registered: "iphone")
         driver.state("iphone", app: .background, refreshOff: true)
         driver.notice(head: 1)
         #expect(driver.events("hint.discarded").first?["reason"] == "refresh-off")

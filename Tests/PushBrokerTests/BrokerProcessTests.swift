@@ -237,10 +237,9 @@ import ZeroMQ
     @Test func aDeviceThatDoesNotReadFillsItsPipeAndHintsAreDroppedWithReasonHWM() async throws {
         try await onOwnThread {
             // A Unix socket buffers far less than loopback TCP, so the pipe fills after a few thousand hints.
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("synclab-hwm-\(UUID()).sock").path
-            defer { try? FileManager.default.removeItem(atPath: path) }
+            let sockets = TempFolder()
             #expect(ThreadExecutor.isOnExecutorThread, "the body runs on its own thread (name \(Thread.current.name ?? "none"))")
-            let broker = try BrokerProcess(devices: [("pixel", .android, "t-p")], listen: "ipc://\(path)",
+            let broker = try BrokerProcess(devices: [("pixel", .android, "t-p")], listen: sockets.ipc("hwm.sock"),
                                            extra: ["--hint-hwm", "1"])
             defer { broker.stop() }
             let context = try Context()
@@ -297,22 +296,14 @@ import ZeroMQ
     }
 
     @Test func helpExitsZeroAndBadFlagsExitTwo() throws {
-        let executable = try BrokerProcess.executable("synclab-broker")
-        let folder = try BrokerProcess.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let executable = try Binaries.path("synclab-broker")
+        let folder = TempFolder()
+        var runs = 0
         func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-            let out = folder.appendingPathComponent("out.txt"), err = folder.appendingPathComponent("err.txt")
-            _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-            _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = arguments
-            process.standardOutput = try FileHandle(forWritingTo: out)
-            process.standardError = try FileHandle(forWritingTo: err)
-            try process.run()
-            process.waitUntilExit()
-            return (process.terminationStatus, try String(contentsOf: out, encoding: .utf8),
-                    try String(contentsOf: err, encoding: .utf8))
+            runs += 1
+            let child = try ChildProcess(executable, arguments, stdout: folder.file("out-\(runs).txt"),
+                                         stderr: folder.file("err-\(runs).txt"))
+            return (child.finish(within: 60).status, child.log, child.errors)
         }
         let help = try run(["--help"])
         #expect(help.status == 0)
@@ -320,14 +311,14 @@ import ZeroMQ
         let unknown = try run(["--listen", "tcp://127.0.0.1:*", "--frobnicate"])
         #expect(unknown.status == 2 && unknown.err.contains("--frobnicate"))
         let missing = try run(["--listen", "tcp://127.0.0.1:*", "--notices", "tcp://127.0.0.1:*",
-                               "--accounts", folder.appendingPathComponent("none.json").path])
+                               "--accounts", folder.file("none.json")])
         #expect(missing.status == 2 && missing.err.contains("none.json"))
         // An endpoint that will not bind is a start-up failure too: exit 2, naming it.
-        let accounts = folder.appendingPathComponent("accounts.json")
+        let accounts = folder.file("accounts.json")
         try #"{"accounts": [{"id": "a", "devices": [{"id": "d", "platform": "web", "token": "t"}]}]}"#
-            .write(to: accounts, atomically: true, encoding: .utf8)
-        let unbindable = "ipc://\(folder.path)/no-such-folder/broker.sock"
-        let bind = try run(["--listen", unbindable, "--notices", "tcp://127.0.0.1:*", "--accounts", accounts.path])
+            .write(toFile: accounts, atomically: true, encoding: .utf8)
+        let unbindable = folder.ipc("no-such-folder/broker.sock")
+        let bind = try run(["--listen", unbindable, "--notices", "tcp://127.0.0.1:*", "--accounts", accounts])
         #expect(bind.status == 2 && bind.err.contains(unbindable))
     }
 }

@@ -4,10 +4,15 @@ import Testing
 
 /// Seeded chaos on top of the profiles, through the pure instance.
 @Suite struct ChaosTests {
+    /// A registered pixel after notices for heads 1…`count` under `chaos`.
+    func noticed(_ count: Int, chaos: ChaosSettings, seed: UInt64) -> InstanceDriver {
+        var driver = InstanceDriver(registered: "pixel", chaos: chaos, seed: seed)
+        for head in 1...count { driver.notice(head: head) }
+        return driver
+    }
+
     @Test func lossDropsAboutTheGivenShareAndEveryHintIsAccounted() {
-        var driver = InstanceDriver(chaos: ChaosSettings(loss: 0.3), seed: 11)
-        driver.register("pixel")
-        for head in 1...5000 { driver.notice(head: head) }
+        let driver = noticed(5000, chaos: ChaosSettings(loss: 0.3), seed: 11)
         let counters = driver.instance.counters
         #expect(counters.accepted == 5000)
         #expect(abs(Double(counters.dropped) / 5000 - 0.3) < 0.03)
@@ -17,9 +22,7 @@ import Testing
     }
 
     @Test func duplicatesAreSentTwiceAndCountedBeside() {
-        var driver = InstanceDriver(chaos: ChaosSettings(duplicate: 0.2), seed: 12)
-        driver.register("pixel")
-        for head in 1...5000 { driver.notice(head: head) }
+        let driver = noticed(5000, chaos: ChaosSettings(duplicate: 0.2), seed: 12)
         let counters = driver.instance.counters
         #expect(counters.delivered == 5000)
         #expect(abs(Double(counters.duplicated) / 5000 - 0.2) < 0.03)
@@ -28,8 +31,7 @@ import Testing
     }
 
     @Test func constantDelayHoldsAHintForThatManySimulatedSeconds() {
-        var driver = InstanceDriver(chaos: ChaosSettings(delayKind: .constant, delaySec: 5))
-        driver.register("pixel")
+        var driver = InstanceDriver(registered: "pixel", chaos: ChaosSettings(delayKind: .constant, delaySec: 5))
         driver.notice(head: 1)
         #expect(driver.events("hint.held").first?["reason"] == "chaos-delay")
         #expect(driver.instance.counters.held == 1)
@@ -41,9 +43,7 @@ import Testing
     }
 
     @Test func exponentialDelaysHaveTheGivenMean() {
-        var driver = InstanceDriver(chaos: ChaosSettings(delayKind: .exponential, delaySec: 10), seed: 3)
-        driver.register("pixel")
-        for head in 1...2000 { driver.notice(head: head) }
+        var driver = noticed(2000, chaos: ChaosSettings(delayKind: .exponential, delaySec: 10), seed: 3)
         driver.advance(to: 100_000)
         let waits = driver.events("hint.delivered").compactMap { $0["waitedSec"]?.doubleValue }
         #expect(waits.count == 2000)
@@ -53,9 +53,7 @@ import Testing
     }
 
     @Test func reorderedHintGoesRightAfterTheNextOneOrAtTheWindow() {
-        var driver = InstanceDriver()
-        driver.register("pixel")
-        driver.register("laptop")
+        var driver = InstanceDriver(registered: "pixel", "laptop")
         #expect(driver.control("chaos", ["reorder": 1, "device": "pixel"])?.ok == true)
         // Devices are served in id order: laptop gets h-1, pixel h-2.
         driver.notice(head: 1)
@@ -77,9 +75,7 @@ import Testing
     }
 
     @Test func chaosCommandSetsGlobalAndPerDeviceSettingsAndOffClearsThem() {
-        var driver = InstanceDriver()
-        driver.register("pixel")
-        driver.register("laptop")
+        var driver = InstanceDriver(registered: "pixel", "laptop")
         #expect(driver.control("chaos", ["loss": 1, "device": "pixel"])?.ok == true)
         driver.notice(head: 1)
         #expect(driver.received["pixel"] == nil)

@@ -6,9 +6,7 @@ import Testing
 /// itself, since a device has one account).
 @Suite struct FCMProfileTests {
     @Test func offlineDeviceGetsEveryHeldHintInOrderWhenItReturns() {
-        var driver = InstanceDriver()
-        driver.register("pixel")
-        driver.state("pixel", online: false)
+        var driver = InstanceDriver(registered: "pixel", offline: true)
         for head in 1...100 { driver.notice(head: head) }
         #expect(driver.instance.counters(for: "pixel")?.held == 100)
         driver.state("pixel", online: true)
@@ -17,9 +15,7 @@ import Testing
     }
 
     @Test func pastOneHundredHeldAllAreDroppedAndOneResyncHintComesOnReturn() {
-        var driver = InstanceDriver()
-        driver.register("pixel")
-        driver.state("pixel", online: false)
+        var driver = InstanceDriver(registered: "pixel", offline: true)
         for head in 1...101 { driver.notice(head: head) }
         let dropped = driver.events("hint.dropped")
         #expect(dropped.count == 101)
@@ -39,21 +35,15 @@ import Testing
     }
 
     @Test func maxHeldIsAFlag() {
-        var profiles = ProfileSettings()
-        profiles.fcmMaxHeld = 2
-        var driver = InstanceDriver(profiles: profiles)
-        driver.register("pixel")
-        driver.state("pixel", online: false)
+        let profiles = ProfileSettings.with { $0.fcmMaxHeld = 2 }
+        var driver = InstanceDriver(registered: "pixel", offline: true, profiles: profiles)
         for head in 1...3 { driver.notice(head: head) }
         #expect(driver.instance.counters.dropped == 3)
     }
 
     @Test func collapseKeyKeepsOnlyTheNewestHintOfTheAccount() {
-        var profiles = ProfileSettings()
-        profiles.fcmCollapse = .account
-        var driver = InstanceDriver(profiles: profiles)
-        driver.register("pixel")
-        driver.state("pixel", online: false)
+        let profiles = ProfileSettings.with { $0.fcmCollapse = .account }
+        var driver = InstanceDriver(registered: "pixel", offline: true, profiles: profiles)
         for head in 1...5 { driver.notice(head: head) }
         #expect(driver.events("hint.coalesced").map { $0["by"]?.stringValue } == ["h-2", "h-3", "h-4", "h-5"])
         driver.state("pixel", online: true)
@@ -77,11 +67,11 @@ import Testing
     }
 
     @Test func normalPriorityWaitsForTheNextDozeMaintenanceWindow() {
-        var profiles = ProfileSettings()
-        profiles.fcmPriority = .normal
-        profiles.dozeWindowSec = 3600
-        var driver = InstanceDriver(profiles: profiles)
-        driver.register("pixel")
+        let profiles = ProfileSettings.with {
+            $0.fcmPriority = .normal
+            $0.dozeWindowSec = 3600
+        }
+        var driver = InstanceDriver(registered: "pixel", profiles: profiles)
         driver.state("pixel", online: true, doze: true)
         driver.advance(to: 100)
         driver.notice(head: 1)
@@ -105,10 +95,8 @@ import Testing
     }
 
     @Test func leavingDozeDeliversWhatWaitedForAWindow() {
-        var profiles = ProfileSettings()
-        profiles.fcmPriority = .normal
-        var driver = InstanceDriver(profiles: profiles)
-        driver.register("pixel")
+        let profiles = ProfileSettings.with { $0.fcmPriority = .normal }
+        var driver = InstanceDriver(registered: "pixel", profiles: profiles)
         driver.state("pixel", online: true, doze: true)
         driver.notice(head: 1)
         driver.advance(to: 10)
@@ -117,17 +105,14 @@ import Testing
     }
 
     @Test func highPriorityWakesADozingDevice() {
-        var driver = InstanceDriver()  // fcm-priority high is the default
-        driver.register("pixel")
+        var driver = InstanceDriver(registered: "pixel")  // fcm-priority high is the default
         driver.state("pixel", online: true, doze: true)
         driver.notice(head: 1)
         #expect(driver.hintIDs("pixel") == ["h-1"])
     }
 
     @Test func forceStoppedAppGetsNothingUntilOpened() {
-        var driver = InstanceDriver()
-        driver.register("pixel")
-        driver.state("pixel", online: false)
+        var driver = InstanceDriver(registered: "pixel", offline: true)
         driver.notice(head: 1)
         driver.state("pixel", online: true, app: .forceQuit)
         driver.notice(head: 2)

@@ -5,9 +5,7 @@ import Testing
 /// The webpush profile's rules, through the pure instance with a fake clock.
 @Suite struct WebPushProfileTests {
     @Test func heldHintExpiresPastItsTTLAndAYoungerOneIsDeliveredWhenReachable() {
-        var driver = InstanceDriver()  // webpush-ttl-sec 86400
-        driver.register("laptop")
-        driver.state("laptop", online: false)
+        var driver = InstanceDriver(registered: "laptop", offline: true)  // webpush-ttl-sec 86400
         driver.notice(head: 1)
         driver.advance(to: 50_000)
         driver.notice(head: 2)
@@ -26,11 +24,8 @@ import Testing
     }
 
     @Test func ttlIsAFlagAndZeroMeansNowOrNever() {
-        var profiles = ProfileSettings()
-        profiles.webpushTTLSec = 0
-        var driver = InstanceDriver(profiles: profiles)
-        driver.register("laptop")
-        driver.state("laptop", online: false)
+        let profiles = ProfileSettings.with { $0.webpushTTLSec = 0 }
+        var driver = InstanceDriver(registered: "laptop", offline: true, profiles: profiles)
         driver.notice(head: 1)
         #expect(driver.events("hint.expired").count == 1)
         driver.state("laptop", online: true)
@@ -38,8 +33,7 @@ import Testing
     }
 
     @Test func closedTabIsReachableWhileOnlineButAStoppedBrowserIsNot() {
-        var driver = InstanceDriver()
-        driver.register("laptop")
+        var driver = InstanceDriver(registered: "laptop")
         driver.state("laptop", online: true, app: .closed)
         driver.notice(head: 1)
         #expect(driver.hintIDs("laptop") == ["h-1"])
@@ -53,8 +47,7 @@ import Testing
     }
 
     @Test func dozeDoesNotHoldWebPush() {
-        var driver = InstanceDriver()
-        driver.register("laptop")
+        var driver = InstanceDriver(registered: "laptop")
         driver.state("laptop", online: true, app: .background, doze: true, refreshOff: true)
         driver.notice(head: 1)
         #expect(driver.hintIDs("laptop") == ["h-1"])

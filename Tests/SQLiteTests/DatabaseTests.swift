@@ -5,9 +5,11 @@ import Testing
 
 @Suite("Database")
 struct DatabaseTests {
+    /// This test's folder (each test has an instance of the suite of its own).
+    let folder = TempFolder()
+
     @Test("a connection opens in WAL mode, and the mode persists for the next one")
     func walIsOn() throws {
-        let folder = try TemporaryFolder()
         let path = folder.file("wal.sqlite")
         let db = try Database(path: path)
         #expect(try db.journalMode() == "wal")
@@ -25,7 +27,6 @@ struct DatabaseTests {
 
     @Test("a database that cannot be opened is an error naming the file")
     func unopenable() throws {
-        let folder = try TemporaryFolder()
         let path = folder.file("missing-folder/db.sqlite")
         let error = try #require(throws: SQLiteError.self) { try Database(path: path) }
         #expect(error.description.contains(path))
@@ -34,38 +35,34 @@ struct DatabaseTests {
     @Test("a throwing transaction leaves nothing behind")
     func throwingTransactionRollsBack() throws {
         struct Abort: Error {}
-        let folder = try TemporaryFolder()
         let db = try Database(path: folder.file("tx.sqlite"))
         try db.execute("CREATE TABLE t(x INTEGER)")
-        #expect(throws: Abort.self) {
+        /// `work` throws `E` out of a transaction, and the table is still empty.
+        func expectNothingLeft<E: Error>(throwing _: E.Type, sourceLocation: SourceLocation = #_sourceLocation,
+                                         _ work: () throws -> Void) throws {
+            #expect(throws: E.self, sourceLocation: sourceLocation) { try db.transaction { try work() } }
+            #expect(try db.scalarInt("SELECT count(*) FROM t") == 0, sourceLocation: sourceLocation)
+        }
+        try expectNothingLeft(throwing: Abort.self) {
+            try db.run("INSERT INTO t VALUES (?)", 1)
+            try db.run("INSERT INTO t VALUES (?)", 2)
+            throw Abort()
+        }
+
+        // A nested transaction joins the outer one: its failure undoes the outer work too.
+        try expectNothingLeft(throwing: Abort.self) {
+            try db.run("INSERT INTO t VALUES (?)", 3)
             try db.transaction {
-                try db.run("INSERT INTO t VALUES (?)", 1)
-                try db.run("INSERT INTO t VALUES (?)", 2)
+                try db.run("INSERT INTO t VALUES (?)", 4)
                 throw Abort()
             }
         }
-        #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
-
-        // A nested transaction joins the outer one: its failure undoes the outer work too.
-        #expect(throws: Abort.self) {
-            try db.transaction {
-                try db.run("INSERT INTO t VALUES (?)", 3)
-                try db.transaction {
-                    try db.run("INSERT INTO t VALUES (?)", 4)
-                    throw Abort()
-                }
-            }
-        }
-        #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
 
         // A failing statement inside rolls back just the same, and the connection is usable afterwards.
-        #expect(throws: SQLiteError.self) {
-            try db.transaction {
-                try db.run("INSERT INTO t VALUES (?)", 5)
-                try db.run("INSERT INTO nowhere VALUES (?)", 6)
-            }
+        try expectNothingLeft(throwing: SQLiteError.self) {
+            try db.run("INSERT INTO t VALUES (?)", 5)
+            try db.run("INSERT INTO nowhere VALUES (?)", 6)
         }
-        #expect(try db.scalarInt("SELECT count(*) FROM t") == 0)
         let value = try db.transaction {
             try db.run("INSERT INTO t VALUES (?)", 7)
             return try db.scalarInt("SELECT x FROM t")
@@ -75,13 +72,18 @@ struct DatabaseTests {
         #expect(try other.query("SELECT x FROM t") { $0.int(0) } == [7])
     }
 
-    @Test("a second connection gets busy, waits for the first to commit, then succeeds")
-    func busyWaitsThenSucceeds() throws {
-        let folder = try TemporaryFolder()
+    /// Two connections to a new database with the table `t(columns)`; the second waits up to `busyTimeoutMs` for
+    /// the write lock.
+    func twoWriters(_ columns: String, busyTimeoutMs: Int32) throws -> (first: Database, second: Database) {
         let path = folder.file("busy.sqlite")
         let first = try Database(path: path)
-        try first.execute("CREATE TABLE t(writer TEXT, at INTEGER)")
-        let second = try Database(path: path, busyTimeoutMs: 20_000)
+        try first.execute("CREATE TABLE t(\(columns))")
+        return (first, try Database(path: path, busyTimeoutMs: busyTimeoutMs))
+    }
+
+    @Test("a second connection gets busy, waits for the first to commit, then succeeds")
+    func busyWaitsThenSucceeds() throws {
+        let (first, second) = try twoWriters("writer TEXT, at INTEGER", busyTimeoutMs: 20_000)
 
         let holding = DispatchSemaphore(value: 0)
         let waiting = DispatchSemaphore(value: 0)
@@ -123,11 +125,7 @@ struct DatabaseTests {
 
     @Test("when the busy timeout runs out the error says busy")
     func busyTimeoutRunsOut() throws {
-        let folder = try TemporaryFolder()
-        let path = folder.file("busy.sqlite")
-        let first = try Database(path: path)
-        try first.execute("CREATE TABLE t(x)")
-        let impatient = try Database(path: path, busyTimeoutMs: 30)
+        let (first, impatient) = try twoWriters("x", busyTimeoutMs: 30)
         try first.transaction {
             try first.run("INSERT INTO t VALUES (1)")
             let error = try #require(throws: SQLiteError.self) {
@@ -145,7 +143,6 @@ struct DatabaseTests {
 
     @Test("a migration runs once and sets user_version")
     func migrationRunsOnce() throws {
-        let folder = try TemporaryFolder()
         let path = folder.file("migrate.sqlite")
         let migrations = [
             Migration(
@@ -170,7 +167,6 @@ struct DatabaseTests {
 
     @Test("a failing migration is rolled back with its version, earlier ones stay")
     func failingMigrationRollsBack() throws {
-        let folder = try TemporaryFolder()
         let db = try Database(path: folder.file("migrate.sqlite"))
         let broken = [
             Migration(version: 1, sql: "CREATE TABLE a(x)"),

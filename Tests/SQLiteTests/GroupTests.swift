@@ -7,7 +7,7 @@ import Testing
 struct GroupTests {
     @Test("steps in a group reach another connection only at commitGroup; a failed step is undone alone")
     func groupCommitsOnceAndUndoesAFailedStep() throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let path = folder.file("group.sqlite")
         let db = try Database(path: path, synchronous: .normal)
         try db.execute("CREATE TABLE t(x INTEGER PRIMARY KEY)")

@@ -1,12 +1,15 @@
 import Foundation
+import LabTestSupport
 import SQLite
 import Testing
 
 @Suite("Statement")
 struct StatementTests {
+    /// This test's folder (each test has an instance of the suite of its own).
+    let folder = TempFolder()
+
     @Test("typed values bind and read back as they went in, NULL, blob and unicode included")
     func typedRoundTrip() throws {
-        let folder = try TemporaryFolder()
         let db = try Database(path: folder.file("types.sqlite"))
         try db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, i, big, d, s, b, flag, maybe)")
         let unicode = "Grüße, 世界 🌍 — \"quoted\" 'single' \\ back\nslash"
@@ -57,7 +60,6 @@ struct StatementTests {
 
     @Test("values bound from one buffer (run and forEach with values:) store and match what the typed forms do")
     func valuesRoundTrip() throws {
-        let folder = try TemporaryFolder()
         let db = try Database(path: folder.file("values.sqlite"))
         try db.execute("CREATE TABLE v(id INTEGER PRIMARY KEY, s, b, t, d)")
         let unicode = "Grüße, 世界 🌍 — \"quoted\" \\ back\nslash"
@@ -84,7 +86,6 @@ struct StatementTests {
 
     @Test("an SQL error carries the result code, SQLite's message and the SQL")
     func errorsCarryCodeMessageAndSQL() throws {
-        let folder = try TemporaryFolder()
         let db = try Database(path: folder.file("errors.sqlite"))
 
         let missing = "INSERT INTO missing VALUES (1)"
@@ -121,7 +122,6 @@ struct StatementTests {
 
     @Test("statements are prepared once and reused from the cache")
     func statementCacheReuse() throws {
-        let folder = try TemporaryFolder()
         let db = try Database(path: folder.file("cache.sqlite"))
         try db.execute("CREATE TABLE t(x INTEGER)")
         let insert = "INSERT INTO t VALUES (?)"

@@ -46,9 +46,8 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             let client = try lab.helloed("pixel")
-            let body = decodable ? Codec.encode(.error(ErrorReply(code: .invalid, message: "x")))[1] : Array("{".utf8)
             try lab.expectUnchanged {
-                try client.sendRaw([Array("SL1 error".utf8), body])
+                try client.sendRaw(SecureLab.errorFrames(decodable: decodable))
                 #expect(try client.receive(timeoutMs: silenceMs) == nil)
             }
             #expect(lab.eventually { !lab.events(lab.serverEvents, type: "request.refused").isEmpty })

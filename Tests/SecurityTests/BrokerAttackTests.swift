@@ -74,13 +74,8 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             let laptop = try lab.brokerClient(as: "laptop")
-            guard case .error(let error)? = try laptop.request(.register(Register(
-                device: "pixel", account: "acme", platform: .android, token: "t-pixel")))
-            else {
-                Issue.record("no error")
-                return
-            }
-            #expect(error.code == .badToken)
+            expectError(try laptop.request(.register(Register(
+                device: "pixel", account: "acme", platform: .android, token: "t-pixel"))), .badToken)
             #expect(lab.events(lab.brokerEvents, type: "device.registered").isEmpty)
             let server = try lab.noticeSender(pair: lab.keys["server"]!)
             _ = try server.send(Codec.encode(.notice(Self.notice)))
@@ -134,13 +129,8 @@ import ZeroMQ
             let lab = try SecureLab()
             _ = try lab.registered("pixel")
             let laptop = try lab.brokerClient(as: "laptop")
-            guard case .error(let error)? = try laptop.request(.deviceState(DeviceState(
-                device: "pixel", online: false, app: .forceQuit)))
-            else {
-                Issue.record("no error")
-                return
-            }
-            #expect(error.code == .notAuthenticated)
+            expectError(try laptop.request(.deviceState(DeviceState(
+                device: "pixel", online: false, app: .forceQuit))), .notAuthenticated)
             #expect(lab.events(lab.brokerEvents, type: "device.state").isEmpty)
         }
     }
@@ -151,8 +141,7 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             let pixel = try lab.registered("pixel")
-            let body = decodable ? Codec.encode(.error(ErrorReply(code: .invalid, message: "x")))[1] : Array("{".utf8)
-            try pixel.sendRaw([Array("SL1 error".utf8), body])
+            try pixel.sendRaw(SecureLab.errorFrames(decodable: decodable))
             #expect(try pixel.receive(timeoutMs: silenceMs) == nil)
             #expect(lab.eventually { !lab.events(lab.brokerEvents, type: "request.refused").isEmpty })
         }

@@ -30,12 +30,7 @@ import ZeroMQ
             let lab = try SecureLab()
             let null = try lab.serverClient()
             try lab.expectUnchanged {
-                let reply: Message?
-                switch what {
-                case "hello": reply = try null.hello("pixel", "acme", timeoutMs: silenceMs)
-                case "push": reply = try null.push([SecureLab.op("null-1")], timeoutMs: silenceMs)
-                default: reply = try null.pull(timeoutMs: silenceMs)
-                }
+                let reply = try null.attempt(what, opKey: "null-1")
                 #expect(reply == nil)
             }
         }
@@ -47,12 +42,7 @@ import ZeroMQ
             let lab = try SecureLab()
             let stranger = try lab.serverClient(pair: try CurveKeyPair.generate())
             try lab.expectUnchanged {
-                let reply: Message?
-                switch what {
-                case "hello": reply = try stranger.hello("pixel", "acme", timeoutMs: silenceMs)
-                case "push": reply = try stranger.push([SecureLab.op("x-1")], timeoutMs: silenceMs)
-                default: reply = try stranger.pull(timeoutMs: silenceMs)
-                }
+                let reply = try stranger.attempt(what, opKey: "x-1")
                 #expect(reply == nil)
             }
             // The server's own decision: the ZAP handler refused the key.
@@ -102,17 +92,9 @@ import ZeroMQ
             let lab = try SecureLab()
             let laptop = try lab.serverClient(as: "laptop")
             try lab.expectUnchanged {
-                guard case .error(let error)? = try laptop.hello(victim, "acme", token: SecureLab.token(victim)) else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .badToken)
+                expectError(try laptop.hello(victim, "acme", token: SecureLab.token(victim)), .badToken)
                 // Still no session: a pull after the refused hello is refused too.
-                guard case .error(let pull)? = try laptop.pull() else {
-                    Issue.record("no error for the pull")
-                    return
-                }
-                #expect(pull.code == .notAuthenticated)
+                expectError(try laptop.pull(), .notAuthenticated)
             }
         }
     }
@@ -123,11 +105,7 @@ import ZeroMQ
             let laptop = try lab.serverClient(as: "laptop")
             _ = try laptop.hello("pixel", "acme", token: SecureLab.token("pixel"))
             try lab.expectUnchanged {
-                guard case .error(let error)? = try laptop.push([SecureLab.op("evil-1")]) else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .notAuthenticated)
+                expectError(try laptop.push([SecureLab.op("evil-1")]), .notAuthenticated)
             }
         }
     }
@@ -139,11 +117,7 @@ import ZeroMQ
             _ = try pixel.push([SecureLab.op("pixel-1")])
             let laptop = try lab.helloed("laptop")
             try lab.expectUnchanged {
-                guard case .error(let error)? = try laptop.pull(account: "acme") else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .wrongAccount)
+                expectError(try laptop.pull(account: "acme"), .wrongAccount)
                 // Its own pull sees only globex: nothing of acme's.
                 guard case .page(let page)? = try laptop.pull() else {
                     Issue.record("no page")
@@ -160,11 +134,7 @@ import ZeroMQ
             let lab = try SecureLab()
             let iphone = try lab.serverClient(as: "iphone")
             try lab.expectUnchanged {
-                guard case .error(let error)? = try iphone.hello("pixel", "acme") else {
-                    Issue.record("no error")
-                    return
-                }
-                #expect(error.code == .badToken)
+                expectError(try iphone.hello("pixel", "acme"), .badToken)
             }
         }
     }
@@ -231,22 +201,16 @@ import ZeroMQ
             do {
                 let victim = try lab.helloed("pixel")
                 _ = try victim.push([SecureLab.op("pixel-1")])
-                // A refused frame makes the server log the victim's routing id.
-                try victim.sendRaw([Array("SL1 bogus".utf8), Array("{}".utf8)])
-                _ = try victim.receive(timeoutMs: 5_000)
+                try Self.makeTheServerLog(victim)
             }
-            guard let label = lab.events(lab.serverEvents, type: "request.refused").first?["peer"]?.stringValue,
-                  label.count == 10, let counter = UInt32(label.dropFirst(2), radix: 16)
-            else {
+            guard let counter = Self.loggedAutomaticCounter(lab) else {
                 Issue.record("no automatic routing id in the log")
                 return
             }
             try lab.expectUnchanged {
                 var clients: [Client] = []
                 for guess in (counter &- 16)...(counter &+ 16) {
-                    let id: [UInt8] = [0, UInt8(guess >> 24), UInt8(guess >> 16 & 0xFF), UInt8(guess >> 8 & 0xFF),
-                                       UInt8(guess & 0xFF)]
-                    clients.append(try lab.serverClient(as: "laptop", routingID: id))
+                    clients.append(try lab.serverClient(as: "laptop", routingID: Self.automaticRoutingID(guess)))
                 }
                 for client in clients { try client.send(.pull(Pull(req: 1, cursor: 0, limit: 100, account: nil))) }
                 for client in clients {
@@ -263,6 +227,25 @@ import ZeroMQ
         }
     }
 
+    /// A refused frame from `client`: the server logs its connection's routing id.
+    static func makeTheServerLog(_ client: Client) throws {
+        try client.sendRaw([Array("SL1 bogus".utf8), Array("{}".utf8)])
+        _ = try client.receive(timeoutMs: 5_000)
+    }
+
+    /// The counter of the first automatic routing id (0x00 + four bytes, logged as 10 hex digits) in the server's log.
+    static func loggedAutomaticCounter(_ lab: SecureLab) -> UInt32? {
+        guard let label = lab.events(lab.serverEvents, type: "request.refused").first?["peer"]?.stringValue,
+              label.count == 10
+        else { return nil }
+        return UInt32(label.dropFirst(2), radix: 16)
+    }
+
+    /// libzmq's automatic routing id for `counter`: 0x00 and the counter's four bytes.
+    static func automaticRoutingID(_ counter: UInt32) -> [UInt8] {
+        [0, UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)]
+    }
+
     /// A routing id of the lab clients' kind (`Socket.setRandomRoutingID`): 16 random bytes, the first not zero.
     static func ownRoutingID() -> [UInt8] { [UInt8.random(in: 1...255)] + (0..<15).map { _ in UInt8.random(in: 0...255) } }
 
@@ -273,21 +256,15 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             do {
-                let probe = try lab.helloed("pixel")
-                try probe.sendRaw([Array("SL1 bogus".utf8), Array("{}".utf8)])
-                _ = try probe.receive(timeoutMs: 5_000)
+                try Self.makeTheServerLog(try lab.helloed("pixel"))
             }
-            guard let label = lab.events(lab.serverEvents, type: "request.refused").first?["peer"]?.stringValue,
-                  label.count == 10, let counter = UInt32(label.dropFirst(2), radix: 16)
-            else {
+            guard let counter = Self.loggedAutomaticCounter(lab) else {
                 Issue.record("no automatic routing id in the log")
                 return
             }
             var squatters: [Client] = []
             for next in (counter &+ 1)...(counter &+ 12) {
-                let id: [UInt8] = [0, UInt8(next >> 24), UInt8(next >> 16 & 0xFF), UInt8(next >> 8 & 0xFF),
-                                   UInt8(next & 0xFF)]
-                squatters.append(try lab.serverClient(as: "laptop", routingID: id))
+                squatters.append(try lab.serverClient(as: "laptop", routingID: Self.automaticRoutingID(next)))
             }
             try lab.expectUnchanged {
                 for squatter in squatters {

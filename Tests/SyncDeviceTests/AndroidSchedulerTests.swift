@@ -19,7 +19,6 @@ import Testing
 
     @Test func periodicWorkHasAFifteenMinuteFloor() throws {
         let h = try DeviceHarness(platform: .android, settings: settings(charging: true, desiredMin: 5))
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 24 * Self.hour)
         let starts = h.passes(.periodic).map(\.started)
@@ -35,7 +34,6 @@ import Testing
 
     @Test func dozeDefersWorkToMaintenanceWindows() throws {
         let h = try DeviceHarness(platform: .android, settings: settings())
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 24 * Self.hour)
         let doze = try #require(h.events("doze.enter").first)
@@ -55,7 +53,6 @@ import Testing
 
     @Test func chargingEndsDozeAndRelaxesTheLimits() throws {
         let h = try DeviceHarness(platform: .android, settings: settings())
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 6 * Self.hour)
         #expect(h.instance.scheduler.dozing)
@@ -69,7 +66,6 @@ import Testing
 
     @Test func forceStopRunsNothingUntilTheAppIsOpened() throws {
         let h = try DeviceHarness(platform: .android, settings: settings(charging: true))
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: Self.hour)
         h.lifecycle(.forceQuit)
@@ -88,7 +84,6 @@ import Testing
 
     @Test func aHighPriorityPushWakesADozingDevice() throws {
         let h = try DeviceHarness(platform: .android, settings: settings())
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 3 * Self.hour + 1)
         #expect(h.instance.scheduler.dozing)
@@ -135,7 +130,6 @@ import Testing
 
     @Test func backgroundConnectivityRunsAPassUnlessDozing() throws {
         let h = try DeviceHarness(platform: .android, settings: settings())
-        defer { h.removeFolder() }
         h.start()
         h.lifecycle(.offline)
         h.lifecycle(.online)

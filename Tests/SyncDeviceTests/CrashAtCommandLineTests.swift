@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabTestSupport
 import Testing
 
 @testable import SyncDevice
@@ -22,10 +23,8 @@ import Testing
     }
 
     @Test func aPoolArmsTheNamedDeviceOnlyAndRefusesAStranger() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("crash-pool-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let spec = folder.appendingPathComponent("spec.json").path
+        let folder = TempFolder()
+        let spec = folder.file("spec.json")
         try """
             {"devices": [
               {"id": "p1", "account": "acme", "token": "t1", "platform": "android", "db": "\(folder.path)/p1.sqlite"},

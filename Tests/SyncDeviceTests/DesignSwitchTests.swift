@@ -29,7 +29,6 @@ import Testing
             return h
         }
         let trusting = try openAfterALostHint(.pushOnly)
-        defer { trusting.removeFolder() }
         #expect(trusting.instance.cursor == 0)
         #expect(try trusting.ledger.drafts().isEmpty)
         let skipped = try #require(trusting.events("pass.skippedPull").last)
@@ -43,14 +42,12 @@ import Testing
         #expect(trusting.instance.cursor == 1, "\(trusting.log.suffix(8).map { "\($0.type) \($0.fields)" })")
 
         let repairing = try openAfterALostHint(.all)
-        defer { repairing.removeFolder() }
         #expect(repairing.instance.cursor == 1)
         #expect(repairing.events("pass.skippedPull").isEmpty)
     }
 
     @Test func scheduledOnlyPullsInAWindowButNotOnOpen() throws {
         let h = try DeviceHarness(platform: .android, settings: settings { $0.pullOn = .scheduledOnly })
-        defer { h.removeFolder() }
         h.start()
         _ = h.server.remoteEdit(draft: "d1", title: "from a")
         h.lifecycle(.open)
@@ -63,7 +60,6 @@ import Testing
 
     @Test func foregroundPullOffRunsNoPassOnOpen() throws {
         let off = try DeviceHarness(platform: .ios, settings: settings { $0.foregroundPull = false })
-        defer { off.removeFolder() }
         off.start()
         _ = off.server.remoteEdit(draft: "d1", title: "from a")
         off.lifecycle(.open)
@@ -72,7 +68,6 @@ import Testing
         #expect(off.events("trigger.refused").last?["reason"]?.stringValue?.contains("foregroundPull") == true)
 
         let on = try DeviceHarness(platform: .ios, settings: settings())
-        defer { on.removeFolder() }
         on.start()
         _ = on.server.remoteEdit(draft: "d1", title: "from a")
         on.lifecycle(.open)
@@ -84,7 +79,6 @@ import Testing
 
     @Test func aMemoryQueueLosesUnsentEditsAtForceQuitAndAtRestart() throws {
         let memory = try DeviceHarness(platform: .android, settings: settings { $0.opQueue = .memory })
-        defer { memory.removeFolder() }
         memory.start()
         memory.lifecycle(.offline)
         let first = try memory.edit("d1", title: "written offline")
@@ -110,7 +104,6 @@ import Testing
                                                                reason: "opQueue=memory: the process restarted"))))
 
         let durable = try DeviceHarness(platform: .android, settings: settings())
-        defer { durable.removeFolder() }
         durable.start()
         durable.lifecycle(.offline)
         let kept = try durable.edit("d1", title: "written offline")
@@ -133,7 +126,6 @@ import Testing
             return (h, saved)
         }
         let (renewing, saved) = try resendAfterALostReply(true)
-        defer { renewing.removeFolder() }
         #expect(renewing.sentPushes().flatMap { $0.ops.map(\.key) } == [saved.key, saved.key + "~2"])
         #expect(renewing.server.applications(of: saved.key) == 1)
         #expect(renewing.server.applications(of: saved.key + "~2") == 1)  // the same intent, applied twice
@@ -143,7 +135,6 @@ import Testing
         #expect(try renewing.status(saved.key) == .completed)  // the reply was mapped back by the new key
 
         let (reusing, same) = try resendAfterALostReply(false)
-        defer { reusing.removeFolder() }
         #expect(reusing.sentPushes().flatMap { $0.ops.map(\.key) } == [same.key, same.key])
         #expect(reusing.server.changes.count == 1)
         #expect(reusing.events("op.keyRenewed").isEmpty)
@@ -166,14 +157,12 @@ import Testing
             return (h, saved)
         }
         let unleased = try killMidPassThenReopen(false)
-        defer { unleased.0.removeFolder() }
         #expect(try unleased.0.status(unleased.1.key) == .sending)
         #expect(try unleased.0.ledger.op(unleased.1.key)?.leaseExpiresSim == nil)
         #expect(unleased.0.sentPushes().count == 1)  // never sent again
         #expect(unleased.0.events("lease.stranded").last?["count"] == 1)
 
         let leased = try killMidPassThenReopen(true)
-        defer { leased.0.removeFolder() }
         #expect(try leased.0.status(leased.1.key) == .completed)
         #expect(leased.0.events("lease.reclaimed").count == 1)
         #expect(leased.0.events("lease.stranded").isEmpty)
@@ -191,7 +180,6 @@ import Testing
             return h
         }
         let early = try killAfterTheCursorCommit(.beforePage)
-        defer { early.removeFolder() }
         #expect(early.killed)
         // The restarted device: its cursor is past three changes it never applied; it will never pull them again.
         #expect(try early.ledger.cursor() == 3)
@@ -206,20 +194,23 @@ import Testing
         #expect(restarted.events("change.applied").isEmpty)
 
         let together = try killAfterTheCursorCommit(.withPage)
-        defer { together.removeFolder() }
         #expect(!together.killed)  // no commit of the cursor alone: nothing to be killed after
         #expect(try together.ledger.drafts().map(\.id) == ["d1", "d2", "d3"])
     }
 
     @Test func aForceQuitWhileThePageIsBeingAppliedLosesItWithBeforePage() throws {
-        let h = try DeviceHarness(platform: .android, settings: settings {
-            $0.cursorCommit = .beforePage
-            $0.pageCostSec = 5
-        })
-        defer { h.removeFolder() }
-        h.start()
-        _ = h.server.remoteEdit(draft: "d1", title: "t1")
-        h.hint("h1", head: 1)
+        /// A device that commits its cursor before its page, hinted to one remote edit whose page takes 5 s to apply.
+        func applyingAPage() throws -> DeviceHarness {
+            let h = try DeviceHarness(platform: .android, settings: settings {
+                $0.cursorCommit = .beforePage
+                $0.pageCostSec = 5
+            })
+            h.start()
+            _ = h.server.remoteEdit(draft: "d1", title: "t1")
+            h.hint("h1", head: 1)
+            return h
+        }
+        let h = try applyingAPage()
         #expect(h.instance.cursor == 1)
         #expect(h.instance.pass?.pendingPage != nil)
         h.lifecycle(.forceQuit)
@@ -228,14 +219,7 @@ import Testing
         #expect(try h.ledger.drafts().isEmpty)  // the cursor says 1; the page is gone
 
         // Not killed: the page lands once its work is done.
-        let calm = try DeviceHarness(platform: .android, settings: settings {
-            $0.cursorCommit = .beforePage
-            $0.pageCostSec = 5
-        })
-        defer { calm.removeFolder() }
-        calm.start()
-        _ = calm.server.remoteEdit(draft: "d1", title: "t1")
-        calm.hint("h1", head: 1)
+        let calm = try applyingAPage()
         calm.advance(by: 6)
         #expect(try calm.ledger.drafts().map(\.id) == ["d1"])
         #expect(calm.passes.last?.success == true)
@@ -256,13 +240,11 @@ import Testing
             return (h, saved)
         }
         let (retrying, saved) = try sendATooLargeBody(true)
-        defer { retrying.removeFolder() }
         #expect(try retrying.status(saved.key) == .waitingToSend)
         #expect(try retrying.ledger.op(saved.key)?.attempts == 6)  // past maxAttempts, and on it goes
         #expect(retrying.events("op.result").last?["reason"]?.stringValue?.contains("retryPermanent") == true)
 
         let (settling, rejected) = try sendATooLargeBody(false)
-        defer { settling.removeFolder() }
         #expect(try settling.status(rejected.key) == .needsAttention)
         #expect(settling.sentPushes().count == 1)
     }
@@ -283,7 +265,6 @@ import Testing
             $0.backoffBaseSec = 3_000
             $0.maxAttempts = 100
         })
-        defer { h.removeFolder() }
         h.start()
         let key = "b-" + (try h.ledger.stateString("install") ?? "") + "-1"
         h.server.retryLaterKeys = [key]
@@ -308,13 +289,11 @@ import Testing
             return h
         }
         let queued = try threeHintsDuringAPass(false)
-        defer { queued.removeFolder() }
         #expect(queued.passes.map(\.trigger) == [.foreground, .push, .push, .push])
         #expect(queued.events("trigger").compactMap { $0["queued"]?.intValue } == [1, 2, 3])
         #expect(queued.events("pass.queuedStarting").count == 3)
 
         let kept = try threeHintsDuringAPass(true)
-        defer { kept.removeFolder() }
         #expect(kept.passes.map(\.trigger) == [.foreground, .push])
     }
 
@@ -335,7 +314,6 @@ import Testing
 
     @Test func aWindowRunsOutMidPassFromTheWorkItDoes() throws {
         let (h, saved) = try expensiveWindow { _ in }
-        defer { h.removeFolder() }
         let cut = try #require(h.passes(.opportunistic).first)
         #expect(cut.cutOff && cut.outcome == .cutOff)
         let expired = try #require(h.events("ios.window.expired").first)
@@ -347,7 +325,6 @@ import Testing
 
         // The default costs leave a full batch far inside the window.
         let cheap = try DeviceHarness(platform: .ios, settings: settings { $0.opensPerDay = 12 })
-        defer { cheap.removeFolder() }
         cheap.start()
         for index in 1...50 { try cheap.edit("d\(index)") }
         while cheap.passes(.opportunistic).isEmpty { cheap.advance(by: 600) }
@@ -361,7 +338,6 @@ import Testing
             $0.pageCostSec = 20
             $0.pageLimit = 1
         })
-        defer { h.removeFolder() }
         h.start()
         for index in 1...3 { _ = h.server.remoteEdit(draft: "d\(index)", title: "t\(index)") }
         while h.passes(.opportunistic).isEmpty { h.advance(by: 600) }
@@ -376,7 +352,6 @@ import Testing
 
     @Test func withoutAnExpirationHandlerTheTaskIsKilledAndTheBudgetShrinks() throws {
         let (h, saved) = try expensiveWindow { $0.expirationHandler = false }
-        defer { h.removeFolder() }
         let expired = try #require(h.events("ios.window.expired").first)
         #expect(expired["handled"] == false)
         #expect(h.events("budget.shrunk").first?["to"] == 0.5)
@@ -387,14 +362,12 @@ import Testing
 
     @Test func reschedulingLastLeavesNothingScheduledAfterAnExpiredWindow() throws {
         let (last, _) = try expensiveWindow { $0.reschedule = .last }
-        defer { last.removeFolder() }
         #expect(last.events("ios.schedule.lost").count == 1)
         let windows = last.events("window.granted").count
         last.advance(by: 7 * Self.day)
         #expect(last.events("window.granted").count == windows)  // never again, until a launch
 
         let (first, _) = try expensiveWindow { _ in }
-        defer { first.removeFolder() }
         #expect(first.events("ios.schedule.lost").isEmpty)
         let before = first.events("window.granted").count
         first.advance(by: 7 * Self.day)
@@ -406,7 +379,6 @@ import Testing
             $0.opensPerDay = 12
             $0.reschedule = .last
         })
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 3 * Self.day)
         #expect(h.passes(.opportunistic).count > 1)
@@ -418,7 +390,6 @@ import Testing
             $0.opensPerDay = 12
             $0.taskKind = .processing
         })
-        defer { h.removeFolder() }
         h.start()
         #expect(h.events("schedule.submitted").first?["api"]?.stringValue?.contains("BGProcessingTaskRequest") == true)
         h.advance(by: 2 * Self.day)  // on battery
@@ -429,7 +400,6 @@ import Testing
         #expect(h.events("window.granted").allSatisfy { $0["taskKind"] == "processing" })
 
         let refresh = try DeviceHarness(platform: .ios, settings: settings { $0.opensPerDay = 12 })
-        defer { refresh.removeFolder() }
         refresh.start()
         refresh.advance(by: 2 * Self.day)
         #expect(!refresh.passes(.opportunistic).isEmpty)  // on battery too
@@ -451,16 +421,13 @@ import Testing
             return h
         }
         let bare = try goOfflineAndBack(.interval)
-        defer { bare.removeFolder() }
         #expect(bare.passes(.connectivity).isEmpty && bare.passes(.visibility).isEmpty)
         #expect(bare.events("trigger.refused").compactMap { $0["reason"]?.stringValue }.allSatisfy {
             $0.contains("webTriggers=interval")
         })
         let online = try goOfflineAndBack(.intervalOnline)
-        defer { online.removeFolder() }
         #expect(online.passes(.connectivity).count == 1 && online.passes(.visibility).isEmpty)
         let all = try goOfflineAndBack(.intervalOnlineVisibility)
-        defer { all.removeFolder() }
         #expect(all.passes(.connectivity).count == 1 && all.passes(.visibility).count == 1)
     }
 
@@ -474,16 +441,13 @@ import Testing
             return h
         }
         let task = try closeWithAPendingEdit(.task)
-        defer { task.removeFolder() }
         #expect(task.events("unload.taskAbandoned").count == 1)
         #expect(task.sentPushes().isEmpty)
         #expect(task.server.changes.isEmpty)
         let beacon = try closeWithAPendingEdit(.beacon)
-        defer { beacon.removeFolder() }
         #expect(beacon.events("beacon.sent").count == 1)
         #expect(beacon.server.changes.count == 1)
         let none = try closeWithAPendingEdit(.none)
-        defer { none.removeFolder() }
         #expect(none.events("unload.taskAbandoned").isEmpty && none.events("beacon.sent").isEmpty)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabTestSupport
 import SQLite
 import SyncProtocol
 @testable import SyncDevice
@@ -8,7 +9,7 @@ import SyncProtocol
 /// clock (`now`), a real ledger in a fresh temporary folder, and a scripted server in place of the sockets.
 final class DeviceHarness: DeviceIO {
     var driver: DeviceDriver!
-    let folder: URL
+    let folder: TempFolder
     let databasePath: String
     var now: Double
     var server = ScriptedServer()
@@ -31,12 +32,10 @@ final class DeviceHarness: DeviceIO {
     private var cursorAtLastCommit = 0
 
     init(platform: Platform, device: String = "b", settings: DeviceSettings = DeviceSettings(), now: Double = 0,
-         seed: UInt64 = 7, folder: URL? = nil, brokerEnabled: Bool = false) throws {
+         seed: UInt64 = 7, folder: TempFolder? = nil, brokerEnabled: Bool = false) throws {
         self.device = device
-        self.folder = folder ?? FileManager.default.temporaryDirectory
-            .appendingPathComponent("device-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: self.folder, withIntermediateDirectories: true)
-        databasePath = self.folder.appendingPathComponent("\(device).sqlite").path
+        self.folder = folder ?? TempFolder()
+        databasePath = self.folder.file("\(device).sqlite")
         self.now = now
         let identity = DeviceIdentity(device: device, account: "acme", token: "t-\(device)", platform: platform)
         var configuration = DeviceConfiguration(
@@ -54,7 +53,8 @@ final class DeviceHarness: DeviceIO {
     }
     var ledger: Ledger { driver.ledger }
 
-    func removeFolder() { try? FileManager.default.removeItem(at: folder) }
+    /// Removes the folder now (it goes anyway when the last harness holding it is released).
+    func removeFolder() { try? FileManager.default.removeItem(atPath: folder.path) }
 
     // MARK: - DeviceIO
 

@@ -16,7 +16,6 @@ import Testing
         var settings = DeviceSettings()
         settings.startState = .background
         let h = try DeviceHarness(platform: .android, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         let change = h.server.remoteEdit(draft: "d1", title: "from a")
         // The hint for that change never arrives. Hours pass in the background with no hint.
@@ -32,7 +31,6 @@ import Testing
 
     @Test func aDuplicateHintRunsAPassThatPullsNothingNew() throws {
         let h = try DeviceHarness(platform: .android)
-        defer { h.removeFolder() }
         h.start()
         _ = h.server.remoteEdit(draft: "d1", title: "one")
         h.hint("h1", head: 1)
@@ -47,7 +45,6 @@ import Testing
 
     @Test func anUnknownOutcomeIsResentWithTheSameKeyAndAppliedOnce() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         // The server applies the push but its reply is lost.
         h.loseReply = { if case .pushResult = $0 { return true } else { return false } }
@@ -70,7 +67,6 @@ import Testing
 
     @Test func aPermanentRejectionEndsInNeedsAttentionAndLeavesTheReplica() throws {
         let h = try DeviceHarness(platform: .web, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.server.rejectBodiesOver = 10
         h.start()
         let saved = try h.edit("big", body: String(repeating: "x", count: 100))
@@ -87,7 +83,6 @@ import Testing
         settings.maxAttempts = 3
         settings.backoffBaseSec = 30
         let h = try DeviceHarness(platform: .android, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         let key = "b-" + (try h.ledger.stateString("install") ?? "") + "-1"
         h.server.retryLaterKeys = [key]
@@ -111,7 +106,6 @@ import Testing
 
     @Test func triggersDuringAPassCoalesceIntoOneFollowUp() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.serverAnswers = false
         h.start()
         #expect(h.instance.passRunning)
@@ -128,7 +122,6 @@ import Testing
 
     @Test func aStaleReplyAfterItsTimeoutIsIgnored() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         h.serverAnswers = false
         let saved = try h.edit("d1")
@@ -142,7 +135,6 @@ import Testing
 
     @Test func aServerThatForgotTheSessionGetsANewHelloAndTheSameBatch() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         h.server.forgetSessionOnce = true
         let saved = try h.edit("d1")
@@ -154,7 +146,6 @@ import Testing
 
     @Test func theCursorNeverPassesAGapInAPage() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.serverAnswers = false
         h.start()
         // hello → welcome, then the claim finds nothing, then a pull: answer it by hand with a page missing seq 2.
@@ -179,7 +170,6 @@ import Testing
         settings.pageLimit = 2
         settings.maxPages = 2
         let h = try DeviceHarness(platform: .android, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         for index in 1...7 { _ = h.server.remoteEdit(draft: "d\(index)", title: "t\(index)") }
         h.hint("h", head: 7)
@@ -193,7 +183,6 @@ import Testing
         var settings = foregroundSettings()
         settings.batch = 10
         let h = try DeviceHarness(platform: .ios, settings: settings)
-        defer { h.removeFolder() }
         h.serverAnswers = false
         h.start()
         for index in 1...35 { try h.edit("d\(index)") }
@@ -206,7 +195,6 @@ import Testing
 
     @Test func aDraftsEditsAreSentInOrderAndNeverOvertakeEachOther() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         let install = try h.ledger.stateString("install") ?? ""
         h.server.retryLaterKeys = ["b-\(install)-1"]
@@ -228,7 +216,6 @@ import Testing
 
     @Test func goingOfflineMidPassMakesTheInFlightOpsUnknownAndOnlineResends() throws {
         let h = try DeviceHarness(platform: .web, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         h.serverAnswers = false
         let saved = try h.edit("d1")
@@ -244,7 +231,6 @@ import Testing
 
     @Test func aManualSyncWhileOfflineIsAnsweredAtOnce() throws {
         let h = try DeviceHarness(platform: .android)
-        defer { h.removeFolder() }
         h.start()
         h.lifecycle(.offline)
         h.sync(token: 9)
@@ -257,7 +243,6 @@ import Testing
         var settings = DeviceSettings()
         settings.freshnessBudgetSec = 3_600
         let h = try DeviceHarness(platform: .android, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         #expect(h.instance.freshness(at: h.now) == .neverSynced)
         h.sync(token: 1)
@@ -268,7 +253,6 @@ import Testing
 
     @Test func theBrokerIsToldEveryStateChange() throws {
         let h = try DeviceHarness(platform: .ios, brokerEnabled: true)
-        defer { h.removeFolder() }
         h.start()
         guard case .register(let register) = h.toBroker.first else {
             Issue.record("expected register first, got \(h.toBroker)")
@@ -285,7 +269,6 @@ import Testing
 
     @Test func aHintCarryingContentIsRefusedAndItsKeysAreListed() throws {
         let h = try DeviceHarness(platform: .android)
-        defer { h.removeFolder() }
         h.start()
         let frames = [Array("SL1 hint".utf8), Array(#"{"hint":"h9","account":"acme","head":3,"title":"secret"}"#.utf8)]
         let keys = DeviceDriver.bodyKeys(frames)
@@ -306,7 +289,6 @@ import Testing
 
     @Test func oddRepliesChangeNothingTheyShouldNot() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         let saved = try h.edit("d1")
         #expect(h.instance.cursor == 1)
@@ -333,7 +315,6 @@ import Testing
 
     @Test func aReplyMissingAKeyLeavesThatOpUnknown() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
-        defer { h.removeFolder() }
         h.start()
         h.serverAnswers = false
         let first = try h.edit("d1")

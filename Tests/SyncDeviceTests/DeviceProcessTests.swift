@@ -1,4 +1,5 @@
 import Foundation
+import LabControl
 import LabKit
 import LabTestSupport
 import SyncProtocol
@@ -7,44 +8,64 @@ import ZeroMQ
 
 /// The `synclab-device` executable as a real process over real sockets (no server needed for these).
 @Suite(.serialized) struct DeviceProcessTests {
+    /// `synclab-device` run to its end with `arguments`: its status and what it wrote.
+    func device(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try ChildProcess.run(Binaries.path("synclab-device"), arguments)
+    }
+
     @Test func helpAndUsageErrors() async throws {
         try await onOwnThread {
-            let help = Binaries.run("synclab-device", ["--help"])
+            let help = try device(["--help"])
             #expect(help.status == 0)
             let flags = ["--id", "--reply-timeout-ms", "--backoff-cap-sec", "--start-state", "--engagement",
                          "default: 50"]
             for flag in flags {
                 #expect(help.output.contains(flag), "help lacks \(flag)")
             }
-            let unknown = Binaries.run("synclab-device", ["--frobnicate"])
+            let unknown = try device(["--frobnicate"])
             #expect(unknown.status == 2)
             #expect(unknown.output.contains("--frobnicate"))
-            let missing = Binaries.run("synclab-device", ["--id", "x"])
+            let missing = try device(["--id", "x"])
             #expect(missing.status == 2)
-            #expect(Binaries.run("synclab-device", ["status", "--help"]).status == 0)
-            #expect(Binaries.run("synclab-device", ["status", "--db", "/nonexistent.sqlite"]).status == 1)
+            #expect(try device(["status", "--help"]).status == 0)
+            #expect(try device(["status", "--db", "/nonexistent.sqlite"]).status == 1)
         }
     }
 
-    func deviceArguments(_ folder: TempFolder, server: String) -> [String] {
-        ["--id", "solo", "--account", "acme", "--token", "t-solo", "--platform", "android",
-         "--db", folder.path("solo.sqlite"), "--server", server, "--control", folder.endpoint("control"),
-         "--events", folder.path("solo.jsonl"), "--reply-timeout-ms", "200", "--start-state", "foreground",
-         "--time-scale", "60"]
+    /// A device "solo" in a fresh folder, whose server endpoint nothing listens on: every pass times out and the
+    /// device keeps serving.
+    final class Solo {
+        let folder = TempFolder()
+        let context: Context
+        let control: ControlClient
+        var controlEndpoint: String { folder.ipc("control.sock") }
+        var events: [JSONValue] { readEvents(folder.file("solo.jsonl")) }
+
+        init() throws {
+            context = try Context()
+            control = try controlClient(context, endpoint: folder.ipc("control.sock"))
+        }
+
+        /// Starts the process (again, on the same files) and waits until it answers `ping`.
+        func start() throws -> ChildProcess {
+            let child = try ChildProcess(Binaries.path("synclab-device"), [
+                "--id", "solo", "--account", "acme", "--token", "t-solo", "--platform", "android",
+                "--db", folder.file("solo.sqlite"), "--server", folder.ipc("nobody.sock"), "--control", controlEndpoint,
+                "--events", folder.file("solo.jsonl"), "--reply-timeout-ms", "200", "--start-state", "foreground",
+                "--time-scale", "60",
+            ], log: folder.file("solo.log"))
+            guard control.isReady() else { throw TestFailure.setup("solo did not answer ping: \(child.log)") }
+            return child
+        }
     }
 
     /// `reinstall`: the app deleted and installed again. Its unsent ops go with the deleted file, a new install id
     /// makes new keys, and `app.reinstalled` names what was lost.
     @Test func aReinstallWipesTheLedgerAndNamesTheUnsentOpsItLost() async throws {
         try await onOwnThread {
-            let folder = try TempFolder()
-            let context = try Context()
-            let child = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
-                              log: folder.path("solo.log"))
-            defer { child.kill9() }
-            try child.start()
-            let control = try controlClient(context, endpoint: folder.endpoint("control"))
-            #expect(control.isReady())
+            let solo = try Solo()
+            let child = try solo.start()
+            let control = solo.control
             let first = try #require(try control.data("edit", ["draft": "d1", "action": "create"])?["key"]?.stringValue)
             let second = try #require(try control.data("edit", ["draft": "d2", "action": "create"])?["key"]?.stringValue)
             let lost = try #require(try control.data("reinstall"))
@@ -59,8 +80,8 @@ import ZeroMQ
             #expect(next.split(separator: "-")[1] != first.split(separator: "-")[1])
             #expect(next.hasSuffix("-1"))
             #expect(try control.data("stop") != nil)
-            #expect(child.waitExit(limit: 10) == 0)
-            let reinstalled = readEvents(folder.path("solo.jsonl")).filter { $0["type"] == "app.reinstalled" }
+            #expect(child.wait(timeout: 10) == 0)
+            let reinstalled = solo.events.filter { $0["type"] == "app.reinstalled" }
             #expect(reinstalled.count == 1)
             #expect(reinstalled.first?["lost"] == 2)
             #expect(reinstalled.first?["oldInstall"] != reinstalled.first?["install"])
@@ -69,15 +90,9 @@ import ZeroMQ
 
     @Test func itServesControlRefusesBadInputAndKeepsItsEditsAcrossSIGKILL() async throws {
         try await onOwnThread {
-            let folder = try TempFolder()
-            let context = try Context()
-            // Nothing listens at this server endpoint: every pass times out; the device keeps serving.
-            let child = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
-                              log: folder.path("solo.log"))
-            defer { child.kill9() }
-            try child.start()
-            let control = try controlClient(context, endpoint: folder.endpoint("control"))
-            #expect(control.isReady())
+            let solo = try Solo()
+            let child = try solo.start()
+            let control = solo.control
 
             let saved = try control.data("edit", ["draft": "d1", "action": "create", "title": "Hello", "body": "x"])
             let key = try #require(saved?["key"]?.stringValue)
@@ -92,26 +107,26 @@ import ZeroMQ
             #expect(try refusal("teleport")?.contains("unknown command") == true)
             #expect(try refusal("engagement", ["opensPerDay": "lots"])?.contains("opensPerDay") == true)
             #expect(try refusal("sync", ["force": "yes"])?.contains("force") == true)
-            let garbage = try rawControl(context, endpoint: folder.endpoint("control"), [Array("SL1 control".utf8), Array("{not json".utf8)])
+            let garbage = try rawControl(solo.context, endpoint: solo.controlEndpoint, [Array("SL1 control".utf8), Array("{not json".utf8)])
             if case .error(let error) = garbage { #expect(error.code == .malformed) } else { Issue.record("no error") }
-            let wrongVersion = try rawControl(context, endpoint: folder.endpoint("control"), [Array("SL9 control".utf8), Array("{}".utf8)])
+            let wrongVersion = try rawControl(solo.context, endpoint: solo.controlEndpoint, [Array("SL9 control".utf8), Array("{}".utf8)])
             if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
                 Issue.record("no error for a wrong version")
             }
             let huge = [UInt8](repeating: 0x20, count: 2 * Limits.maxBodyBytes)
-            let oversized = try rawControl(context, endpoint: folder.endpoint("control"), [Array("SL1 control".utf8), huge])
+            let oversized = try rawControl(solo.context, endpoint: solo.controlEndpoint, [Array("SL1 control".utf8), huge])
             if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
                 Issue.record("no error for an oversized frame")
             }
 
             // The control subcommand a person uses by hand.
-            let byHand = Binaries.run("synclab-device", ["control", "--to", folder.endpoint("control"), "edit",
-                                                         "{\"draft\": \"d3\", \"action\": \"create\"}"])
+            let byHand = try device(["control", "--to", solo.controlEndpoint, "edit",
+                                     "{\"draft\": \"d3\", \"action\": \"create\"}"])
             #expect(byHand.status == 0)
             #expect(byHand.output.contains("\"key\":\"solo-"))
-            let refused = Binaries.run("synclab-device", ["control", "--to", folder.endpoint("control"), "teleport"])
+            let refused = try device(["control", "--to", solo.controlEndpoint, "teleport"])
             #expect(refused.status == 1)
-            #expect(Binaries.run("synclab-device", ["control", "ping"]).status == 2)
+            #expect(try device(["control", "ping"]).status == 2)
 
             // A manual sync against a server that never answers ends (timeout) and is answered.
             let synced = try #require(try control.data("sync", timeoutMs: 10_000))
@@ -124,22 +139,18 @@ import ZeroMQ
             #expect(status["metrics"]?["passes"]?["total"]?.intValue ?? 0 >= 1)
 
             // SIGKILL, restart on the same file: the op is still there with its key.
-            child.kill9()
-            let printed = Binaries.run("synclab-device", ["status", "--db", folder.path("solo.sqlite"), "--json"])
+            child.killNow()
+            let printed = try device(["status", "--db", solo.folder.file("solo.sqlite"), "--json"])
             #expect(printed.status == 0)
             let stored = try JSONValue.parse(printed.output)
             #expect(stored["pending"] == 2)
-            let again = Child("synclab-device", deviceArguments(folder, server: folder.endpoint("nobody")),
-                              log: folder.path("solo.log"))
-            defer { again.kill9() }
-            try again.start()
-            #expect(control.isReady())
+            let again = try solo.start()  // throws unless it answers ping again
             let after = try #require(try control.data("status"))
             #expect(after["pending"] == 2)
             #expect(try control.data("stop") != nil)
-            #expect(again.waitExit(limit: 10) == 0)
+            #expect(again.wait(timeout: 10) == 0)
 
-            let events = readEvents(folder.path("solo.jsonl"))
+            let events = solo.events
             let types = events.compactMap { $0["type"]?.stringValue }
             #expect(types.filter { $0 == "process.started" }.count == 2)
             #expect(types.last == "process.stopped")

@@ -6,9 +6,9 @@ import SyncProtocol
 import Testing
 import ZeroMQ
 
-/// Real server, broker and devices over real sockets (issue 5's end-to-end tests). They need the real
-/// `synclab-server` and `synclab-broker` built beside this test bundle, and are skipped without them.
-@Suite(.serialized, .enabled(if: Binaries.rolesBuilt, "needs the real synclab-server and synclab-broker"))
+/// Real server, broker and devices over real sockets (issue 5's end-to-end tests), from the executables built beside
+/// this test bundle.
+@Suite(.serialized)
 struct EndToEndTests {
     static let hintKeys = JSONValue.array(["account", "head", "hint"])
 

@@ -17,7 +17,6 @@ import Testing
 
     @Test func aForceQuitDeviceGetsNoWindowsAndNoHintsUntilOpened() throws {
         let h = try DeviceHarness(platform: .ios, settings: backgroundSettings(opensPerDay: 12))
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 2 * Self.day)
         let before = h.passes(.opportunistic).count
@@ -44,7 +43,6 @@ import Testing
         var settings = backgroundSettings(opensPerDay: 12)
         settings.replyTimeoutMs = 120_000
         let h = try DeviceHarness(platform: .ios, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         let saved = try h.edit("d1", title: "written on the train")  // in the background: no pass yet
         #expect(try h.status(saved.key) == .savedOnDevice)
@@ -74,7 +72,6 @@ import Testing
         settings.pageLimit = 3
         settings.replyTimeoutMs = 120_000
         let h = try DeviceHarness(platform: .ios, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         for index in 1...8 { _ = h.server.remoteEdit(draft: "d\(index)", title: "t\(index)") }
         var pages = 0
@@ -96,7 +93,6 @@ import Testing
 
     @Test func theGuaranteeReportsTheObservedMedianNotTheRequest() throws {
         let h = try DeviceHarness(platform: .ios, settings: backgroundSettings(opensPerDay: 2))
-        defer { h.removeFolder() }
         h.start()
         #expect(h.instance.guarantee == .opportunistic(observedMedianGap: nil))
         #expect(h.events("guarantee").first?["observedMedianGapSec"] == nil)
@@ -117,7 +113,6 @@ import Testing
 
     @Test func refreshOffMakesRegisteringUnavailableAndTheGuaranteeForegroundOnly() throws {
         let h = try DeviceHarness(platform: .ios, settings: backgroundSettings(opensPerDay: 12))
-        defer { h.removeFolder() }
         h.start()
         h.lifecycle(.refresh(on: false))
         #expect(h.instance.guarantee.kind == "foregroundOnly")
@@ -139,7 +134,6 @@ import Testing
         var settings = backgroundSettings(opensPerDay: 48)
         settings.desiredIntervalSec = 6 * 3_600
         let h = try DeviceHarness(platform: .ios, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 10 * Self.day)
         let starts = h.passes(.opportunistic).map(\.started)
@@ -156,7 +150,6 @@ import Testing
             var settings = backgroundSettings(opensPerDay: opensPerDay)
             settings.charging = charging
             let h = try DeviceHarness(platform: .ios, settings: settings, seed: 11)
-            defer { h.removeFolder() }
             h.start()
             h.advance(by: 14 * Self.day)
             return h.passes(.opportunistic).count
@@ -169,14 +162,19 @@ import Testing
         #expect(try windows(opensPerDay: 0, charging: false) == 0)
     }
 
-    @Test func aPushInTheBackgroundRunsForAtMostTheWindow() throws {
-        var settings = backgroundSettings()
-        settings.replyTimeoutMs = 120_000
+    /// The app in the background, hinted while its server answers nothing: the push pass can only wait.
+    func hintedWhileTheServerIsSilent(_ settings: DeviceSettings) throws -> DeviceHarness {
         let h = try DeviceHarness(platform: .ios, settings: settings)
-        defer { h.removeFolder() }
         h.start()
         h.serverAnswers = false
         h.hint("h1", head: 1)
+        return h
+    }
+
+    @Test func aPushInTheBackgroundRunsForAtMostTheWindow() throws {
+        var settings = backgroundSettings()
+        settings.replyTimeoutMs = 120_000
+        let h = try hintedWhileTheServerIsSilent(settings)
         h.advance(by: 29.5)
         #expect(h.instance.passRunning)
         #expect(h.instance.pass?.deadline == 30)
@@ -191,11 +189,7 @@ import Testing
             var settings = backgroundSettings()
             settings.timeScale = 7_200
             settings.executionClock = clock
-            let h = try DeviceHarness(platform: .ios, settings: settings)
-            defer { h.removeFolder() }
-            h.start()
-            h.serverAnswers = false
-            h.hint("h1", head: 1)
+            let h = try hintedWhileTheServerIsSilent(settings)
             h.advance(by: 36)
             return h.passes.last?.cutOff ?? false
         }

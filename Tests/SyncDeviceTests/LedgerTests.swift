@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import LabTestSupport
 import SQLite
 import SyncProtocol
 import Testing
@@ -10,10 +11,8 @@ import Testing
     let identity = DeviceIdentity(device: "pixel", account: "acme", token: "t", platform: .android)
 
     func withLedger(_ body: (Ledger, String) throws -> Void) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("device.sqlite").path
+        let folder = TempFolder()
+        let path = folder.file("device.sqlite")
         let ledger = try Ledger(path: path)
         _ = try ledger.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),
                                settings: DeviceSettings(), now: 0)
@@ -68,10 +67,8 @@ import Testing
     }
 
     @Test func aLeaseSurvivesAReopenAndIsReclaimedByTheNextProcess() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("device.sqlite").path
+        let folder = TempFolder()
+        let path = folder.file("device.sqlite")
         do {
             let ledger = try Ledger(path: path)
             _ = try ledger.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1),

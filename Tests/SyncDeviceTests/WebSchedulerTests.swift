@@ -17,7 +17,6 @@ import Testing
 
     @Test func theIntervalTimerRunsOnlyWhileTheTabIsOpen() throws {
         let h = try DeviceHarness(platform: .web, settings: settings(start: .foreground))
-        defer { h.removeFolder() }
         h.start()
         h.advance(by: 3_600)
         #expect(h.passes(.interval).count == 4)
@@ -36,7 +35,6 @@ import Testing
 
     @Test func visibilityAndOnlineAreRealTriggers() throws {
         let h = try DeviceHarness(platform: .web, settings: settings(start: .background))
-        defer { h.removeFolder() }
         h.start()
         h.lifecycle(.open)
         #expect(h.passes.last?.trigger == .visibility)
@@ -52,7 +50,6 @@ import Testing
 
     @Test func closingTheTabFlushesPendingOpsWithABeacon() throws {
         let h = try DeviceHarness(platform: .web, settings: settings(start: .foreground, beacon: true))
-        defer { h.removeFolder() }
         h.start()
         h.lifecycle(.background)  // hidden: edits made here start no pass
         let saved = try h.edit("d1", title: "typed then closed")
@@ -68,7 +65,6 @@ import Testing
 
     @Test func withoutTheBeaconAClosedTabKeepsItsEditsUntilReopened() throws {
         let h = try DeviceHarness(platform: .web, settings: settings(start: .foreground))
-        defer { h.removeFolder() }
         h.start()
         h.lifecycle(.background)
         let saved = try h.edit("d1")

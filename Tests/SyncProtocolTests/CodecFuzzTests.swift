@@ -5,16 +5,25 @@ import Testing
 /// refused with a `ProtocolError` (the only error `Codec.decode` can throw, by its type).
 @Suite("Codec fuzzing")
 struct CodecFuzzTests {
-    /// Decodes `frames`; a message that decodes must survive its own round trip.
-    private func probe(_ frames: [[UInt8]], _ tally: inout (decoded: Int, refused: Int)) {
-        do {
-            let message = try Codec.decode(frames)
-            tally.decoded += 1
-            #expect(try Codec.decode(Codec.encode(message)) == message)
-        } catch {
-            tally.refused += 1
-            #expect(!error.description.isEmpty)
+    /// Decodes `cases` inputs made by `make` from a generator seeded with `seed`: each one that decodes must survive
+    /// its own round trip, each one refused must say why. How many were decoded and refused.
+    private func fuzz(seed: UInt64, cases: Int, _ make: (Int, inout SplitMix64) -> [[UInt8]])
+        -> (decoded: Int, refused: Int)
+    {
+        var random = SplitMix64(seed: seed)
+        var tally = (decoded: 0, refused: 0)
+        for index in 0..<cases {
+            let frames = make(index, &random)
+            do {
+                let message = try Codec.decode(frames)
+                tally.decoded += 1
+                #expect(try Codec.decode(Codec.encode(message)) == message, "case \(index) of seed \(seed)")
+            } catch {
+                tally.refused += 1
+                #expect(!error.description.isEmpty, "case \(index) of seed \(seed)")
+            }
         }
+        return tally
     }
 
     /// Bytes that JSON is made of, so random bodies get past the first character now and then.
@@ -22,36 +31,29 @@ struct CodecFuzzTests {
 
     @Test("random frames of random bytes")
     func randomBytes() {
-        var random = SplitMix64(seed: 0x5EED_0001)
-        var tally = (decoded: 0, refused: 0)
-        for _ in 0..<4_000 {
+        let tally = fuzz(seed: 0x5EED_0001, cases: 4_000) { _, random in
             let frameCount = random.below(5)
-            let frames = (0..<frameCount).map { _ in random.bytes(random.below(48)) }
-            probe(frames, &tally)
+            return (0..<frameCount).map { _ in random.bytes(random.below(48)) }
         }
         #expect(tally.refused == 4_000)
     }
 
     @Test("valid headers with random JSON-ish bodies")
     func randomBodies() {
-        var random = SplitMix64(seed: 0x5EED_0002)
-        var tally = (decoded: 0, refused: 0)
-        for _ in 0..<4_000 {
+        let tally = fuzz(seed: 0x5EED_0002, cases: 4_000) { _, random in
             let type = Message.allTypes[random.below(Message.allTypes.count)]
             let length = random.below(64)
             var body = (0..<length).map { _ in Self.jsonish[random.below(Self.jsonish.count)] }
             if random.below(2) == 0 { body = Array("{".utf8) + body + Array("}".utf8) }
-            probe([Array("SL1 \(type)".utf8), body], &tally)
+            return [Array("SL1 \(type)".utf8), body]
         }
         #expect(tally.refused > 0)
     }
 
     @Test("random mutations of valid messages")
     func mutations() {
-        var random = SplitMix64(seed: 0x5EED_0003)
-        var tally = (decoded: 0, refused: 0)
         let originals = Samples.all.map(Codec.encode)
-        for round in 0..<6_000 {
+        let tally = fuzz(seed: 0x5EED_0003, cases: 6_000) { round, random in
             var frames = originals[round % originals.count]
             // Most mutations hit the body; some the header or the frame count.
             let target = random.below(10) == 0 ? 0 : 1
@@ -65,7 +67,7 @@ struct CodecFuzzTests {
             case 1: frames.removeLast()
             default: break
             }
-            probe(frames, &tally)
+            return frames
         }
         // Both paths ran: some mutations (a digit changed, a space added) leave a valid message.
         #expect(tally.decoded > 0)
@@ -96,15 +98,13 @@ struct CodecFuzzTests {
 
     @Test("deep and wide nesting in free-form args is refused or decoded, never a stack overflow")
     func nesting() {
-        var random = SplitMix64(seed: 0x5EED_0004)
-        var tally = (decoded: 0, refused: 0)
-        for _ in 0..<300 {
+        let tally = fuzz(seed: 0x5EED_0004, cases: 300) { _, random in
             let depth = random.below(2_000)
             let open = random.below(2) == 0 ? "[" : "{\"k\":"
             let close = open == "[" ? "]" : "}"
             let nested = String(repeating: open, count: depth) + "0" + String(repeating: close, count: depth)
             let body = #"{"req":1,"command":"x","args":{"deep":"# + nested + "}}"
-            probe([Array("SL1 control".utf8), Array(body.utf8)], &tally)
+            return [Array("SL1 control".utf8), Array(body.utf8)]
         }
         #expect(tally.decoded > 0)
         #expect(tally.refused > 0)

@@ -41,6 +41,14 @@ struct ServerInstanceTests {
                                                                           token: token, platform: .android))))
     }
 
+    /// What the instance does with a push of `ops` from `peer` (helloed or not).
+    func push(_ instance: inout ServerInstance, _ ops: [Op], req: Int) -> [ServerDirective] {
+        instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: req, ops: ops))))
+    }
+
+    /// A create of draft `draft` under `key`.
+    func create(_ key: String, _ draft: String) -> Op { Op(key: key, draft: draft, action: .create, base: 0) }
+
     @Test("a valid hello opens a session and is welcomed with the account's head")
     func helloAccepted() {
         var instance = makeInstance()
@@ -72,14 +80,12 @@ struct ServerInstanceTests {
     @Test("push and pull before hello are refused with notAuthenticated and reach no store")
     func beforeHello() {
         var instance = makeInstance()
-        let push = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 7, ops: [
-            Op(key: "k", draft: "d", action: .create, base: 0),
-        ]))))
+        let pushed = push(&instance, [create("k", "d")], req: 7)
         let refusal = "push before hello: say hello with the device's token first"
-        #expect(replies(push) == [.error(ErrorReply(req: 7, code: .notAuthenticated, message: refusal))])
+        #expect(replies(pushed) == [.error(ErrorReply(req: 7, code: .notAuthenticated, message: refusal))])
         let pull = instance.onDeviceMessage(from: peer, frames: frames(.pull(Pull(req: 8, cursor: 0, limit: 10))))
         #expect(errorCode(pull) == .notAuthenticated)
-        for directive in push + pull {
+        for directive in pushed + pull {
             if case .apply = directive { Issue.record("applied before hello") }
             if case .pull = directive { Issue.record("pulled before hello") }
         }
@@ -128,7 +134,7 @@ struct ServerInstanceTests {
         _ = hello(&instance, peer)
         let ops = [Op(key: "a", draft: "d", action: .create, base: 0, title: "T", body: "B"),
                    Op(key: "b", draft: "d", action: .update, base: 0, body: "C")]
-        let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 9, ops: ops))))
+        let out = push(&instance, ops, req: 9)
         let request = PushRequest(peer: peer, req: 9, device: "pixel", account: "acme", ops: ops)
         #expect(out == [.apply(request)])
 
@@ -164,9 +170,7 @@ struct ServerInstanceTests {
     func transientFault() {
         var instance = makeInstance(faults: ServerFaults(transient: 1))
         _ = hello(&instance, peer)
-        let ops = [Op(key: "a", draft: "d", action: .create, base: 0),
-                   Op(key: "b", draft: "e", action: .create, base: 0)]
-        let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 1, ops: ops))))
+        let out = push(&instance, [create("a", "d"), create("b", "e")], req: 1)
         guard case .pushResult(let result)? = replies(out).first else {
             Issue.record("no pushResult")
             return
@@ -181,8 +185,7 @@ struct ServerInstanceTests {
     func dropReplyFault() {
         var instance = makeInstance(faults: ServerFaults(dropReply: 1))
         _ = hello(&instance, peer)
-        let op = Op(key: "a", draft: "d", action: .create, base: 0)
-        let request = PushRequest(peer: peer, req: 1, device: "pixel", account: "acme", ops: [op])
+        let request = PushRequest(peer: peer, req: 1, device: "pixel", account: "acme", ops: [create("a", "d")])
         let change = Change(seq: 4, draft: "d", action: .create, version: 1, title: "", body: "", origin: "pixel",
                             key: "a", conflict: false)
         let out = instance.onApplied(request, outcomes: [
@@ -199,9 +202,7 @@ struct ServerInstanceTests {
     func rejectFault() {
         var instance = makeInstance(faults: ServerFaults(reject: 1))
         _ = hello(&instance, peer)
-        let ops = [Op(key: "old", draft: "d", action: .create, base: 0),
-                   Op(key: "new", draft: "e", action: .create, base: 0)]
-        let out = instance.onDeviceMessage(from: peer, frames: frames(.push(Push(req: 2, ops: ops))))
+        let out = push(&instance, [create("old", "d"), create("new", "e")], req: 2)
         guard case .apply(let request)? = out.first else {
             Issue.record("no apply")
             return

@@ -221,22 +221,18 @@ struct ServerProcessTests {
 
         let folder = TempFolder()
         let binary = try Binaries.path("synclab-server")
-        let help = try ChildProcess(binary, ["--help"], log: folder.file("help.log"))
-        #expect(help.wait(timeout: 10) == 0)
-        let text = try String(contentsOfFile: folder.file("help.log"), encoding: .utf8)
-        #expect(text.contains("--listen ENDPOINT") && text.contains("Start one by hand"))
+        let help = try ChildProcess.run(binary, ["--help"])
+        #expect(help.status == 0)
+        #expect(help.output.contains("--listen ENDPOINT") && help.output.contains("Start one by hand"))
 
-        let unknown = try ChildProcess(binary, ["--db", "x", "--listen", "tcp://127.0.0.1:1", "--bogus"],
-                                       log: folder.file("bogus.log"))
-        #expect(unknown.wait(timeout: 10) == 2)
-        #expect(try String(contentsOfFile: folder.file("bogus.log"), encoding: .utf8).contains("--bogus"))
+        let unknown = try ChildProcess.run(binary, ["--db", "x", "--listen", "tcp://127.0.0.1:1", "--bogus"])
+        #expect(unknown.status == 2)
+        #expect(unknown.output.contains("--bogus"))
 
         try "{\"accounts\": [{\"id\": \"a\"}]}".write(toFile: folder.file("a.json"), atomically: true, encoding: .utf8)
-        let badAccounts = try ChildProcess(binary, ["--db", folder.file("s.sqlite"), "--listen",
-                                                    folder.ipc("s.ipc"), "--accounts", folder.file("a.json")],
-                                           log: folder.file("accounts.log"))
-        #expect(badAccounts.wait(timeout: 10) == 2)
-        #expect(try String(contentsOfFile: folder.file("accounts.log"), encoding: .utf8)
-            .contains("a.json: accounts[0].devices: is missing"))
+        let badAccounts = try ChildProcess.run(binary, ["--db", folder.file("s.sqlite"), "--listen", folder.ipc("s.ipc"),
+                                                        "--accounts", folder.file("a.json")])
+        #expect(badAccounts.status == 2)
+        #expect(badAccounts.output.contains("a.json: accounts[0].devices: is missing"))
     }
 }

@@ -32,7 +32,7 @@ struct ServerSwitchTests {
 
     func request(_ instance: inout ServerInstance, _ op: Op) throws -> PushRequest {
         let out = instance.onDeviceMessage(from: peer, frames: Codec.encode(.push(Push(req: 5, ops: [op]))))
-        guard case .apply(let request)? = out.first else { throw SwitchTestFailure("no apply directive in \(out)") }
+        guard case .apply(let request)? = out.first else { throw TestFailure("no apply directive in \(out)") }
         return request
     }
 
@@ -116,7 +116,7 @@ struct ServerSwitchTests {
                             beforeCommit: { early = broken.onDecided(push, outcomes: $0) }, decided: { decided = $0 })
         }
         guard case .pushResult(let result)? = replies(early).first else {
-            throw SwitchTestFailure("no reply before the commit: \(early)")
+            throw TestFailure("no reply before the commit: \(early)")
         }
         #expect(result.results.map(\.outcome) == [.applied])
         let failed = broken.onApplyFailed(push, error: .database("commit failed", busy: false), decided: decided)
@@ -130,7 +130,7 @@ struct ServerSwitchTests {
         #expect(lab.onDecided(labPush, outcomes: decided).isEmpty)
         let labFailed = lab.onApplyFailed(labPush, error: .database("commit failed", busy: false), decided: decided)
         guard case .error(let error)? = replies(labFailed).first else {
-            throw SwitchTestFailure("the lab's server did not answer a failed commit with an error: \(labFailed)")
+            throw TestFailure("the lab's server did not answer a failed commit with an error: \(labFailed)")
         }
         #expect(error.code == .internal)
         #expect(events(labFailed, "ack.lost").isEmpty)
@@ -175,12 +175,6 @@ struct ServerSwitchTests {
             try ServerConfiguration(options: try spec.parse(base + ["--idempotency", "maybe"]))
         }
     }
-}
-
-/// A test precondition that did not hold.
-struct SwitchTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension Op {

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import LabTestSupport
 import Testing
 import ZeroMQ
 
@@ -20,7 +21,7 @@ struct SocketTests {
 
     @Test("multipart round trip", arguments: ["inproc", "ipc", "tcp"])
     func multipartRoundTrip(transport: String) throws {
-        let folder = try TemporaryFolder()
+        let folder = TempFolder()
         let context = try Context()
         let (router, dealer) = try routerAndDealer(context, transport: transport, folder: folder.path)
         #expect(router.lastEndpoint.hasPrefix("\(transport)://"))

@@ -26,6 +26,14 @@ struct InstanceDriver {
         self.init(BrokerInstance(directory: Fixtures.directory, profiles: profiles, chaos: chaos, seed: seed))
     }
 
+    /// A driver with `devices` registered, in that order (and, when `offline`, then reported offline).
+    init(registered devices: String..., offline: Bool = false, profiles: ProfileSettings = ProfileSettings(),
+         chaos: ChaosSettings = .off, seed: UInt64 = 1) {
+        self.init(profiles: profiles, chaos: chaos, seed: seed)
+        for device in devices { register(device) }
+        if offline { for device in devices { state(device, online: false) } }
+    }
+
     // MARK: - Events
 
     mutating func register(_ device: String, peer: String? = nil) {
@@ -105,5 +113,14 @@ struct InstanceDriver {
                 stopped = true
             }
         }
+    }
+}
+
+extension ProfileSettings {
+    /// The default profiles with `change` made.
+    static func with(_ change: (inout ProfileSettings) -> Void) -> ProfileSettings {
+        var settings = ProfileSettings()
+        change(&settings)
+        return settings
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LabControl
+import LabTestSupport
 import PushBroker
 import SyncProtocol
 import ZeroMQ
