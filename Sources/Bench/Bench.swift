@@ -116,7 +116,7 @@ struct Bench {
         try #"{"accounts":[{"id":"bench","devices":[\#(device)]}]}"#
             .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
         let listen = "ipc://\(folder)/server.sock"
-        let server = ChildProcess(name: "server", executable: "\(bin)/synclab-server",
+        let server = RoleProcess(name: "server", executable: "\(bin)/synclab-server",
                                   arguments: ["--db", "\(folder)/server.sqlite", "--listen", listen,
                                               "--accounts", "\(folder)/accounts.json",
                                               "--control", "ipc://\(folder)/control.sock",
@@ -201,7 +201,7 @@ struct Bench {
             .write(toFile: "\(folder)/accounts.json", atomically: true, encoding: .utf8)
         let listen = "ipc://\(folder)/broker.sock"
         let noticesEndpoint = "ipc://\(folder)/notices.sock"
-        let broker = ChildProcess(name: "broker", executable: "\(bin)/synclab-broker",
+        let broker = RoleProcess(name: "broker", executable: "\(bin)/synclab-broker",
                                   arguments: ["--listen", listen, "--notices", noticesEndpoint,
                                               "--accounts", "\(folder)/accounts.json",
                                               "--control", "ipc://\(folder)/control.sock",

@@ -7,11 +7,11 @@ import Launcher
 final class PeerServer {
     let name: String
     let port: Int
-    let process: ChildProcess
+    let process: RoleProcess
     /// The durability the server runs with, stated beside its figures.
     let durability: String
 
-    private init(name: String, port: Int, process: ChildProcess, durability: String) {
+    private init(name: String, port: Int, process: RoleProcess, durability: String) {
         self.name = name
         self.port = port
         self.process = process
@@ -34,7 +34,7 @@ final class PeerServer {
         }
         let port = freePort()
         try FileManager.default.createDirectory(atPath: "\(folder)/store", withIntermediateDirectories: true)
-        let process = ChildProcess(name: "nats-server", executable: executable,
+        let process = RoleProcess(name: "nats-server", executable: executable,
                                    arguments: ["-js", "-a", "127.0.0.1", "-p", String(port), "-sd", "\(folder)/store"],
                                    logPath: "\(folder)/nats-server.log")
         try process.start()
@@ -50,7 +50,7 @@ final class PeerServer {
         }
         let port = freePort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let process = ChildProcess(name: "redis-server", executable: executable,
+        let process = RoleProcess(name: "redis-server", executable: executable,
                                    arguments: ["--port", String(port), "--bind", "127.0.0.1", "--dir", folder,
                                                "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
                                                "--daemonize", "no", "--logfile", ""],

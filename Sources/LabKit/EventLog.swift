@@ -180,10 +180,13 @@ public enum LabError: Error, CustomStringConvertible, Sendable {
     case io(String)
     case usage(String)
     case config(String)
+    /// SIGINT or SIGTERM asked the run to stop (Ctrl-C): not a mistake of anyone's.
+    case interrupted
 
     public var description: String {
         switch self {
         case .io(let s), .usage(let s), .config(let s): return s
+        case .interrupted: return "interrupted"
         }
     }
 }

@@ -17,7 +17,7 @@ public struct BrokerInstance: Sendable {
     private var generator: SeededGenerator
     /// Registered devices in the order they registered; a device keeps its slot for the instance's life. The hint
     /// path works with slots: a device id is hashed once per event, not at every step of a hint.
-    private var devices: [DeviceRecord] = []
+    private var devices: [RegisteredDevice] = []
     private var slots: [String: Int] = [:]
     /// Slots of every registered device, sorted by device id, so ticks visit devices in the same order on every run.
     private var sortedSlots: [Int] = []
@@ -166,7 +166,7 @@ public struct BrokerInstance: Sendable {
         } else {
             let kind = profiles.kind(for: entry.platform)
             slot = devices.count
-            devices.append(DeviceRecord(id: device, account: entry.account, platform: entry.platform, peer: peer,
+            devices.append(RegisteredDevice(id: device, account: entry.account, platform: entry.platform, peer: peer,
                                         profile: DeliveryProfile(kind, settings: profiles)))
             slots[device] = slot
             devices[slot].user = user

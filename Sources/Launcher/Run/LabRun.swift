@@ -16,7 +16,7 @@ public final class LabRun {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    private var processes: [String: ChildProcess] = [:]
+    private var processes: [String: RoleProcess] = [:]
     private var controls: [String: ControlClient] = [:]
     private var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
@@ -157,7 +157,7 @@ public final class LabRun {
     /// Registers a process: its argv (with the flags every process takes) and a control client for it.
     private func add(_ name: String, executable: String, arguments: [String], with run: RunArguments) throws {
         let control = endpoint("\(name).control")
-        let process = ChildProcess(name: name, executable: "\(binDirectory)/\(executable)",
+        let process = RoleProcess(name: name, executable: "\(binDirectory)/\(executable)",
                                    arguments: arguments + run.common(name, control: control,
                                                                      events: folder.eventsPath(for: name)),
                                    logPath: folder.logPath(for: name))
@@ -213,7 +213,7 @@ public final class LabRun {
     /// Sleeps until simulated time `sim`, drawing the progress line and watching for Ctrl-C.
     private func waitUntil(sim: Double) throws {
         while true {
-            if Signals.stopRequested { throw LabError.usage("interrupted") }
+            if Signals.stopRequested { throw LabError.interrupted }
             let now = clock.now()
             progress(now: now)
             watchCrashes()

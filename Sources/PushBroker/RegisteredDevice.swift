@@ -2,7 +2,7 @@ import SyncProtocol
 
 /// What the broker keeps for one registered device: where to send, what its OS reported, its profile's state, its
 /// counters and the hints chaos is holding back for it.
-struct DeviceRecord: Sendable {
+struct RegisteredDevice: Sendable {
     let id: String
     let account: String
     let platform: Platform

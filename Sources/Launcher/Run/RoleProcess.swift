@@ -3,7 +3,7 @@ import LabKit
 
 /// One process the launcher started: an executable, its arguments and its log file. It can be killed, paused,
 /// resumed and started again with the same arguments (a restart after kill -9 resumes from its database).
-package final class ChildProcess {
+package final class RoleProcess {
     package let name: String
     let executable: String
     let arguments: [String]
