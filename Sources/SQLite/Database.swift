@@ -8,6 +8,10 @@ public enum Synchronous: String, Sendable {
 /// One SQLite connection, opened in WAL mode with a busy timeout and foreign keys on. Statements are prepared once
 /// and cached by their SQL. A connection belongs to one thread.
 ///
+/// A path made by `Database.inMemory(name:)` names a database held in this process's memory (SQLite's `memdb`
+/// VFS) instead of a file: every connection opened on the same name shares it, it lasts while one of them is open,
+/// and it keeps its journal in memory (WAL needs a file). The simulation keeps its ledgers so (docs/SIMULATION.md).
+///
 /// `@unchecked Sendable` so a connection can be opened on one thread and handed to the IO thread that then owns it.
 public final class Database: @unchecked Sendable {
     let handle: OpaquePointer
@@ -19,7 +23,9 @@ public final class Database: @unchecked Sendable {
 
     public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let memory = Self.isInMemory(path)
+        // URIs only for the in-memory form: a file whose name begins with "file:" stays a file.
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | (memory ? SQLITE_OPEN_URI : 0)
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -31,7 +37,7 @@ public final class Database: @unchecked Sendable {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMs)
         let mode = try scalarString("PRAGMA journal_mode=WAL")
-        guard mode.lowercased() == "wal" else {
+        guard mode.lowercased() == "wal" || (memory && mode.lowercased() == "memory") else {
             throw SQLiteError(code: SQLITE_ERROR, message: "WAL mode refused (journal_mode is \(mode)): \(path)")
         }
         try execute("PRAGMA synchronous=\(synchronous.rawValue)")
@@ -41,6 +47,34 @@ public final class Database: @unchecked Sendable {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// The path of the in-memory database `name` (letters, digits, `-`, `_`, `.` and `/`), shared by every
+    /// connection of this process that opens it.
+    public static func inMemory(name: String) -> String { "file:/\(name)?vfs=memdb" }
+
+    /// Whether `path` names an in-memory database (`inMemory(name:)`).
+    public static func isInMemory(_ path: String) -> Bool { path.hasPrefix("file:/") && path.hasSuffix("?vfs=memdb") }
+
+    /// Writes the whole database, as one consistent snapshot, to a new file at `file` (`VACUUM INTO`, on the
+    /// system's file VFS even from an in-memory database); the file must not exist.
+    public func write(to file: String) throws {
+        try run("VACUUM INTO ?", Self.isInMemory(path) ? Self.fileURI(file) : file)
+    }
+
+    /// `file` as a URI on the system's file VFS ("%", "?" and "#" escaped): a connection opened on a URI opens its
+    /// `VACUUM INTO` target with its own VFS unless the target names another.
+    static func fileURI(_ file: String) -> String {
+        var escaped = ""
+        for character in file {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return "file:\(escaped)?vfs=unix"
     }
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }

@@ -2,6 +2,7 @@ import Foundation
 import LabKit
 import PushBroker
 import Simulation
+import SQLite
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -32,7 +33,11 @@ public final class SimRun {
     /// Processes start one real second before the scenario, as `LabRun`'s epoch is a second after it starts them.
     static let startMicros: Int64 = -1_000_000
 
-    public init(topology: Topology, topologyText: String, folder: RunFolder, replay: String, quiet: Bool) throws {
+    /// `storage` (default: `SimStorage.automatic` for the topology's device count) is where the SQLite databases
+    /// live while the run lasts; the folder holds them as files when it ends either way.
+    public init(topology: Topology, topologyText: String, folder: RunFolder, replay: String, quiet: Bool,
+                storage: SimStorage? = nil) throws
+    {
         self.topology = topology
         self.folder = folder
         self.quiet = quiet
@@ -49,7 +54,8 @@ public final class SimRun {
         ])
         folder.write("run.json", run.description + "\n")
         world = try SimWorld(clock: clock, seed: topology.seed, eventsPath: folder.path("events.jsonl"),
-                             start: Self.startMicros)
+                             start: Self.startMicros,
+                             storage: storage ?? SimStorage.automatic(devices: topology.devices.count))
         try configure()
     }
 
@@ -57,25 +63,34 @@ public final class SimRun {
 
     // MARK: - The whole run
 
+    /// Where this run's databases live while it lasts.
+    public var storage: SimStorage { world.storage }
+
     public func run() throws {
         emit("process.started", [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
                                  ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
                                  ("simulated", true)])
-        defer {
-            stopAll()
-            emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
-            world.tearDown()
+        var failure: Error?
+        do {
+            try startAll()
+            world.run(until: 0)
+            phase("scenario")
+            playTimeline()
+            phase("heal")
+            heal()
+            phase("quiesce")
+            quiesce()
+            phase("check")
+            collectFinalStats()
+        } catch {
+            failure = error
         }
-        try startAll()
-        world.run(until: 0)
-        phase("scenario")
-        playTimeline()
-        phase("heal")
-        heal()
-        phase("quiesce")
-        quiesce()
-        phase("check")
-        collectFinalStats()
+        stopAll()
+        emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
+        // The databases reach the run folder's files here when they were in memory, whatever stopped the run.
+        let written = Result { try world.tearDown() }
+        if let failure { throw failure }
+        try written.get()
     }
 
     private func phase(_ name: String) {
@@ -92,7 +107,7 @@ public final class SimRun {
 
     private func configure() throws {
         let s = topology.server
-        var serverArgs = ["--db", folder.path("server.sqlite"), "--listen", "sim://server", "--notify", "sim://notices",
+        var serverArgs = ["--db", try world.storePath(for: folder.path("server.sqlite")), "--listen", "sim://server", "--notify", "sim://notices",
                           "--notify-mode", s.notifyMode, "--notify-hwm", String(s.notifyHwm),
                           "--accounts", folder.accountsPath, "--synchronous", s.synchronous]
         serverArgs += ["--drop-reply", format(s.dropReply), "--transient", format(s.transient),
@@ -127,7 +142,8 @@ public final class SimRun {
         for account in topology.accounts {
             for device in account.devices {
                 var args = ["--id", device.id, "--account", account.id, "--token", device.token,
-                            "--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
+                            "--platform", device.platform.rawValue,
+                            "--db", try world.storePath(for: folder.devicePath(device.id)),
                             "--engagement", format(device.engagement), "--start-state", device.start] + shared
                     + ownFlags(device).flatMap { ["--\($0.flag)", $0.value] }
                 if device.charging { args.append("--charging") }
@@ -322,15 +338,16 @@ public final class SimRun {
         }
     }
 
-    /// Cursor safety on the files of a stopped device (or pool), as `LabRun.checkState`.
+    /// Cursor safety on the databases of a stopped device (or pool), as `LabRun.checkState` on its files.
     private func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
-        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else {
+        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: serverConfiguration.databasePath) else {
             return
         }
         for id in devices {
-            guard let account = topology.account(of: id), FileManager.default.fileExists(atPath: folder.devicePath(id)),
-                  let state = try? LedgerSnapshot.read(path: folder.devicePath(id))
+            guard let account = topology.account(of: id), let path = deviceConfigurations[id]?.databasePath,
+                  Database.isInMemory(path) || FileManager.default.fileExists(atPath: path),
+                  let state = try? LedgerSnapshot.read(path: path)
             else { continue }
             let problem = CursorCheck.problem(cursor: state.cursor, shadow: state.shadow,
                                               changes: server.changes[account] ?? [])
