@@ -58,7 +58,12 @@ struct InMemoryTests {
         // A name with the characters a URI would read otherwise.
         let file = folder.file("dev?ice#1%.sqlite")
         try db.write(to: file)
-        #expect(FileManager.default.fileExists(atPath: file))
+        // Marked WAL, as a cleanly closed database of the lab's is; no -wal beside it.
+        let bytes = try #require(FileManager.default.contents(atPath: file))
+        #expect(bytes.count > 100 && bytes[18] == 2 && bytes[19] == 2)
+        #expect(!FileManager.default.fileExists(atPath: file + "-wal"))
+        // An existing file is not overwritten.
+        #expect(throws: SQLiteError.self) { try db.write(to: file) }
         let copy = try Database(path: file, synchronous: .normal)
         #expect(try copy.journalMode() == "wal")
         #expect(try copy.scalarInt("SELECT count(*) FROM t") == 100)
