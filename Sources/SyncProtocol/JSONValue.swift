@@ -322,6 +322,12 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         return try parseWithFoundation(text)
     }
 
+    /// `parse` on UTF-8 bytes already in memory (a line of a file read whole), without making a String of them.
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        if let value = JSONParser.parse(bytes) { return value }
+        return try parseWithFoundation(String(decoding: bytes, as: UTF8.self))
+    }
+
     /// `JSONChecker` then Foundation's `JSONDecoder`: the reference `JSONParser` is tested against, and the path
     /// that explains a refusal.
     static func parseWithFoundation(_ text: String) throws -> JSONValue {
