@@ -40,7 +40,8 @@ let package = Package(
                                                  "PushBroker", "Simulation"]),
         // `synclab bench`: the floors, the lab's figures and the NATS and Redis peers; only this target links their
         // clients, so the launcher and every role stay free of them.
-        .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "CNats", "CHiredis"]),
+        .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "CNats", "CHiredis",
+                                            "CSystem"]),
 
         // Thin executables.
         .executableTarget(name: "synclab", dependencies: ["Launcher", "Bench", "LabKit"]),

@@ -133,6 +133,8 @@ public final class SimWorld {
     }
 
     public func isRunning(_ name: String) -> Bool { alive[name] != nil }
+    /// How many processes are running (paused ones included).
+    public var runningCount: Int { alive.count }
     public func isPaused(_ name: String) -> Bool { paused.contains(name) }
 
     public func add(server shell: SimServerShell) {

@@ -231,7 +231,9 @@ public final class SimRun {
             }
         }
         let deadline = world.scheduler.now + 5_000_000
-        world.scheduler.run(until: deadline) { !order.contains(where: { running($0) }) }
+        // Every process of `order` is one the world runs: none running is `runningCount` 0, asked after every action
+        // (a scan of `order` there would cost the number of processes per action).
+        world.scheduler.run(until: deadline) { world.runningCount == 0 }
         for name in order where running(name) {
             for member in members(name) { world.kill(member) }
             notes.append("\(name) did not stop on request and was killed")
@@ -414,7 +416,12 @@ public final class SimRun {
                     waiting.append((id, world.post(id, "sync", ["force": true])))
                 }
                 let gatherDeadline = world.scheduler.now + 30_000_000
-                world.scheduler.run(until: gatherDeadline) { waiting.allSatisfy { world.hasAck($0.1) } }
+                // An answer stays until taken: the first one not yet in only moves forward (not a scan per action).
+                var answered = 0
+                world.scheduler.run(until: gatherDeadline) {
+                    while answered < waiting.count && world.hasAck(waiting[answered].1) { answered += 1 }
+                    return answered == waiting.count
+                }
                 for (id, req) in waiting {
                     if let ack = world.takeAck(req), ack.ok, let data = ack.data { statuses[id] = data }
                 }
