@@ -43,7 +43,7 @@ let package = Package(
         // `synclab bench`: the floors, the lab's figures and the NATS and Redis peers; only this target links their
         // clients, so the launcher and every role stay free of them.
         .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "CNats",
-                                              "CHiredis"]),
+                                              "CHiredis", "CSystem"]),
 
         // Thin executables.
         .executableTarget(name: "synclab", dependencies: ["Launcher", "Bench", "LabKit"]),

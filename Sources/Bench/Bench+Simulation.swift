@@ -1,53 +1,146 @@
+import CSystem
 import Foundation
 import LabKit
 import Launcher
 import SyncProtocol
 
-/// The simulation's speed and memory (`synclab sim`): the shipped seven-days topology's wall time, simulated
-/// device-days per real second on a generated topology of many devices for one simulated day, and the resident
-/// memory each simulated device adds. Measured here, never in tests.
+/// The simulation's speed and memory (`synclab sim`), measured here, never in tests: the shipped seven-days
+/// topology; a generated day of many devices in accounts of four (1,000; 100 with `--quick`); seed 000's experiment at
+/// its published size, 400 installs per platform for seven simulated days (not with `--quick`); with `--sim-10k`,
+/// 10,000 devices for one simulated day. For each: the simulation's wall seconds (start to the databases written),
+/// the checks and report's seconds after it, simulated device-days per wall second of the simulation, and the peak
+/// resident memory it added per simulated device.
 extension Bench {
-    mutating func measureSimulation() throws {
-        let seven = EndToEndPaths.topology("seven-days")
-        let topology = try Topology.load(path: seven)
-        let text = try String(contentsOfFile: seven, encoding: .utf8)
-        let sevenSeconds = try simulate(topology, text: text, into: "\(out)/sim-seven-days")
-        record("simulation.sevenDaysWallSec", sevenSeconds)
-        record("simulation.sevenDaysDeviceDaysPerSec", Double(topology.devices.count) * topology.duration / 86_400
-            / sevenSeconds)
-
-        let devices = quick ? 100 : 1_000
-        let scaleText = Self.scaleTopology(devices: devices)
-        var scale = try Topology.parse(scaleText, file: "sim-scale.json5", defaultName: "sim-scale")
-        scale.seed = 1
-        let before = Self.residentKB("VmRSS")
-        let scaleSeconds = try simulate(scale, text: scaleText, into: "\(out)/sim-scale-\(devices)",
-                                        peak: { Self.residentKB("VmHWM") })
-        let peak = lastPeakKB
-        record("simulation.scaleDevices", Double(devices))
-        record("simulation.scaleWallSec", scaleSeconds)
-        record("simulation.deviceDaysPerSec", Double(devices) * scale.duration / 86_400 / scaleSeconds)
-        record("simulation.memoryPerDeviceKB", max(0, peak - before) / Double(devices))
+    /// One measured simulated run.
+    struct SimFigures {
+        var devices: Double
+        var deviceDays: Double
+        var simSec: Double
+        var reportSec: Double
+        var memoryPerDeviceKB: Double
+        var storage: String
+        var events: Int
     }
 
-    /// Plays `topology` into `root`; the real seconds the simulation took (not its report, which is checked after).
-    private mutating func simulate(_ topology: Topology, text: String, into root: String,
-                                   peak: () -> Double = { .nan }) throws -> Double
-    {
+    mutating func measureSimulation() throws {
+        let seven = EndToEndPaths.topology("seven-days")
+        try measureSimulated(key: "sevenDays", topology: try Topology.load(path: seven),
+                             text: try String(contentsOfFile: seven, encoding: .utf8))
+
+        let devices = quick ? 100 : 1_000
+        try measureSimulated(key: "scale", generated: Self.scaleTopology(devices: devices), name: "sim-scale-\(devices)")
+
+        if !quick {
+            let path = EndToEndPaths.topology("seeds/seed000-after")
+            let text = try Self.seed000Topology(installsPerPlatform: 400,
+                                                from: try String(contentsOfFile: path, encoding: .utf8))
+            try measureSimulated(key: "seed000", generated: text, name: "seed000-after-400")
+        }
+        if tenThousand {
+            try measureSimulated(key: "tenThousand", generated: Self.scaleTopology(devices: 10_000),
+                                 name: "sim-scale-10000")
+        }
+    }
+
+    /// A generated topology, written beside the runs (so `synclab sim` can replay it), then measured.
+    private mutating func measureSimulated(key: String, generated text: String, name: String) throws {
+        let file = "\(out)/\(name).json5"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        var topology = try Topology.parse(text, file: file, defaultName: name)
+        if key != "seed000" { topology.seed = 1 }
+        try measureSimulated(key: key, topology: topology, text: text)
+    }
+
+    private mutating func measureSimulated(key: String, topology: Topology, text: String) throws {
+        progress("simulating \(topology.name): \(topology.devices.count) devices, "
+            + String(format: "%.0f simulated days", topology.duration / 86_400))
+        let figures = try simulate(topology, text: text, into: "\(out)/sim-\(topology.name)")
+        record("simulation.\(key).devices", figures.devices)
+        record("simulation.\(key).simulatedDays", topology.duration / 86_400)
+        record("simulation.\(key).wallSec", figures.simSec)
+        record("simulation.\(key).reportSec", figures.reportSec)
+        record("simulation.\(key).deviceDaysPerSec", figures.deviceDays / figures.simSec)
+        record("simulation.\(key).memoryPerDeviceKB", figures.memoryPerDeviceKB)
+        record("simulation.\(key).events", Double(figures.events))
+        storages[key] = figures.storage
+    }
+
+    /// Plays `topology` into `root` and judges it. The simulation's seconds run from `SimRun`'s start to its
+    /// databases written (its own start-up included); the report's seconds are `Report.make` and `write` after it.
+    /// Memory: the peak resident size during the simulation (VmHWM, reset first) over the resident size before it,
+    /// after giving freed memory back, per device. A run whose report fails is an error: the figures would not be of
+    /// a working lab.
+    private func simulate(_ topology: Topology, text: String, into root: String) throws -> SimFigures {
         try? FileManager.default.removeItem(atPath: root)
+        _ = synclab_release_free_memory()
+        Self.resetPeakResident()
+        let before = Self.residentKB("VmRSS")
+        let start = SimClock.monotonicNanos()
         let run = try SimRun(topology: topology, topologyText: text, folder: RunFolder(root: root),
                              replay: "synclab bench", quiet: true)
-        let start = SimClock.monotonicNanos()
         try run.run()
-        let seconds = Double(SimClock.monotonicNanos() - start) / 1e9
-        lastPeakKB = peak()
+        let simulated = SimClock.monotonicNanos()
+        let peak = Self.residentKB("VmHWM")
         let report = try Report.make(folder: RunFolder(root: root))
         report.write()
+        let reported = SimClock.monotonicNanos()
         guard report.passed else {
             throw LabError.io("bench: the simulated \(topology.name) run failed: "
                 + (report.invariants + report.checks).filter { !$0.held }.map(\.name).joined(separator: ", "))
         }
-        return seconds
+        let devices = Double(topology.devices.count)
+        return SimFigures(devices: devices, deviceDays: devices * topology.duration / 86_400,
+                          simSec: Double(simulated - start) / 1e9, reportSec: Double(reported - simulated) / 1e9,
+                          memoryPerDeviceKB: max(0, peak - before) / devices, storage: run.storage.rawValue,
+                          events: Self.lineCount(RunFolder(root: root).path("events.jsonl")))
+    }
+
+    /// Seed 000's experiment at `installsPerPlatform` installs per platform: the shipped
+    /// `topologies/seeds/seed000-after.json5` (`text`), its settings, behaviour and reference bands unchanged, with
+    /// its four installs per platform (each its own account) made `installsPerPlatform`.
+    static func seed000Topology(installsPerPlatform n: Int, from text: String) throws -> String {
+        var accounts: [String] = []
+        var ids: [String] = []
+        for (platform, extra) in [("android", ", charging: true"), ("ios", ""), ("web", ", start: \"closed\"")] {
+            for k in 1...n {
+                accounts.append("    { id: \"\(platform)-\(k)\", devices: [{ id: \"\(platform)-\(k)\", platform: "
+                    + "\"\(platform)\", engagement: 0.43\(extra) }] },")
+                ids.append("\"\(platform)-\(k)\"")
+            }
+        }
+        var out = text
+        out.replaceSubrange(try listRange(after: "\n  accounts:", in: out[...]),
+                            with: "\n" + accounts.joined(separator: "\n") + "\n  ")
+        let behaviours = try listRange(after: "\n  behaviours:", in: out[...])
+        out.replaceSubrange(try listRange(after: "accounts:", in: out[behaviours]), with: ids.joined(separator: ", "))
+        return out.replacingOccurrences(of: "description: \"", with: "description: \"\(n) installs per platform. ")
+    }
+
+    /// Where the contents of the first `[…]` list after `marker` lie in `text` (between its brackets; indices of
+    /// the string `text` is part of), brackets inside strings aside.
+    static func listRange(after marker: String, in text: Substring) throws -> Range<String.Index> {
+        guard let at = text.range(of: marker), let open = text[at.upperBound...].firstIndex(of: "[") else {
+            throw LabError.config("bench: no \(marker.trimmingCharacters(in: .whitespacesAndNewlines)) [ … ] list")
+        }
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var index = open
+        while index < text.endIndex {
+            let c = text[index]
+            if inString {
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
+            } else if c == "\"" {
+                inString = true
+            } else if c == "[" {
+                depth += 1
+            } else if c == "]" {
+                depth -= 1
+                if depth == 0 { return text.index(after: open)..<index }
+            }
+            index = text.index(after: index)
+        }
+        throw LabError.config("bench: the \(marker.trimmingCharacters(in: .whitespacesAndNewlines)) list is not closed")
     }
 
     /// `devices` devices in accounts of four (a user's phone, tablet and laptops, platforms in turn), each opened four
@@ -72,6 +165,16 @@ extension Bench {
             """
     }
 
+    /// Resets this process's peak resident size (VmHWM), so the next reading is the peak of what follows.
+    static func resetPeakResident() {
+        _ = FileManager.default.createFile(atPath: "/proc/self/clear_refs", contents: Data("5".utf8))
+    }
+
+    static func lineCount(_ path: String) -> Int {
+        guard let data = FileManager.default.contents(atPath: path) else { return 0 }
+        return data.reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+    }
+
     /// A field of /proc/self/status in kB (VmRSS now, VmHWM the peak).
     static func residentKB(_ field: String) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
@@ -92,18 +195,26 @@ extension Bench {
     }
 
     var simulationRows: [(String, String, String, String)] {
-        let seven = value("simulation.sevenDaysWallSec")
-        let perSec = value("simulation.deviceDaysPerSec")
-        return [
-            ("sim: seven-days wall time", String(format: "%.2f s", seven),
-             String(format: "%.0f device-days/s", value("simulation.sevenDaysDeviceDaysPerSec")),
-             seven <= 5 ? "met" : String(format: "MISSED (≤ 5 s: %.1f×)", seven / 5)),
-            ("sim: device-days per second", String(format: "%.0f", perSec),
-             String(format: "%.0f devices (accounts of 4) × 1 day in %.1f s", value("simulation.scaleDevices"),
-                    value("simulation.scaleWallSec")), ""),
-            ("sim: memory per simulated device", String(format: "%.0f kB", value("simulation.memoryPerDeviceKB")),
-             "peak resident growth / devices (SQLite connection, instance, ledger cache)", ""),
-        ]
+        var rows: [(String, String, String, String)] = []
+        func add(_ key: String, _ title: String, target: Double?) {
+            let wall = value("simulation.\(key).wallSec")
+            guard wall.isFinite else { return }
+            let report = value("simulation.\(key).reportSec")
+            let total = wall + report
+            let devices = Int(value("simulation.\(key).devices"))
+            let days = value("simulation.\(key).simulatedDays")
+            rows.append(("sim: \(title)", String(format: "%.1f s", wall),
+                         String(format: "+ report %.1f s; %d devices × %.0f d, %.0f device-days/s, %.0f kB/device, %@",
+                                report, devices, days, value("simulation.\(key).deviceDaysPerSec"),
+                                value("simulation.\(key).memoryPerDeviceKB"), storages[key] ?? "?"),
+                         target.map { total <= $0 ? "met (≤ \(Int($0)) s)" : String(format: "MISSED (≤ %.0f s: %.1f×)", $0, total / $0) }
+                            ?? ""))
+        }
+        add("sevenDays", "seven-days", target: 5)
+        add("scale", "one day, accounts of 4", target: nil)
+        add("seed000", "seed 000, 400 installs/platform × 7 d", target: 60)
+        add("tenThousand", "10,000 devices × 1 d", target: 300)
+        return rows
     }
 }
 

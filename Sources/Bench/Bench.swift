@@ -19,8 +19,10 @@ struct Bench {
     var figures: [(key: String, value: Double)] = []
     /// Sections that could not be measured, with why; their figures are null in bench.json.
     var failures: [String] = []
-    /// Peak resident kB read at the end of the last simulated run (Bench+Simulation).
-    var lastPeakKB = Double.nan
+    /// Whether the simulation also plays 10,000 devices for a day (`--sim-10k`: minutes).
+    var tenThousand = false
+    /// Where each simulated run's databases lived (`files` or `memory`), by its figures' key.
+    var storages: [String: String] = [:]
 
     init(out: String, bin: String, quick: Bool) {
         self.out = out
@@ -83,7 +85,7 @@ struct Bench {
         }
         measureGrowth()
         if peers { measurePeers() }
-        section("simulation: seven-days, device-days per second, memory per device") { try $0.measureSimulation() }
+        section("simulation: seconds per run, device-days per second, memory per device") { try $0.measureSimulation() }
     }
 
     /// Runs one part of the bench; a part that fails is reported and the others still run.

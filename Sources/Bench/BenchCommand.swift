@@ -7,18 +7,21 @@ import Launcher
 public enum BenchCommand {
     static let spec = CommandSpec(
         name: "synclab bench", summary: "measure the lab against this machine's own floor and against NATS and Redis",
-        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation]",
+        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation] [--sim-10k]",
         flags: [
             Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
             Flag("quick", help: "fewer samples, 20 devices instead of 100, growth at 3, 10 and 30 devices: a sanity run"),
             Flag("no-peers", help: "skip the NATS JetStream and Redis peers (they need nats-server and redis-server)"),
-            Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days wall time, device-days/s, "
-                + "memory per simulated device)"),
+            Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days, a day of 1,000 devices, "
+                + "seed 000 at 400 installs per platform for 7 days; seconds, device-days/s, memory per device)"),
+            Flag("sim-10k", help: "the simulation also plays 10,000 devices for one simulated day (minutes; docs/SIMULATION.md)"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
         footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
             + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
-            + "broker hints/s beside a raw fan-out, resident memory, the simulation's speed and memory per device.\n"
+            + "broker hints/s beside a raw fan-out, resident memory, the simulation's speed and memory per device\n"
+            + "(seven-days, a day of 1,000 devices, seed 000 at 400 installs per platform for 7 days; --quick: 100\n"
+            + "devices, no seed 000; --sim-10k: 10,000 devices for a day).\n"
             + "The server and broker write events, as in a run.\n"
             + "Cost growth: propagation and CPU per delivered edit at 3, 10, 30, 100 and 300 devices of one account,\n"
             + "drawn log-log in bench.html with the growth exponent. Peers: the same push path (SQLite commits on both\n"
@@ -37,10 +40,11 @@ public enum BenchCommand {
             ?? LauncherCommand.executableDirectory()
         var bench = Bench(out: out, bin: bin, quick: options.has("quick"))
         bench.peers = !options.has("no-peers")
+        bench.tenThousand = options.has("sim-10k")
         do {
             if options.has("simulation") {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-                bench.section("simulation: seven-days, device-days per second, memory per device") {
+                bench.section("simulation: seconds per run, device-days per second, memory per device") {
                     try $0.measureSimulation()
                 }
             } else {

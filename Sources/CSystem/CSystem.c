@@ -11,3 +11,15 @@ int synclab_set_parent_death_signal(int signal) {
     return -1;
 #endif
 }
+
+#if defined(__linux__) && defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+int synclab_release_free_memory(void) {
+#if defined(__linux__) && defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}

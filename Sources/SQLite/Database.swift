@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How hard a commit works to reach the disk (`PRAGMA synchronous`).
 public enum Synchronous: String, Sendable, CaseIterable {
@@ -7,6 +10,10 @@ public enum Synchronous: String, Sendable, CaseIterable {
 
 /// One SQLite connection, opened in WAL mode with a busy timeout and foreign keys on. Statements are prepared once
 /// and cached by their SQL. A connection belongs to one thread.
+///
+/// A path made by `Database.inMemory(name:)` names a database held in this process's memory (SQLite's `memdb`
+/// VFS) instead of a file: every connection opened on the same name shares it, it lasts while one of them is open,
+/// and it keeps its journal in memory (WAL needs a file). The simulation keeps its ledgers so (docs/SIMULATION.md).
 ///
 /// `@unchecked Sendable` so a connection can be opened on one thread and handed to the IO thread that then owns it.
 public final class Database: @unchecked Sendable {
@@ -19,7 +26,9 @@ public final class Database: @unchecked Sendable {
 
     public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let memory = Self.isInMemory(path)
+        // URIs only for the in-memory form: a file whose name begins with "file:" stays a file.
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | (memory ? SQLITE_OPEN_URI : 0)
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -31,7 +40,7 @@ public final class Database: @unchecked Sendable {
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMs)
         let mode = try scalarString("PRAGMA journal_mode=WAL")
-        guard mode.lowercased() == "wal" else {
+        guard mode.lowercased() == "wal" || (memory && mode.lowercased() == "memory") else {
             throw SQLiteError(code: SQLITE_ERROR, message: "WAL mode refused (journal_mode is \(mode)): \(path)")
         }
         try execute("PRAGMA synchronous=\(synchronous.rawValue)")
@@ -41,6 +50,47 @@ public final class Database: @unchecked Sendable {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+    }
+
+    /// The path of the in-memory database `name` (letters, digits, `-`, `_`, `.` and `/`), shared by every
+    /// connection of this process that opens it.
+    public static func inMemory(name: String) -> String { "file:/\(name)?vfs=memdb" }
+
+    /// Whether `path` names an in-memory database (`inMemory(name:)`).
+    public static func isInMemory(_ path: String) -> Bool { path.hasPrefix("file:/") && path.hasSuffix("?vfs=memdb") }
+
+    /// Writes the whole database to a new file at `file` (which must not exist), as one consistent snapshot.
+    /// An in-memory database is written as its pages are (`sqlite3_serialize`), marked as a WAL database (header
+    /// bytes 18 and 19), so the file is what a cleanly closed database of the lab's looks like; one write, no fsync.
+    /// A file database is copied with `VACUUM INTO`.
+    public func write(to file: String) throws {
+        guard Self.isInMemory(path) else {
+            try run("VACUUM INTO ?", file)
+            return
+        }
+        var size: sqlite3_int64 = 0
+        var copied = false
+        var bytes = sqlite3_serialize(handle, "main", &size, UInt32(SQLITE_SERIALIZE_NOCOPY))
+        if bytes == nil {
+            bytes = sqlite3_serialize(handle, "main", &size, 0)
+            copied = true
+        }
+        guard let bytes else { throw SQLiteError(code: SQLITE_NOMEM, message: "cannot serialize \(path)") }
+        defer { if copied { sqlite3_free(bytes) } }
+        let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw SQLiteError(code: SQLITE_CANTOPEN, message: "cannot create \(file): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var header = Array(UnsafeBufferPointer(start: bytes, count: min(Int(size), 100)))
+        if header.count == 100 {
+            header[18] = 2  // file format write version: WAL
+            header[19] = 2  // read version: WAL
+        }
+        let rest = UnsafeBufferPointer(start: bytes + header.count, count: Int(size) - header.count)
+        guard header.withUnsafeBufferPointer({ writeAll(fd, $0) }), writeAll(fd, rest) else {
+            throw SQLiteError(code: SQLITE_IOERR, message: "cannot write \(file): \(String(cString: strerror(errno)))")
+        }
     }
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
@@ -255,4 +305,18 @@ public struct Migration: Sendable {
         self.version = version
         self.sql = sql
     }
+}
+
+/// Writes all of `buffer` to `fd`; false on an error (errno says which).
+private func writeAll(_ fd: Int32, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool {
+    var offset = 0
+    while offset < buffer.count {
+        let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        offset += n
+    }
+    return true
 }

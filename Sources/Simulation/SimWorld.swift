@@ -1,5 +1,8 @@
+import Foundation
 import LabKit
 import PushBroker
+import SQLite
+import Synchronization
 import SyncProtocol
 import SyncServer
 
@@ -50,11 +53,23 @@ public final class SimWorld {
     private var acks: [Int: ControlAck] = [:]
     private var nextReq = 1
 
-    public init(clock: SimClock, seed: UInt64, eventsPath: String, start: Int64) throws {
+    /// Where the processes' databases live.
+    public let storage: SimStorage
+    /// With `memory`: each database's in-memory path, the file in the run folder it stands for, and the world's own
+    /// connection that keeps it for the whole run.
+    private var stores: [(path: String, file: String, keeper: Database)] = []
+    private var storeIndex: [String: Int] = [:]
+    /// The prefix of this world's in-memory names (they are shared across the process).
+    private let storeSpace: String
+    private static let worlds = Mutex(0)
+
+    public init(clock: SimClock, seed: UInt64, eventsPath: String, start: Int64, storage: SimStorage = .files) throws {
         self.clock = clock
+        self.storage = storage
         scheduler = SimScheduler(start: start)
         log = try SimEventLog(path: eventsPath, clock: clock, scheduler: scheduler)
         network = SimNetwork(seed: seed)
+        storeSpace = "synclab-sim/\(getpid())/\(Self.worlds.withLock { $0 += 1; return $0 })"
     }
 
     /// Simulated seconds now.
@@ -68,13 +83,43 @@ public final class SimWorld {
         return t
     }
 
-    /// Breaks the references between the agenda and the processes once a run is over.
-    public func tearDown() {
+    /// Breaks the references between the agenda and the processes once a run is over, and writes the in-memory
+    /// databases to their files (`writeStores`).
+    public func tearDown() throws {
         log.close()
         server = nil
         broker = nil
         devices.removeAll()
         inbox.removeAll()
+        try writeStores()
+    }
+
+    // MARK: - Storage
+
+    /// The path a process opens the database the run folder keeps at `file` on: `file` itself with `files`; with
+    /// `memory`, an in-memory database of that file's own, made (and kept) on first use.
+    public func storePath(for file: String) throws -> String {
+        guard storage == .memory else { return file }
+        if let index = storeIndex[file] { return stores[index].path }
+        let path = Database.inMemory(name: "\(storeSpace)/\(stores.count)")
+        let keeper = try Database(path: path, synchronous: .off)
+        storeIndex[file] = stores.count
+        stores.append((path, file, keeper))
+        return path
+    }
+
+    /// Writes each in-memory database that holds anything to its file (replacing what is there) and lets go of it;
+    /// nothing with `files`. Once every process is gone: a database is written as its last commit left it.
+    public func writeStores() throws {
+        defer {
+            stores.removeAll()
+            storeIndex.removeAll()
+        }
+        for store in stores {
+            guard try store.keeper.scalarInt("SELECT count(*) FROM sqlite_schema") ?? 0 > 0 else { continue }
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.file + suffix) }
+            try store.keeper.write(to: store.file)
+        }
     }
 
     // MARK: - Processes
@@ -93,6 +138,8 @@ public final class SimWorld {
     }
 
     public func isRunning(_ name: String) -> Bool { alive[name] != nil }
+    /// How many processes are running (paused ones included).
+    public var runningCount: Int { alive.count }
     public func isPaused(_ name: String) -> Bool { paused.contains(name) }
 
     public func add(server shell: SimServerShell) {

@@ -314,8 +314,23 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
     public var objectValue: [(String, JSONValue)]? { if case .object(let v) = self { return v } else { return nil } }
 
     /// Parses JSON text as strictly as message bodies are: RFC 8259 exactly, no key twice in an object, at most
-    /// `Limits.maxDepth` levels deep.
+    /// `Limits.maxDepth` levels deep. `JSONParser` reads it in one pass; what it refuses goes the checked Foundation
+    /// way, which says why.
     public static func parse(_ text: String) throws -> JSONValue {
+        var text = text
+        if let value = text.withUTF8({ JSONParser.parse($0) }) { return value }
+        return try parseWithFoundation(text)
+    }
+
+    /// `parse` on UTF-8 bytes already in memory (a line of a file read whole), without making a String of them.
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        if let value = JSONParser.parse(bytes) { return value }
+        return try parseWithFoundation(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `JSONChecker` then Foundation's `JSONDecoder`: the reference `JSONParser` is tested against, and the path
+    /// that explains a refusal.
+    static func parseWithFoundation(_ text: String) throws -> JSONValue {
         let bytes = Array(text.utf8)
         do {
             try JSONChecker.check(bytes, schema: .any)

@@ -17,14 +17,17 @@ public struct ServerInstance: Sendable {
     var generator: SeededGenerator
     /// Sessions are forgotten least recently used first past this many: a device reconnecting under a new routing id
     /// leaves its old session behind, and libzmq does not say when a peer goes away.
-    let sessionCapacity: Int
+    /// The most sessions held at once (past it the least recently used is forgotten); nil: twice the devices the
+    /// server knows, at least 4,096. A fixed 4,096 made a fleet of more devices thrash: every hello past it evicted a
+    /// live session, whose next request was refused and said hello again (found by `synclab sim` at 10,000 devices).
+    let sessionCapacity: Int?
     var clock: UInt64 = 0
 
     /// The receiver name used in `unexpected` errors.
     static let receiver = "synclab-server"
 
     public init(devices: [DeviceRecord], heads: [String: Int], faults: ServerFaults = .off, seed: UInt64,
-                sessionCapacity: Int = 4096, switches: ServerSwitches = .correct)
+                sessionCapacity: Int? = nil, switches: ServerSwitches = .correct)
     {
         self.switches = switches
         var directory: [String: DeviceRecord] = [:]
@@ -33,7 +36,7 @@ public struct ServerInstance: Sendable {
         self.faults = faults
         self.stats = ServerStats(heads: heads)
         self.generator = SeededGenerator.derived(seed: seed, name: "server.faults")
-        self.sessionCapacity = max(sessionCapacity, 1)
+        self.sessionCapacity = sessionCapacity.map { max($0, 1) }
     }
 
     /// The session of `peer`, if it said hello (over the same connection, with the same key).
@@ -215,9 +218,12 @@ public struct ServerInstance: Sendable {
                 .reply(to: peer, message: message, delayMs: faults.replyDelayMs)]
     }
 
+    /// How many sessions are held at most, now.
+    var capacity: Int { sessionCapacity ?? max(4096, 2 * directory.count) }
+
     mutating func open(_ session: Session, for peer: Peer) {
         sessions[peer.routingID] = session
-        if sessions.count > sessionCapacity,
+        if sessions.count > capacity,
             let oldest = sessions.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
         {
             sessions[oldest] = nil

@@ -1,7 +1,9 @@
 import Foundation
 import LabTestSupport
 import Simulation
+import SyncDevice
 import SyncProtocol
+import SyncServer
 import Testing
 
 /// `synclab sim`: the same topology and seed give the same bytes (each run in a process of its own, so nothing of
@@ -70,6 +72,41 @@ import Testing
             #expect(report["invariants"]?.arrayValue?.allSatisfy { $0["held"]?.boolValue == true } == true)
             #expect(Self.silences(in: events).isEmpty, "\(Self.silences(in: events))")
         }
+    }
+
+    /// The databases in memory (memdb, kept across kills, written to the run folder at the end) change nothing a
+    /// process decides: crash's kills and restarts give the same bytes as with files, and the folder ends with the
+    /// same rows in every database. Without the world's own connection keeping a killed device's database, its
+    /// restart would find an empty ledger, and the bytes would differ.
+    @Test func databasesInMemoryGiveTheSameBytesAndTheSameDatabases() throws {
+        let files = try Self.sim([Self.topology("crash"), "--seed", "5", "--storage", "files"])
+        let memory = try Self.sim([Self.topology("crash"), "--seed", "5", "--storage", "memory"])
+        #expect(files.status == 0 && memory.status == 0, "\(memory.output)")
+        for file in ["events.jsonl", "report.json"] {
+            #expect(Self.bytes("\(files.out)/\(file)").count > 1_000)
+            // Compared as one Bool: a failing `==` of two large Datas would make the test library diff them.
+            let same = Self.bytes("\(files.out)/\(file)") == Self.bytes("\(memory.out)/\(file)")
+            #expect(same, "\(file) differs between --storage files and --storage memory")
+        }
+        let a = try ServerSnapshot.read(path: "\(files.out)/server.sqlite")
+        let b = try ServerSnapshot.read(path: "\(memory.out)/server.sqlite")
+        #expect(!a.changes.isEmpty && a.changes == b.changes && a.drafts == b.drafts && a.heads == b.heads)
+        let devices = try FileManager.default.contentsOfDirectory(atPath: "\(files.out)/devices")
+            .filter { $0.hasSuffix(".sqlite") }.sorted()
+        #expect(devices.count == 3)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(memory.out)/devices")
+            .filter { $0.hasSuffix(".sqlite") }.sorted() == devices)
+        for device in devices {
+            let x = try LedgerSnapshot.read(path: "\(files.out)/devices/\(device)")
+            let y = try LedgerSnapshot.read(path: "\(memory.out)/devices/\(device)")
+            #expect(!x.ops.isEmpty && x.ops == y.ops && x.replica == y.replica && x.shadow == y.shadow, "\(device)")
+            #expect(x.cursor == y.cursor && x.install == y.install && x.opens == y.opens, "\(device)")
+        }
+        // A bad --storage is refused by name.
+        let bad = try Self.sim([Self.topology("quickstart"), "--storage", "disk"])
+        #expect(bad.status == 2 && bad.output.contains("--storage must be files, memory or auto"))
+        #expect(SimStorage.automatic(devices: SimStorage.filesUpTo) == .files)
+        #expect(SimStorage.automatic(devices: SimStorage.filesUpTo + 1) == .memory)
     }
 
     /// Events a process wrote while it was paused (between `process.paused` and `process.resumed`) or dead (between

@@ -280,6 +280,26 @@ struct ServerInstanceTests {
         #expect(error.code == .unexpected)
     }
 
+    @Test("by default the session table holds twice the devices the server knows, and at least 4,096")
+    func sessionCapacityFollowsTheDevices() {
+        let fleet = (0..<2_100).map { DeviceRecord(id: "d\($0)", account: "a\($0 % 7)", platform: .android, token: "t\($0)") }
+        var instance = ServerInstance(devices: fleet, heads: [:], seed: 1)
+        #expect(instance.capacity == 4_200)
+        #expect(ServerInstance(devices: Self.devices, heads: [:], seed: 1).capacity == 4_096)
+        // 4,200 connections of the fleet's devices each keep their session; the next one evicts the least recent.
+        func peer(_ n: Int) -> Peer { Peer(routingID: [UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]) }
+        for n in 0..<4_200 {
+            let device = fleet[n % fleet.count]
+            _ = hello(&instance, peer(n), device: device.id, account: device.account, token: device.token)
+        }
+        #expect(instance.sessions.count == 4_200)
+        #expect((0..<4_200).allSatisfy { instance.session(of: peer($0)) != nil })
+        _ = hello(&instance, peer(4_200), device: "d0", account: "a0", token: "t0")
+        #expect(instance.sessions.count == 4_200)
+        #expect(instance.session(of: peer(0)) == nil)
+        #expect(instance.session(of: peer(4_200)) != nil)
+    }
+
     @Test("the least recently used session is forgotten past the capacity")
     func sessionCapacity() {
         var instance = ServerInstance(devices: Self.devices, heads: [:], seed: 1, sessionCapacity: 2)

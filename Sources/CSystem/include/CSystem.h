@@ -4,4 +4,8 @@
 /// Asks the kernel to send `signal` to this process when its parent dies (Linux); returns -1 elsewhere.
 int synclab_set_parent_death_signal(int signal);
 
+/// Gives the heap's free memory back to the kernel (glibc's malloc_trim), so the resident size counts what is in use;
+/// returns 1 when memory was released, 0 otherwise (and elsewhere).
+int synclab_release_free_memory(void);
+
 #endif

@@ -5,13 +5,22 @@ import SyncDevice
 import SyncProtocol
 import SyncServer
 
-/// One event of `events.jsonl`.
-struct Event {
+/// One event of `events.jsonl`. A class, though immutable: the checks pass millions of them around, and a copy is
+/// then one reference, not three.
+final class Event {
     let wall: Int64
     let sim: Double
     let proc: String
     let type: String
     let fields: JSONValue
+
+    init(wall: Int64, sim: Double, proc: String, type: String, fields: JSONValue) {
+        self.wall = wall
+        self.sim = sim
+        self.proc = proc
+        self.type = type
+        self.fields = fields
+    }
 
     subscript(key: String) -> JSONValue? { fields[key] }
     func string(_ key: String) -> String? { fields[key]?.stringValue }
@@ -126,15 +135,24 @@ package struct RunData {
     }
 
     static func readEvents(_ path: String) throws -> [Event] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        guard var text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw LabError.io("cannot read \(path)")
         }
         var events: [Event] = []
-        for line in text.split(separator: "\n") {
-            guard let value = try? JSONValue.parse(String(line)) else { continue }
-            events.append(Event(wall: Int64(value["wall"]?.intValue ?? 0), sim: value["sim"]?.doubleValue ?? 0,
-                                proc: value["proc"]?.stringValue ?? "", type: value["type"]?.stringValue ?? "",
-                                fields: value))
+        // Lines split on their bytes and parsed in place: a big run's file has millions of them.
+        text.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count {
+                let newline = memchr(base + start, 0x0A, bytes.count - start)
+                let end = newline.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
+                defer { start = end + 1 }
+                guard end > start, let value = try? JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                else { continue }
+                events.append(Event(wall: Int64(value["wall"]?.intValue ?? 0), sim: value["sim"]?.doubleValue ?? 0,
+                                    proc: value["proc"]?.stringValue ?? "", type: value["type"]?.stringValue ?? "",
+                                    fields: value))
+            }
         }
         return events
     }

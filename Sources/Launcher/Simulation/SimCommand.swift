@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import Simulation
 import SyncProtocol
 
 /// `synclab sim`: a topology on the simulated machine (docs/SIMULATION.md). One seed writes a run folder and its
@@ -25,6 +26,11 @@ enum SimCommand {
             Flag("time-scale", value: "X", help: "override the topology's timeScale"),
             Flag("ignore-expect", help: "judge as if the topology expected nothing to fail"),
             Flag("quiet", help: "no progress and no summary; only the exit status and the run folder's path"),
+            Flag("storage", value: "files|memory|auto", default: "auto",
+                 help: "where the SQLite databases live during the run: files in the run folder, or memory (written "
+                    + "to the same files at the end; for many devices: no descriptors, no kernel); auto: files up to "
+                    + "\(SimStorage.filesUpTo) devices, memory above. The bytes of events.jsonl and report.json do not "
+                    + "depend on it"),
         ],
         footer: """
             The run folder is the one `synclab run` writes (events.jsonl with virtual wall µs, the SQLite files,
@@ -47,6 +53,16 @@ enum SimCommand {
             Output.stderr("synclab sim: \(error)\n")
             return 2
         }
+        let storage: SimStorage?
+        switch options.string("storage") ?? "auto" {
+        case "auto": storage = nil
+        case let name:
+            guard let chosen = SimStorage(rawValue: name) else {
+                Output.stderr("synclab sim: --storage must be files, memory or auto, got \"\(name)\"\n")
+                return 2
+            }
+            storage = chosen
+        }
         if let range = options.string("seeds") {
             guard let seeds = parseSeeds(range) else {
                 Output.stderr("synclab sim: --seeds must be A-B with 0 ≤ A ≤ B, got \"\(range)\"\n")
@@ -63,7 +79,7 @@ enum SimCommand {
             let out = options.string("out")
                 ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sweep").root
             return SimSweep(path: path, seeds: seeds, jobs: jobs, passThrough: passThrough(options), out: out,
-                            shrink: options.has("shrink")).run()
+                            shrink: options.has("shrink"), storage: storage).run()
         }
         let folder = options.string("out").map { RunFolder(root: $0) }
             ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sim")
@@ -83,7 +99,7 @@ enum SimCommand {
             return 2
         }
         let status = simulate(topology: topology, text: text, folder: folder, replay: replay, quiet: quiet,
-                              crashAnywhere: kills)
+                              storage: storage, crashAnywhere: kills)
         if options.has("shrink") {
             guard status == 1 else {
                 if status == 0 { Output.stdout("nothing to shrink: seed \(topology.seed) passes\n") }
@@ -112,11 +128,12 @@ enum SimCommand {
     }
 
     static func simulate(topology: Topology, text: String, folder: RunFolder, replay: String, quiet: Bool,
-                         crashAnywhere: Int = 0) -> Int32 {
+                         storage: SimStorage? = nil, crashAnywhere: Int = 0) -> Int32
+    {
         let run: SimRun
         do {
             run = try SimRun(topology: topology, topologyText: text, folder: folder, replay: replay, quiet: quiet,
-                             crashAnywhere: crashAnywhere)
+                             storage: storage, crashAnywhere: crashAnywhere)
         } catch {
             Output.stderr("synclab sim: \(error)\n")
             return 2
@@ -127,12 +144,12 @@ enum SimCommand {
         } catch {
             Output.stderr("synclab sim: the run stopped: \(error)\n")
             var limit = rlimit()
-            if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0,
+            if run.storage == .files, getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0,
                topology.devices.count * 3 + 64 > Int(limit.rlim_cur)
             {
                 Output.stderr("synclab sim: each simulated device holds three files open (its ledger, -wal, -shm): "
                     + "\(topology.devices.count) devices need more than this process's limit of \(limit.rlim_cur) "
-                    + "(ulimit -n)\n")
+                    + "(ulimit -n); --storage memory keeps them in memory\n")
             }
             return LauncherCommand.report(folder: folder, quiet: quiet, ranToEnd: false)
         }

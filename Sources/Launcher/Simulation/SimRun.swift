@@ -2,6 +2,7 @@ import Foundation
 import LabKit
 import PushBroker
 import Simulation
+import SQLite
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -41,8 +42,11 @@ public final class SimRun {
     /// Processes start one real second before the scenario, as `LabRun`'s epoch is a second after it starts them.
     static let startMicros: Int64 = -1_000_000
 
+    /// `storage` (default: `SimStorage.automatic` for the topology's device count) is where the SQLite databases
+    /// live while the run lasts; the folder holds them as files when it ends either way.
     public init(topology: Topology, topologyText: String, folder: RunFolder, replay: String, quiet: Bool,
-                crashAnywhere: Int = 0) throws {
+                storage: SimStorage? = nil, crashAnywhere: Int = 0) throws
+    {
         self.topology = topology
         self.crashAnywhere = crashAnywhere
         self.folder = folder
@@ -60,7 +64,8 @@ public final class SimRun {
         ])
         folder.write("run.json", run.description + "\n")
         world = try SimWorld(clock: clock, seed: topology.seed, eventsPath: folder.path("events.jsonl"),
-                             start: Self.startMicros)
+                             start: Self.startMicros,
+                             storage: storage ?? SimStorage.automatic(devices: topology.devices.count))
         try configure()
     }
 
@@ -68,31 +73,40 @@ public final class SimRun {
 
     // MARK: - The whole run
 
+    /// Where this run's databases live while it lasts.
+    public var storage: SimStorage { world.storage }
+
     public func run() throws {
         emit("process.started", [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
                                  ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
                                  ("simulated", true)])
-        defer {
-            stopAll()
-            emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
-            world.tearDown()
+        var failure: Error?
+        do {
+            try startAll()
+            world.onCrash = { [unowned self] name, point in self.crashed(name, at: point) }
+            world.run(until: 0)
+            phase("scenario")
+            planCrashes()
+            inScenario = true
+            playTimeline()
+            inScenario = false
+            world.plannedCrashes.removeAll()
+            pendingRestarts.removeAll()
+            phase("heal")
+            heal()
+            phase("quiesce")
+            quiesce()
+            phase("check")
+            collectFinalStats()
+        } catch {
+            failure = error
         }
-        try startAll()
-        world.onCrash = { [unowned self] name, point in self.crashed(name, at: point) }
-        world.run(until: 0)
-        phase("scenario")
-        planCrashes()
-        inScenario = true
-        playTimeline()
-        inScenario = false
-        world.plannedCrashes.removeAll()
-        pendingRestarts.removeAll()
-        phase("heal")
-        heal()
-        phase("quiesce")
-        quiesce()
-        phase("check")
-        collectFinalStats()
+        stopAll()
+        emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
+        // The databases reach the run folder's files here when they were in memory, whatever stopped the run.
+        let written = Result { try world.tearDown() }
+        if let failure { throw failure }
+        try written.get()
     }
 
     private func phase(_ name: String) {
@@ -107,8 +121,15 @@ public final class SimRun {
                                      notices: "sim://notices", broker: "sim://broker",
                                      epochMicros: clock.epochMicros, keys: nil)
         func common(_ name: String) -> [String] { arguments.common(name, control: "sim://\(name).control", events: nil) }
+        // `--db` names where each database lives while the run lasts (a file, or memory the world keeps).
+        func stored(_ args: [String]) throws -> [String] {
+            guard let index = args.firstIndex(of: "--db"), index + 1 < args.count else { return args }
+            var args = args
+            args[index + 1] = try world.storePath(for: args[index + 1])
+            return args
+        }
         serverConfiguration = try ServerConfiguration(
-            options: ServerConfiguration.command.parse(arguments.serverArguments + common("server")))
+            options: ServerConfiguration.command.parse(try stored(arguments.serverArguments) + common("server")))
         order.append("server")
         brokerConfiguration = try BrokerCommand.configuration(
             from: BrokerCommand.spec.parse(arguments.brokerArguments + common("broker")))
@@ -118,7 +139,8 @@ public final class SimRun {
         var pooled: [String] = []
         for account in topology.accounts {
             for device in account.devices {
-                let args = arguments.deviceArguments(device, account: account.id, token: ["--token", device.token])
+                let args = try stored(arguments.deviceArguments(device, account: account.id,
+                                                                token: ["--token", device.token]))
                 deviceConfigurations[device.id] = try DeviceCommandLine.configuration(
                     DeviceCommandLine.spec.parse(args + common(device.id)))
                 if let pool = poolOf[device.id] {
@@ -196,7 +218,9 @@ public final class SimRun {
             }
         }
         let deadline = world.scheduler.now + 5_000_000
-        world.scheduler.run(until: deadline) { !order.contains(where: { running($0) }) }
+        // Every process of `order` is one the world runs: none running is `runningCount` 0, asked after every action
+        // (a scan of `order` there would cost the number of processes per action).
+        world.scheduler.run(until: deadline) { world.runningCount == 0 }
         for name in order where running(name) {
             for member in members(name) { world.kill(member) }
             notes.append("\(name) did not stop on request and was killed")
@@ -346,15 +370,16 @@ public final class SimRun {
         }
     }
 
-    /// Cursor safety on the files of a stopped device (or pool), as `LabRun.checkState`.
+    /// Cursor safety on the databases of a stopped device (or pool), as `LabRun.checkState` on its files.
     private func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
-        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else {
+        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: serverConfiguration.databasePath) else {
             return
         }
         for id in devices {
-            guard let account = topology.account(of: id), FileManager.default.fileExists(atPath: folder.devicePath(id)),
-                  let state = try? LedgerSnapshot.read(path: folder.devicePath(id))
+            guard let account = topology.account(of: id), let path = deviceConfigurations[id]?.databasePath,
+                  Database.isInMemory(path) || FileManager.default.fileExists(atPath: path),
+                  let state = try? LedgerSnapshot.read(path: path)
             else { continue }
             let problem = CursorCheck.problem(cursor: state.cursor, shadow: state.shadow,
                                               changes: server.changes[account] ?? [])
@@ -427,7 +452,12 @@ public final class SimRun {
                     waiting.append((id, world.post(id, "sync", ["force": true])))
                 }
                 let gatherDeadline = world.scheduler.now + 30_000_000
-                world.scheduler.run(until: gatherDeadline) { waiting.allSatisfy { world.hasAck($0.1) } }
+                // An answer stays until taken: the first one not yet in only moves forward (not a scan per action).
+                var answered = 0
+                world.scheduler.run(until: gatherDeadline) {
+                    while answered < waiting.count && world.hasAck(waiting[answered].1) { answered += 1 }
+                    return answered == waiting.count
+                }
                 for (id, req) in waiting {
                     if let ack = world.takeAck(req), ack.ok, let data = ack.data { statuses[id] = data }
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import Simulation
 import SyncProtocol
 
 /// `synclab sim TOPOLOGY --seeds A-B`: one simulated run per seed, `jobs` at a time, each a child process of this
@@ -12,6 +13,8 @@ struct SimSweep {
     let passThrough: [String]
     let out: String
     let shrink: Bool
+    /// `--storage` for every run (nil: each run's `auto`); not part of a replay, since it does not change the bytes.
+    var storage: SimStorage? = nil
 
     struct Outcome {
         let seed: UInt64
@@ -36,7 +39,7 @@ struct SimSweep {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: executable)
                 process.arguments = ["sim", path, "--seed", String(seed), "--out", folder(seed), "--quiet"]
-                    + passThrough
+                    + passThrough + (storage.map { ["--storage", $0.rawValue] } ?? [])
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
                 do {
