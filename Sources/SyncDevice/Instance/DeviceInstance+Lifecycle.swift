@@ -154,8 +154,6 @@ extension DeviceInstance {
     /// the shell then deletes the ledger file and starts a new instance on a new one.
     public mutating func onUninstall(now: Double) -> [DeviceDirective] {
         self.now = max(self.now, now)
-        followUp = nil
-        queuedPasses = []
         return kill(now: now, reason: "the app was deleted")
     }
 
@@ -164,6 +162,7 @@ extension DeviceInstance {
     public mutating func onStop(now: Double) -> [DeviceDirective] {
         self.now = max(self.now, now)
         followUp = nil
+        queuedPasses = []
         guard let current = pass else { return [] }
         let released = releaseUnknown(current.claimed, reason: "the device process stopped", now: now)
         pass?.claimed = []
