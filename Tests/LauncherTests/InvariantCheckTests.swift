@@ -499,6 +499,26 @@ import Testing
         #expect(result.violations.map(\.device) == ["b"])
     }
 
+    /// Heal's and quiesce's passes are not the design's: only passes that started during the scenario count, even
+    /// when they end after it.
+    @Test func wastedPassesCountsOnlyPassesThatStartedInTheScenario() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
+        fixture.events.append(fixture.event(58, "b", "pass.start", #""pass":2,"trigger":"push""#))
+        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
+        fixture.events.append(fixture.event(62, "b", "pass.end",
+                                            #""pass":2,"trigger":"push","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":4"#))
+        for n in 3...6 {
+            fixture.events.append(fixture.event(62 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"manual\""))
+            fixture.events.append(fixture.event(62 + n, "b", "pass.end",
+                                                "\"pass\":\(n),\"trigger\":\"manual\",\"sent\":0,\"pulled\":0,\"cursor\":1,\"cutOff\":false,\"outcome\":\"completed\",\"durationSec\":0.5"))
+        }
+        let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
+        #expect(!result.held)
+        #expect(result.detail.contains("b: 1 of 2 passes (50 %) sent nothing and applied nothing"), "\(result.detail)")
+    }
+
     @Test func withoutChecksNoneRuns() throws {
         let fixture = try RunFixture()
         defer { fixture.remove() }
