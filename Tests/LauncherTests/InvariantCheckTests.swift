@@ -355,13 +355,20 @@ import Testing
     @Test func healPassesAreCountedApartFromTheScenarios() throws {
         var fixture = try RunFixture()
         defer { fixture.remove() }
+        fixture.events.append(fixture.event(30, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
+        fixture.events.append(fixture.event(31, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":1"#))
         fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
-        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":2,"trigger":"connectivity""#))
-        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":2,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed""#))
-        let json = try fixture.report().json
-        #expect(json["passes"]?["total"]?.intValue == 2)
+        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":3,"trigger":"connectivity""#))
+        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":3,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":1"#))
+        let report = try fixture.report()
+        let json = report.json
+        #expect(json["passes"]?["total"]?.intValue == 3)
         #expect(json["passes"]?["byTrigger"]?["connectivity"] == nil)
         #expect(json["passes"]?["heal"]?["byTrigger"]?["connectivity"]?.intValue == 1)
+        // The scenario's pass that did nothing is counted; heal's is not.
+        #expect(json["passes"]?["idleByDevice"]?["b"]?.intValue == 1)
+        #expect(json["passes"]?["idleByDevice"]?["a"] == nil)
+        #expect(report.markdown.contains("| b | ios | 1 | 0 | 1 | 2 | 1 |"), "\(report.markdown)")
     }
 
     @Test func reportsAreWrittenInThreeForms() throws {
