@@ -320,13 +320,20 @@ import Testing
 
     @Test func healPassesAreCountedApartFromTheScenarios() throws {
         var fixture = try RunFixture()
+        fixture.events.append(fixture.event(30, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
+        fixture.events.append(fixture.event(31, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":1"#))
         fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
-        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":2,"trigger":"connectivity""#))
-        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":2,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed""#))
-        let json = try fixture.report().json
-        #expect(json["passes"]?["total"]?.intValue == 2)
+        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":3,"trigger":"connectivity""#))
+        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":3,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":1"#))
+        let report = try fixture.report()
+        let json = report.json
+        #expect(json["passes"]?["total"]?.intValue == 3)
         #expect(json["passes"]?["byTrigger"]?["connectivity"] == nil)
         #expect(json["passes"]?["heal"]?["byTrigger"]?["connectivity"]?.intValue == 1)
+        // The scenario's pass that did nothing is counted; heal's is not.
+        #expect(json["passes"]?["idleByDevice"]?["b"]?.intValue == 1)
+        #expect(json["passes"]?["idleByDevice"]?["a"] == nil)
+        #expect(report.markdown.contains("| b | ios | 1 | 0 | 1 | 2 | 1 |"), "\(report.markdown)")
     }
 
     @Test func reportsAreWrittenInThreeForms() throws {
@@ -457,6 +464,26 @@ import Testing
         #expect(result.detail.contains("b: 3 of 4 passes (75 %) sent nothing and applied nothing; at most 40 % allowed"),
                 "\(result.detail)")
         #expect(result.violations.map(\.device) == ["b"])
+    }
+
+    /// Heal's and quiesce's passes are not the design's: only passes that started during the scenario count, even
+    /// when they end after it.
+    @Test func wastedPassesCountsOnlyPassesThatStartedInTheScenario() throws {
+        var fixture = try RunFixture()
+        defer { fixture.remove() }
+        fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
+        fixture.events.append(fixture.event(58, "b", "pass.start", #""pass":2,"trigger":"push""#))
+        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
+        fixture.events.append(fixture.event(62, "b", "pass.end",
+                                            #""pass":2,"trigger":"push","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":4"#))
+        for n in 3...6 {
+            fixture.events.append(fixture.event(62 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"manual\""))
+            fixture.events.append(fixture.event(62 + n, "b", "pass.end",
+                                                "\"pass\":\(n),\"trigger\":\"manual\",\"sent\":0,\"pulled\":0,\"cursor\":1,\"cutOff\":false,\"outcome\":\"completed\",\"durationSec\":0.5"))
+        }
+        let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
+        #expect(!result.held)
+        #expect(result.detail.contains("b: 1 of 2 passes (50 %) sent nothing and applied nothing"), "\(result.detail)")
     }
 
     @Test func withoutChecksNoneRuns() throws {

@@ -51,7 +51,7 @@ import Testing
                 { at: "1h30m", action: "kill", target: "server" },
                 { at: 5400, action: "restart", target: "server" },
                 { at: "2m", action: "chaos", loss: 1, device: "i" },
-                { at: "3m", action: "faults", dropReply: 0.5 },
+                { at: "3m", action: "faults", dropReply: 0.5, failCommit: 1 },
                 { at: "4m", action: "engagement", device: "i", opensPerDay: 2 },
                 { at: "5m", action: "refresh", device: "i", on: false },
                 { at: "6m", action: "forceQuit", device: "i" },
@@ -75,6 +75,7 @@ import Testing
         #expect(t.scenario.map(\.at) == [60, 120, 180, 240, 300, 360, 5400, 5400])
         #expect(t.scenario[0].action == .edit(device: "p", draft: "d", action: .create, title: "T", body: "B"))
         #expect(t.scenario[1].action == .chaos(args: ["loss": .double(1), "device": .string("i")]))
+        #expect(t.scenario[2].action == .faults(args: ["dropReply": .double(0.5), "failCommit": .double(1)]))
         #expect(t.behaviours.count == 1)
     }
 

@@ -297,6 +297,77 @@ import Testing
         #expect(kept.passes.map(\.trigger) == [.foreground, .push])
     }
 
+    /// Seed 002's "a screen that enqueues on every resume will happily queue the same upload fifteen times": offline,
+    /// WorkManager holds each enqueued request until the network is back, and then runs every one. Unique work with
+    /// KEEP (the default) runs one pass.
+    @Test func withoutCoalescingEveryResumeOfflineRunsAPassWhenTheNetworkComesBack() throws {
+        func fiveResumesOffline(_ coalesce: Bool) throws -> DeviceHarness {
+            let h = try DeviceHarness(platform: .android, settings: settings { $0.coalesce = coalesce })
+            h.start()
+            h.lifecycle(.offline)
+            for _ in 1...5 {
+                h.lifecycle(.open)
+                h.lifecycle(.background)
+            }
+            h.lifecycle(.open)
+            #expect(h.passes.isEmpty)
+            _ = h.server.remoteEdit(draft: "d1", title: "from a")
+            h.lifecycle(.online)
+            return h
+        }
+        let queued = try fiveResumesOffline(false)
+        defer { queued.removeFolder() }
+        #expect(queued.passes.map(\.trigger) == [.connectivity] + Array(repeating: .foreground, count: 6),
+                "\(queued.passes.map(\.trigger))")
+        #expect(queued.events("trigger").compactMap { $0["waiting"]?.stringValue }.filter { $0.hasPrefix("offline") }
+            .count == 6)
+        // The first pass did the work; the six queued after it found nothing to do.
+        #expect(queued.passes.map(\.pulled) == [1, 0, 0, 0, 0, 0, 0])
+
+        let kept = try fiveResumesOffline(true)
+        defer { kept.removeFolder() }
+        #expect(kept.passes.map(\.trigger) == [.connectivity])
+        #expect(kept.events("trigger.refused").count == 6)
+    }
+
+    /// A queued pass the platform refuses when its turn comes (a foreground pass once the app is in the background)
+    /// is dropped, and the next one in line runs: a refusal does not strand the rest of the queue.
+    @Test func aRefusedQueuedPassDoesNotStrandTheOnesBehindIt() throws {
+        let h = try DeviceHarness(platform: .android, settings: settings(.foreground) { $0.coalesce = false })
+        defer { h.removeFolder() }
+        h.serverAnswers = false
+        h.start()
+        h.lifecycle(.background)
+        h.lifecycle(.open)  // a foreground pass queued behind the launch pass
+        h.hint("h1", head: 0)  // a push pass queued behind it
+        h.lifecycle(.background)
+        h.serverAnswers = true
+        h.pump()
+        #expect(h.passes.map(\.trigger) == [.foreground, .push], "\(h.passes.map(\.trigger))")
+        #expect(h.events("trigger.refused").last?["followUp"] == true)
+        #expect(h.instance.queuedPasses.isEmpty)
+    }
+
+    /// The process is gone: nothing that waited behind its pass runs, with or without unique work.
+    @Test func aForceQuitDropsTheFollowUpAndTheQueuedPasses() throws {
+        for coalesce in [true, false] {
+            let h = try DeviceHarness(platform: .android, settings: settings(.foreground) { $0.coalesce = coalesce })
+            defer { h.removeFolder() }
+            h.serverAnswers = false
+            h.start()
+            h.hint("h1", head: 0)
+            h.hint("h2", head: 0)
+            h.lifecycle(.forceQuit)
+            h.serverAnswers = true
+            h.pump()
+            #expect(h.passes.map(\.trigger) == [.foreground], "coalesce \(coalesce): \(h.passes.map(\.trigger))")
+            #expect(h.passes.first?.outcome == .killed)
+            let dropped = try #require(h.events("passes.dropped").first)
+            #expect(dropped["count"]?.intValue == (coalesce ? 1 : 2))
+            #expect(h.instance.followUp == nil && h.instance.queuedPasses.isEmpty)
+        }
+    }
+
     // MARK: - iOS
 
     /// An iOS device in the background with one unsent edit and a send cost that exceeds the 30 s window.

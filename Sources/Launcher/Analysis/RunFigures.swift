@@ -119,6 +119,8 @@ package struct RunFigures {
     var passesTotal = 0
     var passesByTrigger: [String: Int] = [:]
     var passesByDevice: [String: [String: Int]] = [:]
+    /// Of those, the passes that sent nothing and applied nothing, per device (what `wasted-passes` counts).
+    var idlePassesByDevice: [String: Int] = [:]
     var healPassesTotal = 0
     var healPassesByTrigger: [String: Int] = [:]
     package var propagation = Latency(realMs: [], simSec: [])
@@ -182,6 +184,10 @@ package struct RunFigures {
                 }
             case "pass.end" where accountOf[event.proc] != nil:
                 if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
+                let started = event.sim - (event.fields["durationSec"]?.doubleValue ?? 0)
+                if started < data.scenarioEndSim && (event.int("sent") ?? 0) == 0 && (event.int("pulled") ?? 0) == 0 {
+                    idlePassesByDevice[event.proc, default: 0] += 1
+                }
             case "guarantee" where accountOf[event.proc] != nil:
                 if firstGuarantee[event.proc] == nil { firstGuarantee[event.proc] = event }
                 if event.sim <= data.scenarioEndSim { lastGuarantee[event.proc] = event }

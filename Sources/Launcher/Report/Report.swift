@@ -120,6 +120,7 @@ public struct Report {
                 ("byDevice", .object(f.passesByDevice.keys.sorted().map { device in
                     (device, .object(f.passesByDevice[device]!.keys.sorted().map { ($0, .int(f.passesByDevice[device]![$0]!)) }))
                 })),
+                ("idleByDevice", .object(f.idlePassesByDevice.keys.sorted().map { ($0, .int(f.idlePassesByDevice[$0]!)) })),
             ])),
             ("propagation", .object(propagation)),
             ("platforms", .array(f.platforms.map { row in
@@ -263,8 +264,10 @@ public struct Report {
         let triggers = Array(Set(f.passesByDevice.values.flatMap(\.keys))).sorted()
         md += "\n## Passes by trigger\n\nPasses during the scenario. Heal and quiesce ran \(f.healPassesTotal) more ("
             + f.healPassesByTrigger.keys.sorted().map { "\($0) \(f.healPassesByTrigger[$0]!)" }.joined(separator: ", ")
-            + "), counted apart.\n\n| device | platform | " + triggers.joined(separator: " | ") + " | total |\n"
-        md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 1) + "\n"
+            + "), counted apart. *Did nothing*: passes that sent no op and applied no change (the work a design "
+            + "without unique work repeats; the product check `wasted-passes`).\n\n| device | platform | "
+            + triggers.joined(separator: " | ") + " | total | did nothing |\n"
+        md += "| --- | --- |" + String(repeating: " --- |", count: triggers.count + 2) + "\n"
         // A row per device up to a screenful; beyond, the first and last few and the rest summed (report.json has
         // every device).
         let listed = data.devices.count <= Self.devicesListed ? data.devices[...]
@@ -273,12 +276,13 @@ public struct Report {
             if index == Self.devicesListed / 2 && data.devices.count > Self.devicesListed {
                 let middle = data.devices.dropFirst(Self.devicesListed / 2).dropLast(Self.devicesListed / 2)
                 let sums = triggers.map { trigger in middle.reduce(0) { $0 + (f.passesByDevice[$1.id]?[trigger] ?? 0) } }
+                let idle = middle.reduce(0) { $0 + (f.idlePassesByDevice[$1.id] ?? 0) }
                 md += "| … \(middle.count) more devices | | " + sums.map(String.init).joined(separator: " | ")
-                    + " | \(sums.reduce(0, +)) |\n"
+                    + " | \(sums.reduce(0, +)) | \(idle) |\n"
             }
             let row = f.passesByDevice[device.id] ?? [:]
             md += "| \(device.id) | \(device.platform.rawValue) | " + triggers.map { "\(row[$0] ?? 0)" }.joined(separator: " | ")
-                + " | \(row.values.reduce(0, +)) |\n"
+                + " | \(row.values.reduce(0, +)) | \(f.idlePassesByDevice[device.id] ?? 0) |\n"
         }
         md += "\n## Propagation (saved on one device → applied on another)\n\n"
         md += "| path | count | p50 | p95 | p99 | max | p50 simulated | max simulated |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"

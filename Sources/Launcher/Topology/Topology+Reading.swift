@@ -385,9 +385,10 @@ extension Topology {
             guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, off)") }
             action = .chaos(args: args)
         case "faults":
-            try s.onlyKeys(["at", "action", "dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "off"])
+            try s.onlyKeys(["at", "action", "dropReply", "transient", "reject", "replyDelayMs", "dropRequest",
+                            "failCommit", "off"])
             var args: [String: JSONValue] = [:]
-            for key in ["dropReply", "transient", "reject", "dropRequest"] {
+            for key in ["dropReply", "transient", "reject", "dropRequest", "failCommit"] {
                 if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
             }
             if let v = try s.int("replyDelayMs", in: 0...60_000) { args["replyDelayMs"] = .int(v) }

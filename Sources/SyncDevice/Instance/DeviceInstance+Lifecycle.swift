@@ -160,8 +160,6 @@ extension DeviceInstance {
     /// the shell then deletes the ledger file and starts a new instance on a new one.
     public mutating func onUninstall(now: Double) -> [DeviceDirective] {
         self.now = max(self.now, now)
-        followUp = nil
-        queuedPasses = []
         return kill(now: now, reason: "the app was deleted")
     }
 
@@ -170,6 +168,7 @@ extension DeviceInstance {
     public mutating func onStop(now: Double) -> [DeviceDirective] {
         self.now = max(self.now, now)
         followUp = nil
+        queuedPasses = []
         guard let current = pass else { return [] }
         let released = releaseUnknown(current.claimed, reason: "the device process stopped", now: now)
         pass?.claimed = []

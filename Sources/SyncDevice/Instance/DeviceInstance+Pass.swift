@@ -461,9 +461,10 @@ extension DeviceInstance {
     /// The process running the pass is gone (force quit, tab closed): nothing is released; leases expire and the
     /// next pass reclaims them, exactly as after a SIGKILL.
     mutating func kill(now: Double, reason: String) -> [DeviceDirective] {
-        guard let current = pass else { return [] }
-        var out: [DeviceDirective] = [.log(EventLine("pass.killed", [("pass", .int(current.id)),
-                                                                   ("reason", .string(reason))]))]
+        // What was to run after this pass dies with the process too: nothing starts in an app that is gone.
+        var out = dropWaitingPasses(reason: reason)
+        guard let current = pass else { return out }
+        out.append(.log(EventLine("pass.killed", [("pass", .int(current.id)), ("reason", .string(reason))])))
         out += dropPendingPage(reason: "cursor committed before the page, then \(reason)")
         if identity.platform == .ios && settings.reschedule == .last && current.trigger == .opportunistic {
             out.append(.log(EventLine("ios.schedule.lost", [
@@ -472,6 +473,21 @@ extension DeviceInstance {
             ])))
         }
         return out + endPass(outcome: .killed, now: now, cutOff: true, tellScheduler: false)
+    }
+
+    /// The follow-up and the queued passes are forgotten (`passes.dropped`); a `sync` waiting in one is answered.
+    mutating func dropWaitingPasses(reason: String) -> [DeviceDirective] {
+        let waiting = (followUp.map { [$0] } ?? []) + queuedPasses
+        followUp = nil
+        queuedPasses = []
+        guard !waiting.isEmpty else { return [] }
+        var out: [DeviceDirective] = [.log(EventLine("passes.dropped", [
+            ("count", .int(waiting.count)), ("triggers", .array(waiting.map { .string($0.trigger.rawValue) })),
+            ("reason", .string("\(reason): the passes waiting to run died with the app")),
+        ]))]
+        let tokens = waiting.flatMap(\.tokens)
+        if !tokens.isEmpty { out.append(.answerSync(tokens: tokens)) }
+        return out
     }
 
     /// Records the end, answers waiting `sync`s, then runs the follow-up or a continuation.
@@ -510,12 +526,8 @@ extension DeviceInstance {
         if let next = followUp {
             followUp = nil
             out += startFollowUp(next, now: now)
-        } else if !queuedPasses.isEmpty {
-            // `coalesce` off: every trigger that came during the pass queued a full pass of its own.
-            let next = queuedPasses.removeFirst()
-            out.append(.log(EventLine("pass.queuedStarting", [("trigger", .string(next.trigger.rawValue)),
-                                                             ("stillQueued", .int(queuedPasses.count))])))
-            out += startFollowUp(next, now: now)
+        } else if !queuedPasses.isEmpty && environment.online {
+            out += startQueuedPass(now: now)
         } else if ended.workRemains && outcome == .completed && environment.online
             && scheduler.allowsContinuation(of: ended.trigger),
             case .run(let limit) = ended.trigger == .manual ? .run(limit: nil) : scheduler.admission(for: ended.trigger)
@@ -524,6 +536,20 @@ extension DeviceInstance {
             out.append(.log(EventLine("trigger", [("trigger", .string(ended.trigger.rawValue)), ("coalesced", false),
                                                 ("continuation", true)])))
             out += startPass(ended.trigger, limit: limit, now: now, tokens: [], ignoreBackoff: ended.ignoreBackoff)
+        }
+        return out
+    }
+
+    /// `coalesce` off: every trigger that came during the pass (or while offline) queued a full pass of its own; the
+    /// first the platform admits now runs. One it refuses (a foreground pass once the app is in the background) is
+    /// dropped and the next one tried, so a refusal never strands the rest of the queue.
+    mutating func startQueuedPass(now: Double) -> [DeviceDirective] {
+        var out: [DeviceDirective] = []
+        while !queuedPasses.isEmpty && pass == nil {
+            let next = queuedPasses.removeFirst()
+            out.append(.log(EventLine("pass.queuedStarting", [("trigger", .string(next.trigger.rawValue)),
+                                                             ("stillQueued", .int(queuedPasses.count))])))
+            out += startFollowUp(next, now: now)
         }
         return out
     }

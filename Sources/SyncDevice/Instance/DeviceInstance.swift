@@ -19,7 +19,8 @@ public struct DeviceInstance: Sendable {
     public internal(set) var pass: RunningPass?
     /// The one pass that will follow the running one (unique work, KEEP).
     public internal(set) var followUp: FollowUp?
-    /// `coalesce` off: the passes triggers queued during a pass, each to run in full, in order.
+    /// `coalesce` off: the passes triggers queued while a pass ran (or, on Android, while offline), each to run in
+    /// full, one after another.
     public internal(set) var queuedPasses: [FollowUp] = []
     /// `opQueue: memory`: the ops the last restart lost, reported at start.
     var lostAtRestart: [String]
@@ -141,6 +142,13 @@ public struct DeviceInstance: Sendable {
         }
         guard case .run(let limit) = admission else {
             if case .refuse(let reason) = admission {
+                if !environment.online && !settings.coalesce && identity.platform == .android
+                    && !Trigger.scheduled.contains(trigger)
+                {
+                    // `coalesce` off on Android: the trigger enqueues work of its own, which WorkManager holds until
+                    // its network constraint is met; every one of them runs when the network comes back.
+                    return enqueue(trigger, tokens: tokens, waiting: "offline: the work waits for the network")
+                }
                 return [.log(EventLine("trigger.refused", [("trigger", .string(trigger.rawValue)),
                                                          ("reason", .string(reason))]))]
             }
@@ -148,9 +156,7 @@ public struct DeviceInstance: Sendable {
         }
         if pass != nil && !settings.coalesce && trigger != .manual && !force {
             // The switch `coalesce` off (no unique work): this trigger queues a full pass of its own.
-            queuedPasses.append(FollowUp(trigger: trigger, tokens: tokens, forced: false, ignoreBackoff: false))
-            return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false),
-                                             ("queued", .int(queuedPasses.count))]))]
+            return enqueue(trigger, tokens: tokens, waiting: "a pass is running")
         }
         if pass != nil {
             // Unique work, KEEP: the first queued follow-up stays; later triggers join it.
@@ -163,6 +169,13 @@ public struct DeviceInstance: Sendable {
         }
         return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
             + startPass(trigger, limit: limit, now: now, tokens: tokens, ignoreBackoff: force)
+    }
+
+    /// `coalesce` off: `trigger` queues a full pass of its own behind the others, in order (`trigger {queued}`).
+    mutating func enqueue(_ trigger: Trigger, tokens: [Int], waiting: String) -> [DeviceDirective] {
+        queuedPasses.append(FollowUp(trigger: trigger, tokens: tokens, forced: false, ignoreBackoff: false))
+        return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false),
+                                         ("queued", .int(queuedPasses.count)), ("waiting", .string(waiting))]))]
     }
 
     // MARK: - Broker
