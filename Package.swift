@@ -54,6 +54,7 @@ let package = Package(
         // What the test targets share: child processes, temp folders, where the built executables are, and running
         // blocking work on a thread of its own.
         .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
+        .testTarget(name: "LabTestSupportTests", dependencies: ["LabTestSupport"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),

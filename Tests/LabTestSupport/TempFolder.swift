@@ -39,4 +39,35 @@ public final class TempFolder: Sendable {
 
     /// The text of the file `name` in the folder, or "" when there is none (yet).
     public func text(_ name: String) -> String { (try? String(contentsOfFile: file(name), encoding: .utf8)) ?? "" }
+
+    /// A folder for the whole test process (held by a static that several tests share, which is never released):
+    /// removed when the process exits.
+    public static func lastingTheProcess() -> TempFolder {
+        let folder = TempFolder()
+        ProcessFolders.shared.add(folder.path)
+        return folder
+    }
+}
+
+/// The folders `TempFolder.lastingTheProcess()` made, removed at exit.
+private final class ProcessFolders: @unchecked Sendable {  // `paths` is guarded by `lock`
+    static let shared = ProcessFolders()
+    private let lock = NSLock()
+    private var paths: [String] = []
+    private var installed = false
+
+    func add(_ path: String) {
+        lock.withLock {
+            paths.append(path)
+            if !installed {
+                installed = true
+                atexit { ProcessFolders.shared.removeAll() }
+            }
+        }
+    }
+
+    func removeAll() {
+        guard ProcessInfo.processInfo.environment["SYNCLAB_KEEP_TEST_FOLDERS"] == nil else { return }
+        for path in lock.withLock({ paths }) { try? FileManager.default.removeItem(atPath: path) }
+    }
 }

@@ -39,8 +39,10 @@ import Testing
     }
 
     /// Runs `synclab run` on a shipped topology into a fresh folder, with a hard time limit.
-    static func run(_ topology: String, extra: [String] = [], limit: Double = 120) throws -> Run {
-        try run(file: topologies.appendingPathComponent("\(topology).json5").path, extra: extra, limit: limit)
+    static func run(_ topology: String, in home: TempFolder = TempFolder(), extra: [String] = [], limit: Double = 120)
+        throws -> Run
+    {
+        try run(file: topologies.appendingPathComponent("\(topology).json5").path, in: home, extra: extra, limit: limit)
     }
 
     /// Runs `synclab run` on the topology file `path` into `home`'s `run` folder, with a hard time limit.

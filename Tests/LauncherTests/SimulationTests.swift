@@ -10,8 +10,8 @@ import Testing
 /// one process's hashing or timing can make them agree by chance), a sweep names its failing seeds with the command
 /// that replays each, and a shrink keeps the failing check failing with fewer steps.
 @Suite(.serialized) struct SimulationTests {
-    /// The suite's topology files (small; the folder lasts as long as the test process).
-    static let scratch = TempFolder()
+    /// The suite's topology files, shared by its tests.
+    static let scratch = TempFolder.lastingTheProcess()
 
     static func temporary(_ name: String) -> String { scratch.file("\(name)-\(UUID().uuidString)") }
 

@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct TamperTests {
     /// One real run, shared by every test of the suite (each works on a copy).
     static let original: Result<EndToEndTests.Run, Error> = Result {
-        let run = try EndToEndTests.run("quickstart")
+        let run = try EndToEndTests.run("quickstart", in: .lastingTheProcess())
         guard run.status == 0 else { throw TestFailure("quickstart failed: \(run.failedInvariants)\n\(run.output)") }
         return run
     }

@@ -41,6 +41,9 @@ import ZeroMQ
         var controlEndpoint: String { folder.ipc("control.sock") }
         var events: [JSONValue] { readEvents(folder.file("solo.jsonl")) }
 
+        /// Raw frames to its control socket: the first reply, decoded.
+        func raw(_ frames: [[UInt8]]) throws -> Message? { try rawControl(context, endpoint: controlEndpoint, frames) }
+
         init() throws {
             context = try Context()
             control = try controlClient(context, endpoint: folder.ipc("control.sock"))
@@ -107,14 +110,14 @@ import ZeroMQ
             #expect(try refusal("teleport")?.contains("unknown command") == true)
             #expect(try refusal("engagement", ["opensPerDay": "lots"])?.contains("opensPerDay") == true)
             #expect(try refusal("sync", ["force": "yes"])?.contains("force") == true)
-            let garbage = try rawControl(solo.context, endpoint: solo.controlEndpoint, [Array("SL1 control".utf8), Array("{not json".utf8)])
+            let garbage = try solo.raw([Array("SL1 control".utf8), Array("{not json".utf8)])
             if case .error(let error) = garbage { #expect(error.code == .malformed) } else { Issue.record("no error") }
-            let wrongVersion = try rawControl(solo.context, endpoint: solo.controlEndpoint, [Array("SL9 control".utf8), Array("{}".utf8)])
+            let wrongVersion = try solo.raw([Array("SL9 control".utf8), Array("{}".utf8)])
             if case .error(let error) = wrongVersion { #expect(error.code == .unsupportedVersion) } else {
                 Issue.record("no error for a wrong version")
             }
             let huge = [UInt8](repeating: 0x20, count: 2 * Limits.maxBodyBytes)
-            let oversized = try rawControl(solo.context, endpoint: solo.controlEndpoint, [Array("SL1 control".utf8), huge])
+            let oversized = try solo.raw([Array("SL1 control".utf8), huge])
             if case .error(let error) = oversized { #expect(error.code == .tooLarge) } else {
                 Issue.record("no error for an oversized frame")
             }

@@ -30,9 +30,10 @@ struct ServerProcessTests {
         let op = Op(key: "k-1", draft: "d1", action: .create, base: 0, title: "T", body: "B")
 
         // The device's next good request succeeds after each refusal, so one bad client harms no one.
-        func goodRequestStillWorks() throws {
-            guard case .page(let page)? = try device.pull(cursor: 0) else {
-                Issue.record("the authenticated device's pull failed after a refusal")
+        func goodRequestStillWorks(after refusal: String) throws {
+            let reply = try device.pull(cursor: 0)
+            guard case .page(let page)? = reply else {
+                Issue.record("the authenticated device's pull failed after the refusal \(refusal): \(String(describing: reply))")
                 return
             }
             #expect(page.head == 0 && page.changes.isEmpty)
@@ -79,7 +80,7 @@ struct ServerProcessTests {
         for (name, send, code) in refusals {
             let reply = try send()
             #expect(errorCode(reply) == code, "\(name): \(String(describing: reply))")
-            try goodRequestStillWorks()
+            try goodRequestStillWorks(after: name)
         }
         #expect(try changeCount(server) == 0, "a refusal writes nothing")
         let refused = server.events(ofType: "request.refused").compactMap { $0["code"]?.stringValue }
