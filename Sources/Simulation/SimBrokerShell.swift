@@ -108,8 +108,6 @@ public final class SimBrokerShell: BrokerIO {
     }
 
     public func dies(after boundary: BrokerBoundary) -> Bool {
-        guard world.crashesHere(name, boundary: boundary.rawValue) else { return false }
-        world.die(name, pid: pid, point: "anywhere.after-\(boundary.rawValue)", nth: 1, held: held, writingHeld: false)
-        return true
+        world.dies(name, pid: pid, held: held, after: boundary)
     }
 }

@@ -120,9 +120,7 @@ public final class SimDeviceShell: DeviceIO {
     }
 
     public func dies(after boundary: DeviceBoundary) -> Bool {
-        guard world.crashesHere(name, boundary: boundary.rawValue) else { return false }
-        world.die(name, pid: pid, point: "anywhere.after-\(boundary.rawValue)", nth: 1, held: held, writingHeld: false)
-        return true
+        world.dies(name, pid: pid, held: held, after: boundary)
     }
 
     public func openLedger(wiping: Bool) throws -> Ledger {

@@ -200,6 +200,15 @@ public final class SimWorld {
         crashed(name, point: point)
     }
 
+    /// Crash-anywhere for a process's shell: when `name` dies right after `boundary`, it dies there (what it held
+    /// lost) and this says so.
+    func dies<Boundary: RawRepresentable>(_ name: String, pid: Int, held: HeldEvents, after boundary: Boundary) -> Bool
+    where Boundary.RawValue == String {
+        guard crashesHere(name, boundary: boundary.rawValue) else { return false }
+        die(name, pid: pid, point: "anywhere.after-\(boundary.rawValue)", nth: 1, held: held, writingHeld: false)
+        return true
+    }
+
     /// Crash-anywhere: whether `name` dies right after this `boundary` (a directive, a commit, a send or a reply).
     /// Each planned crash counts the process's boundaries once its time has come and fires on the one it drew.
     func crashesHere(_ name: String, boundary: String) -> Bool {
