@@ -21,8 +21,13 @@ struct ServerProcessTests {
         return try database.scalarInt("SELECT count(*) FROM changes") ?? -1
     }
 
+    /// How long a test waits for a reply that must come: long, so a loaded machine is slow, not wrong.
+    static let patientMs = 30_000
+
     @Test("authorization: every bad input is answered with its code, writes nothing, and the server keeps serving")
     func authorization() throws {
+        // Every request here is answered; a reply that comes after a short wait would be taken for the next
+        // request's (an error to a garbage frame has no req), so each wait is long: it ends when the reply comes.
         let server = try ServerProcess()
         try server.start()
         let device = try server.client()
@@ -31,7 +36,7 @@ struct ServerProcessTests {
 
         // The device's next good request succeeds after each refusal, so one bad client harms no one.
         func goodRequestStillWorks(after refusal: String) throws {
-            let reply = try device.pull(cursor: 0)
+            let reply = try device.pull(cursor: 0, timeoutMs: Self.patientMs)
             guard case .page(let page)? = reply else {
                 Issue.record("the authenticated device's pull failed after the refusal \(refusal): \(String(describing: reply))")
                 return
@@ -47,34 +52,34 @@ struct ServerProcessTests {
         #expect(welcome == Welcome(device: "pixel", account: "acme", head: 0))
 
         let refusals: [(String, () throws -> Message?, ErrorCode)] = [
-            ("push before hello", { try intruder.push([op]) }, .notAuthenticated),
-            ("wrong token", { try intruder.hello("pixel", "acme", "guess") }, .badToken),
-            ("unknown device", { try intruder.hello("toaster", "acme", "t") }, .unknownDevice),
-            ("another account's hello", { try intruder.hello("laptop", "acme", "t-laptop") }, .wrongAccount),
-            ("pull for another account", { try device.pull(cursor: 0, account: "globex") }, .wrongAccount),
-            ("cursor beyond head", { try device.pull(cursor: 50) }, .cursorAhead),
+            ("push before hello", { try intruder.push([op], timeoutMs: Self.patientMs) }, .notAuthenticated),
+            ("wrong token", { try intruder.hello("pixel", "acme", "guess", timeoutMs: Self.patientMs) }, .badToken),
+            ("unknown device", { try intruder.hello("toaster", "acme", "t", timeoutMs: Self.patientMs) }, .unknownDevice),
+            ("another account's hello", { try intruder.hello("laptop", "acme", "t-laptop", timeoutMs: Self.patientMs) }, .wrongAccount),
+            ("pull for another account", { try device.pull(cursor: 0, account: "globex", timeoutMs: Self.patientMs) }, .wrongAccount),
+            ("cursor beyond head", { try device.pull(cursor: 50, timeoutMs: Self.patientMs) }, .cursorAhead),
             ("oversized", {
                 let opening = #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"body":""#
                 var body = Array(opening.utf8)
                 body += [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array("\"}]}".utf8)
                 try device.sendRaw([Array("SL1 push".utf8), body])
-                return try device.receive(timeoutMs: 5_000)
+                return try device.receive(timeoutMs: Self.patientMs)
             }, .tooLarge),
             ("wrong version", {
                 try device.sendRaw([Array("SL9 push".utf8), Array("{\"req\":1,\"ops\":[]}".utf8)])
-                return try device.receive(timeoutMs: 5_000)
+                return try device.receive(timeoutMs: Self.patientMs)
             }, .unsupportedVersion),
             ("garbage frame", {
                 try device.sendRaw([[0xde, 0xad, 0xbe, 0xef]])
-                return try device.receive(timeoutMs: 5_000)
+                return try device.receive(timeoutMs: Self.patientMs)
             }, .badFrame),
             ("garbage body", {
                 try device.sendRaw([Array("SL1 push".utf8), Array("{not json".utf8)])
-                return try device.receive(timeoutMs: 5_000)
+                return try device.receive(timeoutMs: Self.patientMs)
             }, .malformed),
             ("a message the server does not take", {
                 try device.send(.hint(Hint(hint: "h", account: "acme", head: 1)))
-                return try device.receive(timeoutMs: 5_000)
+                return try device.receive(timeoutMs: Self.patientMs)
             }, .unexpected),
         ]
         for (name, send, code) in refusals {
