@@ -69,7 +69,7 @@ public final class SimWorld {
         scheduler = SimScheduler(start: start)
         log = try SimEventLog(path: eventsPath, clock: clock, scheduler: scheduler)
         network = SimNetwork(seed: seed)
-        storeSpace = "synclab-sim/\(getpid())/\(Self.worlds.withLock { $0 += 1; return $0 })"
+        storeSpace = "synclab-sim-\(getpid())-\(Self.worlds.withLock { $0 += 1; return $0 })"
     }
 
     /// Simulated seconds now.
@@ -101,7 +101,9 @@ public final class SimWorld {
     public func storePath(for file: String) throws -> String {
         guard storage == .memory else { return file }
         if let index = storeIndex[file] { return stores[index].path }
-        let path = Database.inMemory(name: "\(storeSpace)/\(stores.count)")
+        // The number first: SQLite finds a shared in-memory database by comparing its name with every other's, so
+        // names that differ in their first bytes keep that search short at thousands of devices.
+        let path = Database.inMemory(name: "\(stores.count).\(storeSpace)")
         let keeper = try Database(path: path, synchronous: .off)
         storeIndex[file] = stores.count
         stores.append((path, file, keeper))

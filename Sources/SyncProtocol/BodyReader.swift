@@ -170,10 +170,41 @@ struct BodyReader {
                 }
             }
             return .error(ErrorReply(req: req ?? nil, code: try need(code), message: try need(message)))
+        case "control", "controlAck":
+            return try freeForm(type)
         default:
-            // control and controlAck carry free-form JSON values: the strict path reads them.
             throw Unsure()
         }
+    }
+
+    /// control and controlAck carry free-form JSON values (args, data): the whole body is read by `JSONParser`,
+    /// which reads JSON as `JSONChecker` and `JSONDecoder` do (its tests hold it to that), and taken only when it is
+    /// valid UTF-8, an object of the struct's own keys, each of the type its decoder wants; anything else is the
+    /// strict path's to judge. A launcher's steps and a quiesce's answers go this way, thousands of them in a big
+    /// simulated run.
+    private mutating func freeForm(_ type: String) throws(Unsure) -> Message {
+        guard String(utf8Validating: text) != nil, case .object(let pairs)? = JSONParser.parse(text) else {
+            throw Unsure()
+        }
+        offset = text.count
+        var fields: [String: JSONValue] = [:]
+        for (key, value) in pairs { fields[key] = value }
+        if type == "control" {
+            guard pairs.count == 3, case .int(let req)? = fields["req"], case .string(let command)? = fields["command"],
+                  case .object(let args)? = fields["args"]
+            else { throw Unsure() }
+            var dictionary: [String: JSONValue] = [:]
+            for (key, value) in args { dictionary[key] = value }
+            let control = Control(req: req, command: command, args: dictionary)
+            // What `validate` refuses is the strict path's to say (as the other bodies' checks are).
+            guard (try? control.validate()) != nil else { throw Unsure() }
+            return .control(control)
+        }
+        guard case .int(let req)? = fields["req"], case .bool(let ok)? = fields["ok"],
+              case .string(let detail)? = fields["detail"], pairs.count == (fields["data"] == nil ? 3 : 4)
+        else { throw Unsure() }
+        let data = fields["data"].flatMap { $0 == .null ? nil : $0 }
+        return .controlAck(ControlAck(req: req, ok: ok, detail: detail, data: data))
     }
 
     // MARK: - Nested bodies

@@ -21,15 +21,17 @@ struct QuiesceRound: Equatable {
     init(topology: Topology?, heads: [String: Int], statuses: [String: JSONValue]) {
         var states: [String: DeviceState] = [:]
         var settled = topology != nil
-        for device in topology?.devices ?? [] {
-            guard let data = statuses[device.id] else {
-                settled = false
-                continue
-            }
-            let state = DeviceState(pending: data["pending"]?.intValue ?? -1, cursor: data["cursor"]?.intValue ?? -1)
-            states[device.id] = state
-            if state.pending != 0 || state.cursor != (heads[topology?.account(of: device.id) ?? ""] ?? 0) {
-                settled = false
+        // Account by account: each device's head without a search of the accounts per device.
+        for account in topology?.accounts ?? [] {
+            for device in account.devices {
+                guard let data = statuses[device.id] else {
+                    settled = false
+                    continue
+                }
+                let state = DeviceState(pending: data["pending"]?.intValue ?? -1,
+                                        cursor: data["cursor"]?.intValue ?? -1)
+                states[device.id] = state
+                if state.pending != 0 || state.cursor != (heads[account.id] ?? 0) { settled = false }
             }
         }
         self.states = states
@@ -42,11 +44,13 @@ struct QuiesceRound: Equatable {
 
     /// What was still unsettled: a device that did not answer, or one with pending ops or a cursor short of its head.
     func stuck(in topology: Topology) -> [(device: String, text: String)] {
-        topology.devices.compactMap { device in
-            guard let state = states[device.id] else { return (device.id, "\(device.id) did not answer") }
-            let head = heads[topology.account(of: device.id) ?? ""] ?? 0
-            guard state.pending != 0 || state.cursor != head else { return nil }
-            return (device.id, "\(device.id): \(state.pending) pending ops, cursor \(state.cursor) of \(head)")
+        topology.accounts.flatMap { account in
+            account.devices.compactMap { device in
+                guard let state = states[device.id] else { return (device.id, "\(device.id) did not answer") }
+                let head = heads[account.id] ?? 0
+                guard state.pending != 0 || state.cursor != head else { return nil }
+                return (device.id, "\(device.id): \(state.pending) pending ops, cursor \(state.cursor) of \(head)")
+            }
         }
     }
 

@@ -10,6 +10,10 @@ extension Topology {
     /// own, so turning deletes on or off changes no other step.
     public func timeline() -> [ScenarioStep] {
         var steps = scenario
+        // Looked up once: `platform(of:)` walks every device, which for thousands of devices, once per session, was
+        // most of a big topology's start.
+        var platforms: [String: Platform] = [:]
+        for account in accounts { for device in account.devices { platforms[device.id] = device.platform } }
         for behaviour in behaviours {
             for device in behaviour.devices {
                 var generator = SeededGenerator.derived(seed: seed, name: "behaviour/\(device)/\(behaviour.line)")
@@ -44,7 +48,7 @@ extension Topology {
                     }
                     // A web user closes the tab at the end of a session (and with it the page's timer); an app goes to
                     // the background.
-                    let end = platform(of: device) == .web ? "close" : "background"
+                    let end = platforms[device] == .web ? "close" : "background"
                     steps.append(ScenarioStep(at: t + session, action: .device(device: device, command: end),
                                               line: behaviour.line))
                     t += session + generator.exponential(mean: meanGap)
