@@ -28,7 +28,7 @@ extension Bench {
                              text: try String(contentsOfFile: seven, encoding: .utf8))
 
         let devices = quick ? 100 : 1_000
-        try measureSimulated(key: "scale", generated: Self.scaleTopology(devices: devices), name: "sim-scale-\(devices)")
+        try measureSimulated(key: "scale", generated: Self.scaleTopology(devices: devices), name: "scale-\(devices)")
 
         if !quick {
             let path = EndToEndPaths.topology("seeds/seed000-after")
@@ -38,7 +38,7 @@ extension Bench {
         }
         if tenThousand {
             try measureSimulated(key: "tenThousand", generated: Self.scaleTopology(devices: 10_000),
-                                 name: "sim-scale-10000")
+                                 name: "scale-10000")
         }
     }
 
