@@ -17,6 +17,10 @@ import Testing
         // Cost growth (issue 18): the quick sizes, CPU per delivered edit, the exponent.
         "propagation.devices10.p50Ms", "propagation.devices30.p50Ms", "propagation.devices3.cpuMsPerEdit",
         "propagation.devices30.cpuMsPerEditAll",
+        // The simulation (issue 16): --quick plays seven-days and a day of 100 devices.
+        "simulation.sevenDays.wallSec", "simulation.sevenDays.reportSec", "simulation.sevenDays.deviceDaysPerSec",
+        "simulation.scale.devices", "simulation.scale.wallSec", "simulation.scale.deviceDaysPerSec",
+        "simulation.scale.memoryPerDeviceKB", "simulation.scale.events",
     ]
 
     static func figure(_ json: JSONValue, _ key: String) -> Double? {

@@ -213,6 +213,8 @@ extension TimelineModel {
         let aggregateOf: [String: String]
         let drawn: Set<String>
         let serverFlags: String?
+        /// The lanes of the devices each pool hosts, sorted: found once, not by a walk over every device per event.
+        let hostedLanes: [String: [String]]
 
         var appState: [String: (state: String, since: Double)] = [:]
         var offlineSince: [String: Double] = [:]
@@ -255,6 +257,11 @@ extension TimelineModel {
             self.aggregateOf = aggregateOf
             self.drawn = drawn
             self.serverFlags = serverFlags
+            var hosted: [String: [String]] = [:]
+            for device in deviceByID.values where laneSet.contains(device.id) {
+                hosted[device.host, default: []].append(device.id)
+            }
+            self.hostedLanes = hosted.mapValues { $0.sorted() }
             self.bucketSec = max(1, (model.end - model.start) / 120)
             for device in deviceByID.values where laneSet.contains(device.id) {
                 appState[device.id] = (device.start, model.start)
@@ -299,7 +306,7 @@ extension TimelineModel {
         /// of the devices a killed pool hosted.
         private func lanes(of target: String) -> [String] {
             if laneSet.contains(target) { return [target] }
-            return deviceByID.values.filter { $0.host == target && laneSet.contains($0.id) }.map(\.id).sorted()
+            return hostedLanes[target] ?? []
         }
 
         mutating func add(_ e: Event) {

@@ -10,7 +10,8 @@ enum SimCommand {
     static let spec = CommandSpec(
         name: "synclab sim",
         summary: "play a topology with every process as its instance in one process, on a simulated network and clock",
-        usage: "synclab sim TOPOLOGY [--seed N] [--out DIR] | --seeds A-B [--jobs N] [--shrink] [--ignore-expect]",
+        usage: "synclab sim TOPOLOGY [--seed N] [--out DIR] [--storage files|memory|auto] | --seeds A-B [--jobs N] [--shrink] "
+            + "[--ignore-expect]",
         flags: [
             Flag("seed", value: "N", help: "override the topology's seed: the same seed gives the same bytes"),
             Flag("out", value: "DIR", help: "run folder (default: runs/NAME-sim-YYYYMMDD-HHMMSS); with --seeds, the "
