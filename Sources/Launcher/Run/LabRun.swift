@@ -314,16 +314,8 @@ public final class LabRun {
     /// at the moment a kill left it, which a later heal cannot repair away.
     private func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
-        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: folder.path("server.sqlite")) else { return }
-        for id in devices {
-            guard let account = topology.account(of: id), FileManager.default.fileExists(atPath: folder.devicePath(id)),
-                  let state = try? LedgerSnapshot.read(path: folder.devicePath(id))
-            else { continue }
-            let problem = CursorCheck.problem(cursor: state.cursor, shadow: state.shadow,
-                                              changes: server.changes[account] ?? [])
-            var fields: [(String, JSONValue)] = [("target", .string(id)), ("held", .bool(problem == nil)),
-                                                 ("cursor", .int(state.cursor))]
-            if let problem { fields.append(("detail", .string(problem))) }
+        let ledgers = devices.compactMap { id in topology.account(of: id).map { (id, $0, folder.devicePath(id)) } }
+        for fields in StopChecks.stateChecked(serverPath: folder.path("server.sqlite"), ledgers: ledgers) {
             log.emit("state.checked", fields)
         }
     }
@@ -397,13 +389,7 @@ public final class LabRun {
                 notes.append("heal could not restart \(name): \(error)")
             }
         }
-        attempt("server", "faults", ["off": true])
-        attempt("broker", "chaos", ["off": true])
-        for device in topology.devices {
-            attempt(device.id, "online")
-            attempt(device.id, "refresh", ["on": true])
-            attempt(device.id, "open")
-        }
+        for (target, command, args) in StopChecks.healCommands(topology) { attempt(target, command, args) }
     }
 
     private func attempt(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) {

@@ -373,19 +373,10 @@ public final class SimRun {
     /// Cursor safety on the databases of a stopped device (or pool), as `LabRun.checkState` on its files.
     private func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
-        guard !devices.isEmpty, let server = try? ServerSnapshot.read(path: serverConfiguration.databasePath) else {
-            return
+        let ledgers = devices.compactMap { id in
+            topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account, $0.databasePath) } }
         }
-        for id in devices {
-            guard let account = topology.account(of: id), let path = deviceConfigurations[id]?.databasePath,
-                  Database.isInMemory(path) || FileManager.default.fileExists(atPath: path),
-                  let state = try? LedgerSnapshot.read(path: path)
-            else { continue }
-            let problem = CursorCheck.problem(cursor: state.cursor, shadow: state.shadow,
-                                              changes: server.changes[account] ?? [])
-            var fields: [(String, JSONValue)] = [("target", .string(id)), ("held", .bool(problem == nil)),
-                                                 ("cursor", .int(state.cursor))]
-            if let problem { fields.append(("detail", .string(problem))) }
+        for fields in StopChecks.stateChecked(serverPath: serverConfiguration.databasePath, ledgers: ledgers) {
             emit("state.checked", fields)
         }
     }
@@ -414,13 +405,7 @@ public final class SimRun {
                 notes.append("heal could not restart \(name): \(error)")
             }
         }
-        attempt("server", "faults", ["off": true])
-        attempt("broker", "chaos", ["off": true])
-        for device in topology.devices {
-            attempt(device.id, "online")
-            attempt(device.id, "refresh", ["on": true])
-            attempt(device.id, "open")
-        }
+        for (target, command, args) in StopChecks.healCommands(topology) { attempt(target, command, args) }
     }
 
     private func attempt(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) {
