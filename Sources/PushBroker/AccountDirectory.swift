@@ -11,13 +11,6 @@ public struct AccountDirectory: Sendable, Equatable {
         public var account: String
         public var platform: Platform
         public var token: String
-
-        public init(device: String, account: String, platform: Platform, token: String) {
-            self.device = device
-            self.account = account
-            self.platform = platform
-            self.token = token
-        }
     }
 
     public private(set) var entries: [String: Entry] = [:]

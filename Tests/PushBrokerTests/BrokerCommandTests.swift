@@ -1,6 +1,6 @@
 import Foundation
 import LabKit
-import PushBroker
+@testable import PushBroker
 import Testing
 
 /// Flag parsing into a configuration, and the accounts file.

@@ -5,13 +5,6 @@ public struct TopologyError: Error, Sendable, CustomStringConvertible, Equatable
     public let key: String
     public let message: String
 
-    public init(file: String, line: Int, key: String, message: String) {
-        self.file = file
-        self.line = line
-        self.key = key
-        self.message = message
-    }
-
     public var description: String {
         key.isEmpty ? "\(file):\(line): \(message)" : "\(file):\(line): \(key): \(message)"
     }

@@ -6,11 +6,4 @@ public struct SavedEdit: Sendable, Equatable {
     public var draft: String
     public var action: DraftAction
     public var base: Int
-
-    public init(key: String, draft: String, action: DraftAction, base: Int) {
-        self.key = key
-        self.draft = draft
-        self.action = action
-        self.base = base
-    }
 }

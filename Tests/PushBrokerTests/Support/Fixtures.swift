@@ -1,4 +1,4 @@
-import PushBroker
+@testable import PushBroker
 
 /// The accounts every pure test uses.
 enum Fixtures {
