@@ -1,76 +1,21 @@
 import LabKit
 import SyncProtocol
 
-/// Control commands (docs/ARCHITECTURE.md, docs/DEVICE.md): each is acknowledged, with `ok: false` and a detail
-/// saying why when it cannot be carried out (unknown command, bad arguments), and written as a `control.received`
-/// event. Frames that are not a `control` message are answered with `error`.
+/// The control socket's side of the driver: the instance decides every command (`DeviceInstance+Control`); the
+/// driver hands it the request and carries out what it answers, and serves the pool and the tests' harness, which
+/// call it directly.
 extension DeviceDriver {
     /// A message on the control socket: the peer's routing id, then the message's frames.
     public func onControlFrames(_ frames: [[UInt8]]) {
         guard !killed, let peer = frames.first, frames.count >= 2 else { return }
-        let request: Control
-        switch Codec.decodeOrReply(Array(frames.dropFirst())) {
-        case .success(.control(let decoded)):
-            request = decoded
-        case .success(let other):
-            refuse(peer, ProtocolError.unexpected(type: other.type, receiver: "a device's control socket"))
-            return
-        case .failure(let error):
-            refuse(peer, error)
-            return
-        }
-        handle(request, from: peer)
+        let token = nextToken
+        drive { $0.onControlFrames(Array(frames.dropFirst()), from: peer, syncToken: token, now: now) }
     }
 
-    func refuse(_ peer: [UInt8], _ error: ProtocolError) {
-        io.emit("request.refused", [("code", .string(error.code.rawValue)), ("message", .string(error.description)),
-                                    ("peer", "control")])
-        try? reply(to: peer, .error(ErrorReply(code: error.code, message: error.description)))
-    }
-
-    /// Carries out one control request (a pool hands its devices theirs here) and answers it.
+    /// One control request (a pool hands its devices theirs here), answered as the device's own process would.
     public func handle(_ request: Control, from peer: [UInt8]) {
-        guard !killed else { return }
-        let outcome: ControlOutcome
-        do {
-            outcome = try execute(DeviceControl.parse(request), request: request, from: peer)
-        } catch let error as DeviceError {
-            outcome = .refused(error.description)
-        } catch {
-            outcome = .refused("\(error)")
-        }
-        guard !killed else { return }
-        io.emit("control.received", outcome.eventFields(request))
-        if let ack = outcome.ack(request) { try? reply(to: peer, .controlAck(ack)) }
-    }
-
-    func execute(_ command: DeviceControl, request: Control, from peer: [UInt8]) throws -> ControlOutcome {
-        let now = self.now
-        switch command {
-        case .ping:
-            return .ack("pong", nil)
-        case .edit(let edit):
-            let saved = try save(edit)
-            return .ack("saved on this device", .object([("key", .string(saved.key))]))
-        case .lifecycle(let change):
-            drive { $0.onLifecycle(change, now: now) }
-            return .ack("ok", nil)
-        case .sync(let force):
-            requestSync(force: force, waiter: .control(peer: peer, req: request.req))
-            return .later
-        case .status:
-            return .ack("ok", statusData())
-        case .reinstall:
-            let lost = try reinstall()
-            return .ack("reinstalled: \(lost.count) unsent ops lost", .object([
-                ("lost", .int(lost.count)), ("keys", .array(lost.map { .string($0) })),
-            ]))
-        case .stop:
-            stopping = true
-            return .ack("stopping", nil)
-        case .crashAt(let args):
-            return .ack(try crashPoints.control(args, role: "device"), nil)
-        }
+        let token = nextToken
+        drive { $0.onControl(request, from: peer, syncToken: token, now: now) }
     }
 
     /// The user edits a draft: the instance has it committed first (`saveEdit`); throws why when nothing was saved.
@@ -109,13 +54,13 @@ extension DeviceDriver {
         return .object(fields)
     }
 
-    /// The `reinstall` command (issue 13, seed 000's symptom): the user deletes the app and installs it again. The
-    /// app's data goes with it: the ledger file is deleted and made again, with a new install id, so every op not
-    /// yet settled on the server is gone. `app.reinstalled` names them, so a verdict can say which edit was lost and
-    /// why. Returns their keys.
+    /// The `reinstall` command (issue 13, seed 000's symptom), after the instance heard of the uninstall: the user
+    /// deletes the app and installs it again. The app's data goes with it: the ledger file is deleted and made
+    /// again, with a new install id, so every op not yet settled on the server is gone. `app.reinstalled` names
+    /// them, so a verdict can say which edit was lost and why. Returns their keys.
     func reinstall() throws -> [String] {
         let now = self.now
-        drive { $0.onUninstall(now: now) }
+        _ = commitLedger()  // what the uninstall wrote (its pass's end), as a kill would leave it
         let lost = try ledger.unsettledKeys()
         let oldInstall = (try? ledger.stateString("install")) ?? nil
         ledger = nil  // closes the file before it is deleted

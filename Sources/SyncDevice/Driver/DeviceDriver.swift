@@ -161,18 +161,24 @@ public final class DeviceDriver {
             try send(message, to: .server)
         case .sendToBroker(let message):
             if brokerEnabled { try send(message, to: .broker) }
-        case .saveEdit(let edit):
+        case .saveEdit(let edit, let pending):
             // The op and the replica commit first; only then is the edit saved and anything else happens.
+            var committed = false
             do {
                 let saved = try ledgerStep { try ledger.save(edit, device: configuration.identity.device,
                                                              wall: io.wallMicros) }
                 guard try commit() else { throw LedgerFailure(message: "the edit's commit failed") }
+                committed = true
                 lastSave = .success(saved)
                 try reach(.deviceAfterLedgerWrite)
                 try perform(instance.onEditSaved(saved, now: now))
-            } catch let failure as LedgerFailure where lastSave == nil {
+                if let pending { try perform(instance.onEditAnswer(pending, saved: .success(saved))) }
+            } catch let failure as LedgerFailure where !committed {
                 // Nothing was saved: the command is refused and the instance has nothing to learn.
                 lastSave = .failure(failure)
+                if let pending {
+                    try perform(instance.onEditAnswer(pending, saved: .failure(.editNotSaved(failure.message))))
+                }
             }
         case .beginPass(let id, let trigger, let at):
             try ledgerStep { try ledger.beginPass(id: id, trigger: trigger, at: at) }
@@ -222,6 +228,31 @@ public final class DeviceDriver {
             }
         case .log(let line):
             io.emit(line.type, line.fields)
+        case .awaitPass(let token, let pending):
+            nextToken = max(nextToken, token + 1)
+            syncWaiters[token] = .control(peer: pending.peer, req: pending.request.req)
+        case .answerControl(let peer, let message):
+            try reply(to: peer, message)
+        case .answerWithStatus(let pending, let detail):
+            try perform(instance.onControlDone(pending, .ack(detail, statusData())))
+        case .reinstall(let pending):
+            let answer: [DeviceDirective]
+            do {
+                answer = instance.onReinstalled(lost: try reinstall(), answering: pending)
+            } catch {
+                answer = instance.onControlDone(pending, .refused("\(error)"))
+            }
+            try perform(answer)
+        case .armCrash(let args, let pending):
+            let answer: ControlAnswer
+            do {
+                answer = .ack(try crashPoints.control(args, role: "device"), nil)
+            } catch {
+                answer = .refused("\(error)")
+            }
+            try perform(instance.onControlDone(pending, answer))
+        case .stop:
+            stopping = true
         }
     }
 

@@ -1,10 +1,10 @@
 import SyncProtocol
 
-/// A control command for a device, parsed and checked once, for the real shell and the simulation's alike: what it
-/// asks, with its arguments typed. Each shell carries it out with an exhaustive switch.
+/// A control command for a device, parsed and checked once: what it asks, with its arguments typed.
+/// `DeviceInstance.onControl` decides each with an exhaustive switch.
 public enum DeviceControl: Sendable {
     case ping
-    /// The user edits a draft: committed to the ledger first, then handed to the instance.
+    /// The user edits a draft: committed to the ledger first (`saveEdit`), then answered.
     case edit(LocalEdit)
     case lifecycle(LifecycleCommand)
     /// A manual pass, answered when it ends; `force` also claims ops whose backoff has not run out.
@@ -63,9 +63,21 @@ public enum DeviceControl: Sendable {
     }
 }
 
-/// How a control command was answered: acknowledged now, answered later (a `sync`, when its pass ends), or refused
-/// with why. Both shells write it the same way.
-public enum ControlOutcome: Sendable {
+/// A control request the instance answers once the driver has done its part (saved the edit, read the ledger's
+/// counts, reinstalled, armed a crash point, or run the pass a `sync` waits for): who asked, and what.
+public struct PendingControl: Sendable, Equatable {
+    public var peer: [UInt8]
+    public var request: Control
+
+    public init(peer: [UInt8], request: Control) {
+        self.peer = peer
+        self.request = request
+    }
+}
+
+/// How a control command is answered: acknowledged now, answered later (a `sync`, when its pass ends), or refused
+/// with why.
+public enum ControlAnswer: Sendable, Equatable {
     case ack(String, JSONValue?)
     case later
     case refused(String)

@@ -9,8 +9,8 @@ public enum DeviceDirective: Sendable, Equatable {
     /// Send on the DEALER to the broker.
     case sendToBroker(Message)
     /// Commit a local edit (the op and the replica, in one transaction) before anything else happens; then hand
-    /// what was saved to `DeviceInstance.onEditSaved`.
-    case saveEdit(LocalEdit)
+    /// what was saved to `DeviceInstance.onEditSaved`, and the `edit` command it answers (if any) to `onEditAnswer`.
+    case saveEdit(LocalEdit, answering: PendingControl?)
     /// Record that pass `id` started (a row in `passes`).
     case beginPass(id: Int, trigger: Trigger, at: Double)
     /// Reclaim expired leases and claim a bounded batch, in one transaction; then hand the result to
@@ -33,6 +33,19 @@ public enum DeviceDirective: Sendable, Equatable {
     case recordGuarantee(EventLine)
     /// Acknowledge the `sync` control requests waiting on the pass that just ended.
     case answerSync(tokens: [Int])
+    /// A `sync` request waits under `token` for its pass to end (`answerSync` answers it).
+    case awaitPass(token: Int, answering: PendingControl)
+    /// Send a control answer (`controlAck` or `error`) to the peer that asked.
+    case answerControl(to: [UInt8], Message)
+    /// Answer `status`: the instance's fields with the ledger's op counts and metrics.
+    case answerWithStatus(PendingControl, detail: String)
+    /// The user deletes the app and installs it again: delete the ledger file, make a new one with a new install id,
+    /// start a new instance on it; then hand the lost ops to its `onReinstalled`.
+    case reinstall(answering: PendingControl)
+    /// Arm (or disarm) a crash point (`CrashPoints.control`'s arguments); then hand the result to `onControlDone`.
+    case armCrash([String: JSONValue], answering: PendingControl)
+    /// The `stop` command: the shell finishes after this step.
+    case stop
     /// Write an event (after everything before it in the list has been carried out).
     case log(EventLine)
 }

@@ -102,7 +102,7 @@ extension DeviceInstance {
     /// The user edited a draft: the edit is committed to the ledger before anything else happens (`saveEdit`), and
     /// `onEditSaved` hears of it then.
     public func onEdit(_ edit: LocalEdit, now: Double) -> [DeviceDirective] {
-        [.saveEdit(edit)]
+        [.saveEdit(edit, answering: nil)]
     }
 
     /// A local edit was committed: it is "saved on this device"; in the foreground it starts a pass.
