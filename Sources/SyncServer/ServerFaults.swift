@@ -53,27 +53,23 @@ public struct ServerFaults: Sendable, Equatable {
             }
             if on { next = .off }
         }
-        next.dropReply = try Self.probability(args, "dropReply") ?? next.dropReply
-        next.transient = try Self.probability(args, "transient") ?? next.transient
-        next.reject = try Self.probability(args, "reject") ?? next.reject
-        next.dropRequest = try Self.probability(args, "dropRequest") ?? next.dropRequest
-        next.failCommit = try Self.probability(args, "failCommit") ?? next.failCommit
-        if let value = args["replyDelayMs"] {
-            guard let ms = value.intValue, (0...600_000).contains(ms) else {
-                throw .invalidArgument(command: "faults", name: "replyDelayMs",
-                                       problem: "must be an integer from 0 to 600000, got \(value)")
+        // Each value is checked by the knob that sets it (ServerSettings+Knobs.swift): the same range as the
+        // server's flag and the topology's key.
+        var settings = ServerSettings()
+        settings.faults = next
+        for name in Self.argumentNames where name != "off" {
+            guard let value = args[name] else { continue }
+            guard let knob = ServerSettings.knob(key: name) else { preconditionFailure("\(name) is not a knob") }
+            guard let number = value.doubleValue else {
+                throw .invalidArgument(command: "faults", name: name, problem: "must be a number, got \(value)")
             }
-            next.replyDelayMs = ms
+            do {
+                try knob.apply(number.flagText, to: &settings)
+            } catch {
+                throw .invalidArgument(command: "faults", name: name, problem: error.problem)
+            }
         }
-        return next
-    }
-
-    private static func probability(_ args: [String: JSONValue], _ name: String) throws(ServerError) -> Double? {
-        guard let value = args[name] else { return nil }
-        guard let p = value.doubleValue, (0...1).contains(p) else {
-            throw .invalidArgument(command: "faults", name: name, problem: "must be a number from 0 to 1, got \(value)")
-        }
-        return p
+        return settings.faults
     }
 
     /// The settings as event fields and control data.

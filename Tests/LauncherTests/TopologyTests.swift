@@ -82,6 +82,26 @@ import Testing
     /// The smallest valid accounts list, to which a mistake below is added.
     static let oneWebDevice = #"accounts: [{ id: "a", devices: [{ id: "d", platform: "web" }] }]"#
 
+    /// A `faults` or `chaos` step reads its keys with the role's own knobs: a reply delay the server's
+    /// `replyDelayMs` takes (up to 600000) is taken by a step too (the step once had its own cap of 60000).
+    @Test func aFaultsStepTakesWhatTheServersKeyTakes() throws {
+        let text = """
+            { \(Self.oneWebDevice), scenario: [
+              { at: "1m", action: "faults", replyDelayMs: 120000, dropReply: 0.25 },
+              { at: "2m", action: "chaos", delaySec: "2m", delayKind: "constant" },
+            ] }
+            """
+        let t = try Topology.parse(text, file: "t.json5", defaultName: "t")
+        #expect(t.scenario[0].action == .faults(args: ["replyDelayMs": .int(120_000), "dropReply": .double(0.25)]))
+        #expect(t.scenario[1].action == .chaos(args: ["delaySec": .double(120), "delayKind": .string("constant")]))
+        let server = try #require(ServerSettings.knob(key: "replyDelayMs"))
+        guard case .integer(let range) = server.values else {
+            Issue.record("replyDelayMs is not an integer knob")
+            return
+        }
+        #expect(range.upperBound == 600_000)
+    }
+
     /// Each mistake names the file, the line where it is and the key, and says what was expected.
     @Test(arguments: [
         // (text, line, key, words in the message)
@@ -114,6 +134,11 @@ import Testing
          "behaviours[0].devices[0]", "no account declares"),
         ("{\n accounts: [\n { id: \"a\" devices: [] }] }", 3, "", "expected ',' or '}'"),
         ("{\n accounts: [ // never closed\n", 3, "", "unterminated array"),
+        // A step's fault or chaos key takes exactly what the role's key takes (one knob, one range).
+        ("{ \(Self.oneWebDevice),\n scenario: [{ at: \"1m\", action: \"faults\",\n replyDelayMs: 700000 }] }", 3,
+         "scenario[0].replyDelayMs", "between 0 and 600000"),
+        ("{ \(Self.oneWebDevice),\n scenario: [{ at: \"1m\", action: \"chaos\", delayKind: \"gauss\" }] }", 2,
+         "scenario[0].delayKind", "expected one of none, constant, uniform, exponential"),
     ])
     func mistakesAreReportedWithFileLineAndKey(text: String, line: Int, key: String, words: String) {
         do {

@@ -1,5 +1,7 @@
 import LabKit
+import PushBroker
 import SyncProtocol
+import SyncServer
 
 extension Topology {
     static let nemesisKeys = ["maxDown", "serverWithBroker", "from", "until", "generators"]
@@ -99,19 +101,8 @@ extension Topology {
             throw g.fail("only a crash generator takes points", at: g.node["points"], key: g.child("points"))
         }
         if !settingKeys.isEmpty {
-            var settings: [String: JSONValue] = [:]
-            for key in ["loss", "duplicate", "reorder", "dropReply", "dropRequest", "transient", "reject"]
-            where settingKeys.contains(key) {
-                if let v = try g.number(key, in: 0...1) { settings[key] = .double(v) }
-            }
-            if kind == .chaos {
-                if let v = try g.oneOf("delayKind", ["none", "constant", "uniform", "exponential"]) {
-                    settings["delayKind"] = .string(v)
-                }
-                if let v = try g.duration("delaySec") { settings["delaySec"] = .double(v) }
-            } else if let v = try g.int("replyDelayMs", in: 0...60_000) {
-                settings["replyDelayMs"] = .int(v)
-            }
+            let settings = kind == .chaos ? try knobArguments(g, chaosKeys, of: BrokerSettings.self)
+                : try knobArguments(g, faultKeys, of: ServerSettings.self)
             if !settings.isEmpty { generator.settings = settings }
         }
         return generator

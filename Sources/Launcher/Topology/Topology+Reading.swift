@@ -176,27 +176,7 @@ extension Topology {
                 reader = nested
                 name = String(key[key.index(after: dot)...])
             }
-            guard let node = reader.node[name] else { continue }
-            let text: String
-            switch knob.values {
-            case .integer(let range):
-                text = String(try reader.int(name, in: range)!)
-            case .number(let range):
-                text = try reader.number(name, in: range)!.flagText
-            case .duration(let range):
-                let seconds = try reader.duration(name)!
-                guard range.contains(seconds) else {
-                    throw reader.fail("must be from \(format(range.lowerBound))s to \(format(range.upperBound))s",
-                                      at: node, key: reader.child(name))
-                }
-                text = seconds.flagText
-            case .bool:
-                text = try reader.bool(name)! ? "true" : "false"
-            case .choice(let allowed):
-                text = try reader.oneOf(name, allowed)!
-            case .accounts:
-                text = try reader.stringList(name)!.joined(separator: ",")
-            }
+            guard let node = reader.node[name], let text = try knobText(knob, in: reader, name) else { continue }
             do {
                 try knob.apply(text, to: &settings)
             } catch {
@@ -204,6 +184,52 @@ extension Topology {
             }
         }
         return settings
+    }
+
+    /// The value at `name`, read and checked as `knob` accepts it (its range, its choices, a duration's spelling),
+    /// as the knob's text; nil when the key is absent. The one reading of a role's key: for its block, for a
+    /// `faults` or `chaos` step and for a nemesis's settings alike.
+    static func knobText<S: KnobSettings>(_ knob: Knob<S>, in reader: NodeReader,
+                                          _ name: String) throws(TopologyError) -> String? {
+        guard let node = reader.node[name] else { return nil }
+        switch knob.values {
+        case .integer(let range):
+            return String(try reader.int(name, in: range)!)
+        case .number(let range):
+            return try reader.number(name, in: range)!.flagText
+        case .duration(let range):
+            let seconds = try reader.duration(name)!
+            guard range.contains(seconds) else {
+                throw reader.fail("must be from \(format(range.lowerBound))s to \(format(range.upperBound))s",
+                                  at: node, key: reader.child(name))
+            }
+            return seconds.flagText
+        case .bool:
+            return try reader.bool(name)! ? "true" : "false"
+        case .choice(let allowed):
+            return try reader.oneOf(name, allowed)!
+        case .accounts:
+            return try reader.stringList(name)!.joined(separator: ",")
+        }
+    }
+
+    /// Keys of a `faults` or `chaos` step (or of a nemesis generator) as the control command's arguments, each read
+    /// and checked by the knob it sets in the role's table: the same values as the key in `server: {…}` or
+    /// `broker: {…}` and as the role's flag.
+    static func knobArguments<S: KnobSettings>(_ reader: NodeReader, _ keys: [String],
+                                               of _: S.Type) throws(TopologyError) -> [String: JSONValue] {
+        var args: [String: JSONValue] = [:]
+        for key in keys {
+            guard let knob = S.knob(key: key) else { preconditionFailure("\(key) is not a key of \(S.self).knobs") }
+            guard let text = try knobText(knob, in: reader, key) else { continue }
+            switch knob.values {
+            case .integer: args[key] = .int(Int(text)!)
+            case .number, .duration: args[key] = .double(Double(text)!)
+            case .bool: args[key] = .bool(text == "true")
+            case .choice, .accounts: args[key] = .string(text)
+            }
+        }
+        return args
     }
 
     /// A device's `start`: foreground, background or closed.
@@ -373,25 +399,15 @@ extension Topology {
             guard let on = try s.bool("on") else { throw s.fail("missing required key \"on\" (true or false)") }
             action = .refresh(device: try device(), on: on)
         case "chaos":
-            try s.onlyKeys(["at", "action", "device", "loss", "duplicate", "delayKind", "delaySec", "reorder", "off"])
-            var args: [String: JSONValue] = [:]
-            for key in ["loss", "duplicate", "reorder"] {
-                if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
-            }
-            if let v = try s.oneOf("delayKind", DelayKind.allCases.map(\.rawValue)) { args["delayKind"] = .string(v) }
-            if let v = try s.duration("delaySec") { args["delaySec"] = .double(v) }
+            try s.onlyKeys(["at", "action", "device", "off"] + chaosKeys)
+            var args = try knobArguments(s, chaosKeys, of: BrokerSettings.self)
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             if s.node["device"] != nil { args["device"] = .string(try device()) }
             guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, off)") }
             action = .chaos(args: args)
         case "faults":
-            try s.onlyKeys(["at", "action", "dropReply", "transient", "reject", "replyDelayMs", "dropRequest",
-                            "failCommit", "off"])
-            var args: [String: JSONValue] = [:]
-            for key in ["dropReply", "transient", "reject", "dropRequest", "failCommit"] {
-                if let v = try s.number(key, in: 0...1) { args[key] = .double(v) }
-            }
-            if let v = try s.int("replyDelayMs", in: 0...60_000) { args["replyDelayMs"] = .int(v) }
+            try s.onlyKeys(["at", "action", "off"] + faultKeys + ["failCommit"])
+            var args = try knobArguments(s, faultKeys + ["failCommit"], of: ServerSettings.self)
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             guard !args.isEmpty else { throw s.fail("a faults step needs at least one setting (dropReply, …, off)") }
             action = .faults(args: args)
