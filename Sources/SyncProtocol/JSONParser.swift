@@ -148,7 +148,9 @@ struct JSONParser {
                         guard peek == UInt8(ascii: "\\"), offset + 1 < text.count, text[offset + 1] == UInt8(ascii: "u")
                         else { return nil }
                         offset += 2
-                        guard let low = JSONScan.hex4(text, &offset), (0xDC00...0xDFFF).contains(low) else { return nil }
+                        guard let low = JSONScan.hex4(text, &offset), (0xDC00...0xDFFF).contains(low) else {
+                            return nil
+                        }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     } else if (0xDC00...0xDFFF).contains(code) {
                         return nil

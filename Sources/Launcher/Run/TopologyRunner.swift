@@ -48,7 +48,9 @@ extension TopologyRunner {
             case .control(let target, let command, let args):
                 let data = try control(target, command, args)
                 // The launcher's own record of the user's intent: the key the device gave the op it saved.
-                if case .edit = step.action, let key = data?["key"]?.stringValue { fields.append(("key", .string(key))) }
+                if case .edit = step.action, let key = data?["key"]?.stringValue {
+                    fields.append(("key", .string(key)))
+                }
                 if case .crash(let target, let point, _) = step.action {
                     armedCrashes[poolOf[target] ?? target, default: []].append((point, target))
                 }
