@@ -455,7 +455,7 @@ struct BodyReader {
                 let kind = peek
                 offset += 1
                 if kind == UInt8(ascii: "u") {
-                    let code = try hex4()
+                    let code = try need(JSONScan.hex4(text, &offset))
                     if let high = pendingHigh {
                         guard (0xDC00...0xDFFF).contains(code) else { throw Unsure() }
                         pendingHigh = nil
@@ -471,16 +471,8 @@ struct BodyReader {
                     }
                     continue
                 }
-                guard pendingHigh == nil else { throw Unsure() }
-                switch kind {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): bytes.append(kind)
-                case UInt8(ascii: "b"): bytes.append(0x08)
-                case UInt8(ascii: "f"): bytes.append(0x0C)
-                case UInt8(ascii: "n"): bytes.append(0x0A)
-                case UInt8(ascii: "r"): bytes.append(0x0D)
-                case UInt8(ascii: "t"): bytes.append(0x09)
-                default: throw Unsure()
-                }
+                guard pendingHigh == nil, let escaped = JSONScan.escapedByte(kind) else { throw Unsure() }
+                bytes.append(escaped)
                 continue
             }
             guard pendingHigh == nil else { throw Unsure() }
@@ -495,24 +487,6 @@ struct BodyReader {
             offset += 1
         }
         throw Unsure()
-    }
-
-    private mutating func hex4() throws(Unsure) -> UInt32 {
-        guard offset + 4 <= text.count else { throw Unsure() }
-        var code: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = text[offset]
-            let digit: UInt32
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: throw Unsure()
-            }
-            code = code << 4 | digit
-            offset += 1
-        }
-        return code
     }
 }
 

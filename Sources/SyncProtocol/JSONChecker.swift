@@ -173,19 +173,14 @@ struct JSONChecker {
                 escaped = true
                 offset += 1
                 guard let next = peek else { break }
-                switch next {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                if next == UInt8(ascii: "u") {
                     offset += 1
-                case UInt8(ascii: "u"):
-                    offset += 1
-                    for _ in 0..<4 {
-                        guard let digit = peek, Self.hexValue(digit) != nil else {
-                            throw expected("4 hex digits after \\u")
-                        }
-                        offset += 1
+                    guard JSONScan.hex4(text, &offset) != nil else { throw expected("4 hex digits after \\u") }
+                } else {
+                    guard JSONScan.escapedByte(next) != nil else {
+                        throw expected("an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
                     }
-                default: throw expected("an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)")
+                    offset += 1
                 }
                 continue
             }
@@ -198,22 +193,14 @@ struct JSONChecker {
     }
 
     private mutating func number() throws(Failure) {
-        if peek == UInt8(ascii: "-") { offset += 1 }
-        guard let first = peek, Self.isDigit(first) else { throw expected("a digit") }
-        offset += 1
-        if first != UInt8(ascii: "0") {
-            while let byte = peek, Self.isDigit(byte) { offset += 1 }
-        }
-        if peek == UInt8(ascii: ".") {
-            offset += 1
-            guard let byte = peek, Self.isDigit(byte) else { throw expected("a digit after '.'") }
-            while let byte = peek, Self.isDigit(byte) { offset += 1 }
-        }
-        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
-            offset += 1
-            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { offset += 1 }
-            guard let byte = peek, Self.isDigit(byte) else { throw expected("a digit in the exponent") }
-            while let byte = peek, Self.isDigit(byte) { offset += 1 }
+        do throws(JSONScan.MissingDigit) {
+            _ = try JSONScan.number(text, &offset)
+        } catch {
+            switch error {
+            case .integer: throw expected("a digit")
+            case .fraction: throw expected("a digit after '.'")
+            case .exponent: throw expected("a digit in the exponent")
+            }
         }
     }
 
@@ -226,17 +213,6 @@ struct JSONChecker {
     }
 
     // MARK: - Helpers
-
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-
-    private static func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt32(byte - UInt8(ascii: "A") + 10)
-        default: return nil
-        }
-    }
 
     /// The UTF-8 of a string whose escapes the scanner has already checked. An unpaired surrogate becomes U+FFFD:
     /// it is only compared with schema keys, which are plain ASCII.
@@ -259,7 +235,7 @@ struct JSONChecker {
             case "u":
                 var code: UInt32 = 0
                 for _ in 0..<4 {
-                    let digit = iterator.next().flatMap { hexValue(UInt8(truncatingIfNeeded: $0.value)) }
+                    let digit = iterator.next().flatMap { JSONScan.hexValue(UInt8(truncatingIfNeeded: $0.value)) }
                     code = code << 4 | (digit ?? 0)
                 }
                 if (0xD800...0xDBFF).contains(code) {

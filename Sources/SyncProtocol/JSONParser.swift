@@ -142,26 +142,24 @@ struct JSONParser {
                 guard let kind = peek else { return nil }
                 offset += 1
                 switch kind {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): bytes.append(kind)
-                case UInt8(ascii: "b"): bytes.append(0x08)
-                case UInt8(ascii: "f"): bytes.append(0x0C)
-                case UInt8(ascii: "n"): bytes.append(0x0A)
-                case UInt8(ascii: "r"): bytes.append(0x0D)
-                case UInt8(ascii: "t"): bytes.append(0x09)
                 case UInt8(ascii: "u"):
-                    guard var code = hex4() else { return nil }
+                    guard var code = JSONScan.hex4(text, &offset) else { return nil }
                     if (0xD800...0xDBFF).contains(code) {
                         guard peek == UInt8(ascii: "\\"), offset + 1 < text.count, text[offset + 1] == UInt8(ascii: "u")
                         else { return nil }
                         offset += 2
-                        guard let low = hex4(), (0xDC00...0xDFFF).contains(low) else { return nil }
+                        guard let low = JSONScan.hex4(text, &offset), (0xDC00...0xDFFF).contains(low) else {
+                            return nil
+                        }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     } else if (0xDC00...0xDFFF).contains(code) {
                         return nil
                     }
                     guard let scalar = Unicode.Scalar(code) else { return nil }
                     bytes.append(contentsOf: String(Character(scalar)).utf8)
-                default: return nil
+                default:
+                    guard let escaped = JSONScan.escapedByte(kind) else { return nil }
+                    bytes.append(escaped)
                 }
             default:
                 guard byte >= 0x20 else { return nil }
@@ -171,78 +169,28 @@ struct JSONParser {
         return nil
     }
 
-    private mutating func hex4() -> UInt32? {
-        guard offset + 4 <= text.count else { return nil }
-        var code: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = text[offset]
-            let digit: UInt32
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
-            default: return nil
-            }
-            code = code << 4 | digit
-            offset += 1
-        }
-        return code
-    }
-
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-
     /// A number, read as `JSONValue.init(from:)` reads one through JSONDecoder (its `decode(Int.self)` first, then
     /// `decode(Double.self)`): an integer literal that fits is that int; otherwise the literal's double, unless that
     /// double is a whole number an `Int` holds, which makes it an int: the double itself below 2⁵³, above it the
     /// literal's own decimal digits (Foundation's `Decimal` path: the fraction's digits truncated, -2⁶³ refused).
     private mutating func number() -> JSONValue? {
         let start = offset
-        var negative = false
-        if peek == UInt8(ascii: "-") {
-            negative = true
-            offset += 1
-        }
-        guard let first = peek, Self.isDigit(first) else { return nil }
-        let integerStart = offset
-        offset += 1
-        if first != UInt8(ascii: "0") {
-            while let byte = peek, Self.isDigit(byte) { offset += 1 }
-        }
-        let integerEnd = offset
-        var fraction = offset..<offset
+        guard let parts = try? JSONScan.number(text, &offset) else { return nil }
+        let negative = parts.negative
+        let integral = parts.fraction == nil && parts.exponent == nil
         var exponent = 0
-        var integral = true
-        if peek == UInt8(ascii: ".") {
-            integral = false
-            offset += 1
-            let fractionStart = offset
-            guard let byte = peek, Self.isDigit(byte) else { return nil }
-            while let byte = peek, Self.isDigit(byte) { offset += 1 }
-            fraction = fractionStart..<offset
+        if let digits = parts.exponent {
+            for byte in text[digits] { exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), 100_000) }
+            if parts.exponentNegative { exponent = -exponent }
         }
-        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
-            integral = false
-            offset += 1
-            var exponentNegative = false
-            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") {
-                exponentNegative = peek == UInt8(ascii: "-")
-                offset += 1
-            }
-            guard let byte = peek, Self.isDigit(byte) else { return nil }
-            while let byte = peek, Self.isDigit(byte) {
-                exponent = min(exponent * 10 + Int(byte - UInt8(ascii: "0")), 100_000)
-                offset += 1
-            }
-            if exponentNegative { exponent = -exponent }
-        }
-        if integral, let int = Self.integer(text, integerStart..<integerEnd, negative: negative) { return .int(int) }
+        if integral, let int = Self.integer(text, parts.integer, negative: negative) { return .int(int) }
         let literal = String(decoding: UnsafeBufferPointer(rebasing: text[start..<offset]), as: UTF8.self)
         guard let double = Double(literal), double.isFinite else { return nil }
         guard let whole = Int(exactly: double) else { return .double(double) }
         if double.magnitude < 0x1p53 { return .int(whole) }
         // The decimal digits, all of them, as one mantissa with a power of ten.
-        var digits = Array(text[integerStart..<integerEnd])
-        digits += text[fraction]
+        let fraction = parts.fraction ?? offset..<offset
+        let digits = Array(text[parts.integer]) + text[fraction]
         let power = exponent - fraction.count
         guard let int = Self.decimalInteger(digits, power: power, negative: negative) else { return .double(double) }
         return .int(int)

@@ -8,7 +8,7 @@ import ZeroMQ
 
 /// One run of a topology: starts every process, plays the timeline, heals and quiesces, stops everything, merges the
 /// events. The checks and the report are `RunAnalysis` and `Report`, which read only the run folder.
-public final class LabRun {
+public final class LabRun: TopologyRunner {
     public let topology: Topology
     public let folder: RunFolder
     let binDirectory: String
@@ -18,19 +18,19 @@ public final class LabRun {
     let log: EventLog
     private var processes: [String: RoleProcess] = [:]
     private var controls: [String: ControlClient] = [:]
-    private var order: [String] = []
+    private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
-    private let poolOf: [String: String]
+    let poolOf: [String: String]
     /// Pool process → its devices, in spec order.
-    private var poolDevices: [String: [String]] = [:]
+    private(set) var poolDevices: [String: [String]] = [:]
     private let tail = EventTail()
     private var lastProgress = 0.0
     private let progressOnTerminal: Bool
     /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named
     /// (a pooled device's process is its pool).
-    private var armedCrashes: [String: [(point: String, target: String)]] = [:]
+    var armedCrashes: [String: [(point: String, target: String)]] = [:]
     /// What happened along the way that the report should mention (a step that failed, a quiesce timeout).
-    public private(set) var notes: [String] = []
+    public internal(set) var notes: [String] = []
     /// Each process's CPU seconds when the scenario began (stats.json `cpuSecondsAtScenario`), so the cost of a
     /// run's work can be told from the cost of starting it.
     private var cpuAtScenario: [(String, JSONValue)] = []
@@ -69,6 +69,8 @@ public final class LabRun {
         try playTimeline()
         cpuAtHeal = cpuSeconds()
         phase("heal")
+        // A process that crashed at its point since the last step is told (and its point forgotten) before the heal.
+        watchCrashes()
         heal()
         phase("quiesce")
         quiesce()
@@ -204,6 +206,7 @@ public final class LabRun {
         say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated (\(formatReal(clock.realSeconds(topology.duration))) real)")
         for step in steps {
             try waitUntil(sim: step.at)
+            watchCrashes()
             perform(step)
         }
         try waitUntil(sim: topology.duration)
@@ -223,30 +226,7 @@ public final class LabRun {
         }
     }
 
-    private func perform(_ step: ScenarioStep) {
-        watchCrashes()
-        let (play, stepFields) = step.play
-        var fields = stepFields
-        do {
-            switch play {
-            case .control(let target, let command, let args):
-                let data = try control(target, command, args)
-                // The launcher's own record of the user's intent: the key the device gave the op it saved.
-                if case .edit = step.action, let key = data?["key"]?.stringValue { fields.append(("key", .string(key))) }
-                if case .crash(let target, let point, _) = step.action {
-                    armedCrashes[processName(target), default: []].append((point, target))
-                }
-            case .signal(let target, let command):
-                try signal(target, command)
-            }
-            log.emit("scenario.action", fields)
-            say(Self.stepLine(step, fields))
-        } catch {
-            fields.append(("error", .string("\(error)")))
-            log.emit("scenario.failed", fields)
-            notes.append("step at \(formatSim(step.at)) (line \(step.line)) \(step.action.name) failed: \(error)")
-        }
-    }
+    func played(_ step: ScenarioStep, _ fields: [(String, JSONValue)]) { say(Self.stepLine(step, fields)) }
 
     /// A scenario step as the terminal shows it while it plays: `10m00s kill server`, `5h00m open iphone`.
     static func stepLine(_ step: ScenarioStep, _ fields: [(String, JSONValue)]) -> String {
@@ -259,7 +239,7 @@ public final class LabRun {
 
     /// A control command for a process, or for a pooled device through its pool (`args.device` names it).
     @discardableResult
-    private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
+    func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
         let target = processName(name)
         guard let process = processes[target], process.running, !process.paused else {
             throw LabError.io("\(target) is not running")
@@ -282,7 +262,7 @@ public final class LabRun {
     private func processName(_ name: String) -> String { poolOf[name] ?? name }
 
     /// Signals a process; a pooled device's target is its whole pool (every device in it dies and restarts with it).
-    private func signal(_ device: String, _ command: String) throws {
+    func signal(_ device: String, _ command: String) throws {
         let target = processName(device)
         guard let process = processes[target] else { throw LabError.io("no process \(target)") }
         if command == "kill" || command == "restart" { disarmed(target, by: command) }
@@ -294,8 +274,7 @@ public final class LabRun {
         case "restart":
             if process.running { process.killNow() }
             checkState(of: target)
-            try start(target)
-            try controls[target]!.waitReady(timeout: 20, alive: { process.poll() == false })
+            try startAndWait(target)
             log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))]
                 + via(device, target))
         case "pause":
@@ -312,7 +291,7 @@ public final class LabRun {
     /// Cursor safety on the files of a stopped device (or of every device of a stopped pool), before it starts
     /// again: its shadow must be the server's changes replayed up to its stored cursor. A check of the durable state
     /// at the moment a kill left it, which a later heal cannot repair away.
-    private func checkState(of target: String) {
+    func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in topology.account(of: id).map { (id, $0, folder.devicePath(id)) } }
         for fields in StopChecks.stateChecked(serverPath: folder.path("server.sqlite"), ledgers: ledgers) {
@@ -362,80 +341,39 @@ public final class LabRun {
         return nil
     }
 
-    // MARK: - Heal and quiesce
+    // MARK: - Heal and quiesce (`TopologyRunner`)
 
-    /// Faults off, every process running, every device online and in the foreground with refresh on.
-    private func heal() {
-        watchCrashes()
-        // A point armed but never reached must not fire while the checks wait for quiet.
-        for (name, armed) in armedCrashes.sorted(by: { $0.key < $1.key }) {
-            for target in Set(armed.map(\.target)).sorted() { attempt(target, "crashAt", ["off": true]) }
-            notes.append("crash point \(armed.map(\.point).joined(separator: ", ")) on \(name) never fired")
-        }
-        armedCrashes.removeAll()
-        for name in order {
-            guard let process = processes[name] else { continue }
-            if process.paused {
-                process.signal(SIGCONT)
-                log.emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
-            }
-            if !process.poll() { continue }
-            checkState(of: name)
-            do {
-                try start(name)
-                try controls[name]!.waitReady(timeout: 20, alive: { process.poll() == false })
-                log.emit("process.restarted", [("target", .string(name)), ("by", "heal")])
-            } catch {
-                notes.append("heal could not restart \(name): \(error)")
-            }
-        }
-        for (target, command, args) in StopChecks.healCommands(topology) { attempt(target, command, args) }
+    func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
+
+    func resumeToHeal(_ name: String) {
+        guard let process = processes[name], process.paused else { return }
+        process.signal(SIGCONT)
+        log.emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
     }
 
-    private func attempt(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) {
-        do { try control(name, command, args) } catch { notes.append("heal: \(name) \(command): \(error)") }
+    func isStopped(_ name: String) -> Bool { processes[name]?.poll() == true }
+
+    func startAndWait(_ name: String) throws {
+        try start(name)
+        let process = processes[name]!
+        try controls[name]!.waitReady(timeout: 20, alive: { process.poll() == false })
     }
 
-    /// Manual passes on every device until every op is settled, every cursor is at its account's head, and a whole
-    /// round changes nothing.
+    func serverStats() -> JSONValue? { (try? controls["server"]!.call("stats"))?.data }
+
+    func forcedPass(_ device: String) -> JSONValue? {
+        (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
+    }
+
+    func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {
+        let ack = try? controls[pool]!.call("syncAll", ["force": true, "timeoutMs": 30_000], timeoutMs: 40_000)
+        return ack?.data?["devices"]?.objectValue ?? []
+    }
+
+    /// `TopologyRunner.quiesce` on the wall clock: `heal.timeoutSec`, with 20 ms between rounds.
     private func quiesce() {
         let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
-        var previous = QuiesceRound.none
-        var rounds = 0
-        while Date() < deadline {
-            rounds += 1
-            var heads: [String: Int] = [:]
-            if let stats = try? controls["server"]!.call("stats"), let h = stats.data?["heads"]?.objectValue {
-                for (account, value) in h { heads[account] = value.intValue ?? 0 }
-            }
-            var statuses: [String: JSONValue] = [:]
-            for device in topology.devices where poolOf[device.id] == nil {
-                if let ack = try? controls[device.id]!.call("sync", ["force": true], timeoutMs: 30_000),
-                   let data = ack.data {
-                    statuses[device.id] = data
-                }
-            }
-            // One round trip per pool: every pooled device runs its forced pass at once and the pool answers when
-            // all have ended.
-            for pool in poolDevices.keys.sorted() {
-                guard let ack = try? controls[pool]!.call("syncAll", ["force": true, "timeoutMs": 30_000],
-                                                          timeoutMs: 40_000),
-                      let devices = ack.data?["devices"]?.objectValue
-                else { continue }
-                for (id, data) in devices { statuses[id] = data }
-            }
-            let round = QuiesceRound(topology: topology, heads: heads, statuses: statuses)
-            if round.isQuiet(after: previous) {
-                log.emit("quiesce.done", [("rounds", .int(rounds))])
-                say("quiet after \(rounds) rounds")
-                return
-            }
-            previous = round
-            usleep(20_000)
-        }
-        notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; the checks see the state as it was")
-        // What was still unsettled in the last round: pending ops, or a cursor short of its account's head.
-        log.emit("quiesce.timeout", previous.timeoutFields(rounds: rounds, in: topology))
+        quiesce(while: { Date() < deadline }, pause: { usleep(20_000) })
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.
@@ -474,7 +412,7 @@ public final class LabRun {
 
     // MARK: - Terminal
 
-    private func say(_ text: String) {
+    func say(_ text: String) {
         guard !quiet else { return }
         clearProgress()
         Output.stderr("synclab: \(text)\n")
@@ -494,22 +432,6 @@ public final class LabRun {
     private func clearProgress() {
         if progressOnTerminal { Output.stderr("\r\u{1B}[2K") }
     }
-}
-
-/// A free TCP port on 127.0.0.1, found by binding port 0.
-package func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 func formatSim(_ seconds: Double) -> String {

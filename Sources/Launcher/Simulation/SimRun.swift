@@ -11,7 +11,7 @@ import SyncServer
 /// and sim shell in this process, on one virtual clock, playing the same timeline, heal and quiesce as `LabRun`, with
 /// the launcher's steps sent as control messages the way `LabRun` sends them. It writes the same run folder, so
 /// `Report.make(folder:)` judges it with the same code. Keep it in step with `LabRun`.
-public final class SimRun {
+public final class SimRun: TopologyRunner {
     public let topology: Topology
     public let folder: RunFolder
     let quiet: Bool
@@ -19,19 +19,19 @@ public final class SimRun {
     let world: SimWorld
     /// The command that replays this run, printed in the report.
     let replay: String
-    private var order: [String] = []
-    private let poolOf: [String: String]
-    private var poolDevices: [String: [String]] = [:]
+    private(set) var order: [String] = []
+    let poolOf: [String: String]
+    private(set) var poolDevices: [String: [String]] = [:]
     private var deviceConfigurations: [String: DeviceConfiguration] = [:]
     private var serverConfiguration: ServerConfiguration!
     private var brokerConfiguration: BrokerConfiguration!
     private var brokerDirectory: AccountDirectory!
-    public private(set) var notes: [String] = []
+    public internal(set) var notes: [String] = []
     /// Crash-anywhere (`--crash-anywhere N`): how many kills to draw from the seed, each of a device, the server or
     /// the broker at a directive, commit, send or reply boundary of its own; each killed process restarts a second later.
     let crashAnywhere: Int
     /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named.
-    private var armedCrashes: [String: [(point: String, target: String)]] = [:]
+    var armedCrashes: [String: [(point: String, target: String)]] = [:]
     /// Processes crash-anywhere killed, with the virtual µs at which each starts again.
     private var pendingRestarts: [(name: String, at: Int64)] = []
     /// Whether the scenario is still playing (crash-anywhere kills only then; heal brings everything back).
@@ -303,32 +303,19 @@ public final class SimRun {
         notes.append("crash point \(points) had not fired before the \(command) of \(name)")
     }
 
-    private func perform(_ step: ScenarioStep) {
-        let (play, stepFields) = step.play
-        var fields = stepFields
-        do {
-            switch play {
-            case .control(let target, let command, let args):
-                let data = try control(target, command, args)
-                if case .edit = step.action, let key = data?["key"]?.stringValue { fields.append(("key", .string(key))) }
-                if case .crash(let target, let point, _) = step.action {
-                    armedCrashes[poolOf[target] ?? target, default: []].append((point, target))
-                }
-            case .signal(let target, let command):
-                try signal(target, command)
-            }
-            emit("scenario.action", fields)
-        } catch {
-            fields.append(("error", .string("\(error)")))
-            emit("scenario.failed", fields)
-            notes.append("step at \(formatSim(step.at)) (line \(step.line)) \(step.action.name) failed: \(error)")
-        }
+    /// A simulated run prints no line per step.
+    func played(_ step: ScenarioStep, _ fields: [(String, JSONValue)]) {}
+
+    /// A control command for a process (a pooled device directly: its pool would hand it over unchanged), answered
+    /// within 5 s of virtual time.
+    @discardableResult
+    func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
+        try control(name, command, args, timeoutMicros: 5_000_000)
     }
 
-    /// A control command for a process (a pooled device directly: its pool would hand it over unchanged).
     @discardableResult
-    private func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:],
-                         timeoutMicros: Int64 = 5_000_000) throws -> JSONValue?
+    private func control(_ name: String, _ command: String, _ args: [String: JSONValue], timeoutMicros: Int64)
+        throws -> JSONValue?
     {
         let target = poolOf[name] ?? name
         guard world.isRunning(name), !world.isPaused(name) else { throw LabError.io("\(target) is not running") }
@@ -343,7 +330,7 @@ public final class SimRun {
         device == target ? [] : [("device", .string(device))]
     }
 
-    private func signal(_ device: String, _ command: String) throws {
+    func signal(_ device: String, _ command: String) throws {
         let target = poolOf[device] ?? device
         guard order.contains(target) else { throw LabError.io("no process \(target)") }
         if command == "kill" || command == "restart" { disarmed(target, by: command) }
@@ -355,8 +342,7 @@ public final class SimRun {
         case "restart":
             for member in members(target) where world.isRunning(member) { world.kill(member) }
             checkState(of: target)
-            try start(target)
-            waitReady(target)
+            try startAndWait(target)
             emit("process.restarted", [("target", .string(target)), ("pid", .int(pids[target] ?? 0))]
                 + via(device, target))
         case "pause":
@@ -371,7 +357,7 @@ public final class SimRun {
     }
 
     /// Cursor safety on the databases of a stopped device (or pool), as `LabRun.checkState` on its files.
-    private func checkState(of target: String) {
+    func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in
             topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account, $0.databasePath) } }
@@ -381,84 +367,50 @@ public final class SimRun {
         }
     }
 
-    // MARK: - Heal and quiesce
+    // MARK: - Heal and quiesce (`TopologyRunner`)
 
-    private func heal() {
-        // A point armed but never reached must not fire while the checks wait for quiet.
-        for (name, armed) in armedCrashes.sorted(by: { $0.key < $1.key }) {
-            for target in Set(armed.map(\.target)).sorted() { attempt(target, "crashAt", ["off": true]) }
-            notes.append("crash point \(armed.map(\.point).joined(separator: ", ")) on \(name) never fired")
-        }
-        armedCrashes.removeAll()
-        for name in order {
-            if paused(name) {
-                emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
-                for member in members(name) { world.resume(member) }
-            }
-            if running(name) { continue }
-            checkState(of: name)
-            do {
-                try start(name)
-                waitReady(name)
-                emit("process.restarted", [("target", .string(name)), ("by", "heal")])
-            } catch {
-                notes.append("heal could not restart \(name): \(error)")
-            }
-        }
-        for (target, command, args) in StopChecks.healCommands(topology) { attempt(target, command, args) }
+    func resumeToHeal(_ name: String) {
+        guard paused(name) else { return }
+        emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+        for member in members(name) { world.resume(member) }
     }
 
-    private func attempt(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) {
-        do { try control(name, command, args) } catch { notes.append("heal: \(name) \(command): \(error)") }
+    func isStopped(_ name: String) -> Bool { !running(name) }
+
+    func startAndWait(_ name: String) throws {
+        try start(name)
+        waitReady(name)
     }
 
-    /// Forced passes on every device until every op is settled, every cursor at its account's head and a whole round
-    /// changes nothing, as `LabRun.quiesce`; the deadline is `heal.timeoutSec` of virtual real time.
+    func serverStats() -> JSONValue? { try? control("server", "stats") }
+
+    func forcedPass(_ device: String) -> JSONValue? {
+        try? control(device, "sync", ["force": true], timeoutMicros: 30_000_000)
+    }
+
+    /// A pool's `syncAll`, as the simulated devices' own forced passes, posted at once and gathered.
+    func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {
+        var waiting: [(String, Int)] = []
+        for id in poolDevices[pool]! where world.isRunning(id) && !world.isPaused(id) {
+            waiting.append((id, world.post(id, "sync", ["force": true])))
+        }
+        let gatherDeadline = world.scheduler.now + 30_000_000
+        // An answer stays until taken: the first one not yet in only moves forward (not a scan per action).
+        var answered = 0
+        world.scheduler.run(until: gatherDeadline) {
+            while answered < waiting.count && world.hasAck(waiting[answered].1) { answered += 1 }
+            return answered == waiting.count
+        }
+        return waiting.compactMap { id, req in
+            guard let ack = world.takeAck(req), ack.ok, let data = ack.data else { return nil }
+            return (id, data)
+        }
+    }
+
+    /// As `LabRun`'s, with `heal.timeoutSec` of virtual real time.
     private func quiesce() {
         let deadline = world.scheduler.now + Int64(topology.healTimeoutSec * 1_000_000)
-        var previous = QuiesceRound.none
-        var rounds = 0
-        while world.scheduler.now < deadline {
-            rounds += 1
-            var heads: [String: Int] = [:]
-            if let stats = try? control("server", "stats"), let h = stats["heads"]?.objectValue {
-                for (account, value) in h { heads[account] = value.intValue ?? 0 }
-            }
-            var statuses: [String: JSONValue] = [:]
-            for device in topology.devices where poolOf[device.id] == nil {
-                if let data = try? control(device.id, "sync", ["force": true], timeoutMicros: 30_000_000) {
-                    statuses[device.id] = data
-                }
-            }
-            // A pool's `syncAll`: every pooled device's forced pass at once, answered when all have ended.
-            for pool in poolDevices.keys.sorted() {
-                var waiting: [(String, Int)] = []
-                for id in poolDevices[pool]! where world.isRunning(id) && !world.isPaused(id) {
-                    waiting.append((id, world.post(id, "sync", ["force": true])))
-                }
-                let gatherDeadline = world.scheduler.now + 30_000_000
-                // An answer stays until taken: the first one not yet in only moves forward (not a scan per action).
-                var answered = 0
-                world.scheduler.run(until: gatherDeadline) {
-                    while answered < waiting.count && world.hasAck(waiting[answered].1) { answered += 1 }
-                    return answered == waiting.count
-                }
-                for (id, req) in waiting {
-                    if let ack = world.takeAck(req), ack.ok, let data = ack.data { statuses[id] = data }
-                }
-            }
-            let round = QuiesceRound(topology: topology, heads: heads, statuses: statuses)
-            if round.isQuiet(after: previous) {
-                emit("quiesce.done", [("rounds", .int(rounds))])
-                say("quiet after \(rounds) rounds")
-                return
-            }
-            previous = round
-            world.run(for: 20_000)
-        }
-        notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; "
-            + "the checks see the state as it was")
-        emit("quiesce.timeout", previous.timeoutFields(rounds: rounds, in: topology))
+        quiesce(while: { world.scheduler.now < deadline }, pause: { world.run(for: 20_000) })
     }
 
     /// The server's and broker's own counters beside the events; no memory or CPU figures (they would be this
@@ -473,7 +425,7 @@ public final class SimRun {
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
     }
 
-    private func say(_ text: String) {
+    func say(_ text: String) {
         guard !quiet else { return }
         Output.stderr("synclab sim: \(text)\n")
     }
