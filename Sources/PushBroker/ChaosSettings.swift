@@ -4,22 +4,13 @@ import SyncProtocol
 /// Faults the broker injects on top of any profile, globally or for one device.
 public struct ChaosSettings: Sendable, Equatable {
     /// Probability a hint is lost before the profile sees it (`hint.dropped`, reason `chaos-loss`).
-    public var loss: Double
+    public var loss: Double = 0
     /// Probability a delivered hint is sent a second time (`hint.duplicated`).
-    public var duplicate: Double
-    public var delayKind: DelayKind
-    public var delaySec: Double
+    public var duplicate: Double = 0
+    public var delayKind: DelayKind = .none
+    public var delaySec: Double = 0
     /// Probability a hint is held back until the device's next hint has gone ahead of it.
-    public var reorder: Double
-
-    public init(loss: Double = 0, duplicate: Double = 0, delayKind: DelayKind = .none, delaySec: Double = 0,
-                reorder: Double = 0) {
-        self.loss = loss
-        self.duplicate = duplicate
-        self.delayKind = delayKind
-        self.delaySec = delaySec
-        self.reorder = reorder
-    }
+    public var reorder: Double = 0
 
     /// No faults.
     public static let off = ChaosSettings()

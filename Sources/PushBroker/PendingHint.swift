@@ -6,10 +6,5 @@ public struct PendingHint: Sendable, Equatable {
     public var hint: Hint
     public var acceptedAt: Double
 
-    public init(hint: Hint, acceptedAt: Double) {
-        self.hint = hint
-        self.acceptedAt = acceptedAt
-    }
-
     public var id: String { hint.hint }
 }

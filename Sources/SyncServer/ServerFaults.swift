@@ -5,31 +5,22 @@ import SyncProtocol
 /// it is handed, and a knob at zero draws nothing, so turning one fault on does not shift the others' sequence.
 public struct ServerFaults: Sendable, Equatable {
     /// Probability that a push's reply is dropped after its commit: the device sees an unknown outcome.
-    public var dropReply: Double
+    public var dropReply: Double = 0
     /// Probability that a push is answered `retryLater` for every op, nothing applied.
-    public var transient: Double
+    public var transient: Double = 0
     /// Probability that each new op of a push is `rejected("injected")`, permanently.
-    public var reject: Double
+    public var reject: Double = 0
     /// Every reply to a device waits this long (other clients are served meanwhile).
-    public var replyDelayMs: Int
+    public var replyDelayMs: Int = 0
     /// Probability that a push's commit fails after its ops were decided (a full disk, an I/O error): nothing is
     /// applied and the device is told `internal`, unless the reply already left (`replyBeforeCommit`).
     public var failCommit: Double = 0
     /// Probability that a push is dropped before its commit: nothing applied, no reply. The device sees an unknown
     /// outcome the server did NOT apply, which only a resend with the same key settles.
-    public var dropRequest: Double
+    public var dropRequest: Double = 0
 
     /// The reason an injected rejection carries.
     public static let injectedReason = "injected"
-
-    public init(dropReply: Double = 0, transient: Double = 0, reject: Double = 0, replyDelayMs: Int = 0,
-                dropRequest: Double = 0) {
-        self.dropRequest = dropRequest
-        self.dropReply = dropReply
-        self.transient = transient
-        self.reject = reject
-        self.replyDelayMs = replyDelayMs
-    }
 
     /// No faults.
     public static let off = ServerFaults()

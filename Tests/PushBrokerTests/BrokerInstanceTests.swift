@@ -1,5 +1,5 @@
 import LabKit
-import PushBroker
+@testable import PushBroker
 import SyncProtocol
 import Testing
 

@@ -1,4 +1,4 @@
-import PushBroker
+@testable import PushBroker
 import SyncProtocol
 import Testing
 

@@ -40,11 +40,6 @@ public struct AndroidScheduler: PlatformScheduler {
     public struct Quota: Sendable, Equatable {
         public var allowed: Double
         public var window: Double
-
-        public init(allowed: Double, window: Double) {
-            self.allowed = allowed
-            self.window = window
-        }
     }
 
     /// App Standby buckets, from how often the user opens the app.
