@@ -19,13 +19,19 @@ synclab_need_bench_peers() {
 }
 # Installs the Debian packages named (none: nothing to do) with apt-get; exits 2 when it cannot.
 synclab_install() {
+    synclab_install_for "SyncLab" "" "$@"
+}
+# The same, saying who needs the packages and (if not empty) why, in its messages.
+synclab_install_for() {
+    local who="$1" why="$2"
+    shift 2
     local missing=("$@")
     [ ${#missing[@]} -eq 0 ] && return 0
     if [ "$(id -u)" -ne 0 ]; then
-        echo "SyncLab needs ${missing[*]}; run as root or: sudo apt-get install -y ${missing[*]}" >&2
+        echo "$who needs ${missing[*]}; run as root or: sudo apt-get install -y ${missing[*]}" >&2
         exit 2
     fi
-    echo "installing ${missing[*]} …" >&2
+    echo "installing ${missing[*]}${why:+ ($why)} …" >&2
     if [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ]; then
         apt-get update -qq >&2 || { echo "apt-get update failed" >&2; exit 2; }
     fi
@@ -48,16 +54,5 @@ synclab_need_chromium() {
     if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
         return 0
     fi
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "SyncLab's browser test needs chromium; run as root or: sudo apt-get install -y chromium" >&2
-        exit 2
-    fi
-    echo "installing chromium (the browser test renders report.html in it) …" >&2
-    if [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ]; then
-        apt-get update -qq >&2 || { echo "apt-get update failed" >&2; exit 2; }
-    fi
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2; then
-        apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2 \
-            || { echo "could not install chromium with apt-get" >&2; exit 2; }
-    fi
+    synclab_install_for "SyncLab's browser test" "the browser test renders report.html in it" chromium
 }
