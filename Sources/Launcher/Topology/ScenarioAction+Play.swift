@@ -16,8 +16,12 @@ extension ScenarioAction {
             var args: [String: JSONValue] = ["draft": .string(draft), "action": .string(action.rawValue)]
             if let title { args["title"] = .string(title) }
             if let body { args["body"] = .string(body) }
-            return (.control(target: device, command: "edit", args: args),
-                    [("target", .string(device)), ("draft", .string(draft)), ("op", .string(action.rawValue))])
+            // What the user asked the edit to write: the intent check replays it (InvariantChecks+Order.swift).
+            var fields: [(String, JSONValue)] = [("target", .string(device)), ("draft", .string(draft)),
+                                                 ("op", .string(action.rawValue))]
+            if let title { fields.append(("title", .string(title))) }
+            if let body { fields.append(("body", .string(body))) }
+            return (.control(target: device, command: "edit", args: args), fields)
         case .device(let device, let command):
             return (.control(target: device, command: command, args: [:]), [("target", .string(device))])
         case .engagement(let device, let opens):

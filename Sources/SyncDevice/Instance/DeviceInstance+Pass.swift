@@ -61,6 +61,7 @@ extension DeviceInstance {
                                        beginsPass: beginning)
             request.leases = settings.leases
             request.renewKeys = settings.keyPerAttempt
+            request.newestFirst = settings.outboxOrder == .newestFirst
             return [.claim(request)]
         case .push:
             let req = takeReq()
@@ -127,6 +128,12 @@ extension DeviceInstance {
                 out.append(.log(EventLine("op.keyRenewed", [
                     ("key", .string(claimed.key)), ("to", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
                     ("reason", "keyPerAttempt: a resend gets a new idempotency key"),
+                ])))
+            }
+            if settings.outboxOrder == .newestFirst, result.ops.count > 1 {
+                out.append(.log(EventLine("outbox.newestFirst", [
+                    ("pass", .int(id)), ("keys", .array(result.ops.map { .string($0.key) })),
+                    ("reason", "outboxOrder newestFirst: the batch goes out newest op first"),
                 ])))
             }
             current.claimed = result.ops

@@ -22,6 +22,8 @@ public struct ClaimRequest: Sendable, Equatable {
     public var leases = true
     /// `keyPerAttempt`: an op sent before gets a new idempotency key for this attempt.
     public var renewKeys = false
+    /// `outboxOrder: newestFirst`: the newest eligible ops first (the switch's mistake).
+    public var newestFirst = false
 
     public init(purpose: ClaimPurpose, limit: Int, now: Double, leaseSec: Double, ignoreBackoff: Bool,
                 beginsPass: Trigger? = nil) {

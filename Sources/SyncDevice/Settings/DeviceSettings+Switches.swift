@@ -30,6 +30,10 @@ extension DeviceSettings {
         case withPage, beforePage
     }
 
+    public enum OutboxOrder: String, Sendable, CaseIterable {
+        case saved, newestFirst
+    }
+
     public enum Reschedule: String, Sendable, CaseIterable {
         case first, last
     }
@@ -78,6 +82,8 @@ extension DeviceSettings {
               "design switch: claims carry an expiring lease (false: a killed pass strands its ops)"),
         .named("cursorCommit", "cursor-commit", \.cursorCommit,
                "design switch: withPage (one transaction) or beforePage (cursor committed first, page later)"),
+        .named("outboxOrder", "outbox-order", \.outboxOrder,
+               "design switch: saved (each op in the order the user saved it) or newestFirst (a LIFO outbox)"),
         .bool("retryPermanent", "retry-permanent", \.retryPermanent,
               "design switch: permanent refusals retried forever, no attempt cap"),
         .bool("backoffCap", "backoff-cap", \.backoffCap, "design switch: cap the exponential backoff at backoffCapSec"),

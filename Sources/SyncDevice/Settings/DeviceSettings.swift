@@ -63,6 +63,9 @@ public struct DeviceSettings: Sendable, Equatable {
     /// When the cursor is committed: with its page (one transaction), or before it in a commit of its own, so a kill
     /// between the two loses the page (seed 001: "cursor moved after the commit").
     public var cursorCommit: CursorCommit = .withPage
+    /// The order a pass sends its outbox in: as the user saved the ops, or newest first, so a draft's older edit
+    /// lands after its newer one and wins (issue 30's lesson `outbox-order`; the mistake of a LIFO queue).
+    public var outboxOrder: OutboxOrder = .saved
     /// Permanent failures (`rejected`) retried as if transient, forever ("return retry only for transient
     /// failures, cap your attempts", seed 002).
     public var retryPermanent = false
