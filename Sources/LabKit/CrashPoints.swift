@@ -75,9 +75,12 @@ public struct CrashPoints: Sendable, Equatable {
         armed[point] = (max(1, nth), 0)
     }
 
-    /// Counts one occurrence of `point`; returns the occurrence number when this one must kill the process.
-    public mutating func reach(_ point: CrashPoint) -> Int? {
-        guard var entry = armed[point] else { return nil }
+    /// Counts one occurrence of `point` that has `work` in flight (ops claimed or recorded, changes in a page, ops
+    /// applied; 1 where the point always has some); returns the occurrence number when this one must kill the
+    /// process. An occurrence with nothing in flight (an empty claim, an empty page) is not counted: a crash there
+    /// tests nothing, and an armed point waits for the first occurrence that does (issue 30).
+    public mutating func reach(_ point: CrashPoint, work: Int = 1) -> Int? {
+        guard work > 0, var entry = armed[point] else { return nil }
         entry.seen += 1
         armed[point] = entry
         return entry.seen == entry.nth ? entry.nth : nil

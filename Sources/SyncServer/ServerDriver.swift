@@ -188,7 +188,7 @@ public final class ServerDriver {
                 try perform(instance.onApplyFailed(request, error: error, decided: decided))
                 return
             }
-            try reach(.serverAfterCommitBeforeReply)
+            try reach(.serverAfterCommitBeforeReply, work: outcomes.filter { $0.change != nil }.count)
             try boundary(.commit)
             try perform(instance.onApplied(request, outcomes: outcomes))
         case .pull(let request):
@@ -243,8 +243,8 @@ public final class ServerDriver {
     }
 
     /// Counts one occurrence of `point`; dies there when it is the armed one.
-    func reach(_ point: CrashPoint) throws {
-        guard let nth = crashPoints.reach(point) else { return }
+    func reach(_ point: CrashPoint, work: Int = 1) throws {
+        guard let nth = crashPoints.reach(point, work: work) else { return }
         io.die(at: point, nth: nth)
         killed = true
         throw Killed()

@@ -18,6 +18,16 @@ struct CrashPointsTests {
         #expect(points.reach(.serverAfterNotice) == 1, "re-arming restarts the count")
     }
 
+    @Test("an occurrence with nothing in flight is not counted: the point waits for one with work")
+    func waitsForAnOccurrenceWithWork() {
+        var points = CrashPoints()
+        points.arm(.deviceAfterClaim, nth: 2)
+        #expect(points.reach(.deviceAfterClaim, work: 0) == nil, "an empty claim")
+        #expect(points.reach(.deviceAfterClaim, work: 3) == nil, "the first claim with ops")
+        #expect(points.reach(.deviceAfterClaim, work: 0) == nil, "another empty claim is not the second")
+        #expect(points.reach(.deviceAfterClaim, work: 1) == 2, "the second claim with ops fires")
+    }
+
     @Test("--crash-at items: POINT, POINT@N, DEVICE:POINT@N, comma-separated")
     func parsesFlagValues() throws {
         let items = try CrashPoints.parse("device.after-claim, p1:device.after-page-commit@2", role: "device")

@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 
 /// Where each process died at a crash point (`process.killed` with `by: "crash"`), and when it came back: the report
@@ -12,6 +13,8 @@ struct CrashDeaths {
     }
 
     var deaths: [Death] = []
+    /// How many crash steps armed each point (the scenario's and the nemesis's `crash` actions).
+    var armed: [String: Int] = [:]
 
     init(_ data: RunData) {
         // The moment of death is the process's own `process.crashing`; the launcher notices it a little later.
@@ -20,6 +23,8 @@ struct CrashDeaths {
             if event.type == "process.crashing" { crashing[event.proc] = event.sim }
             guard event.proc == "launcher" else { continue }
             switch event.type {
+            case "scenario.action" where event.string("action") == "crash":
+                if let point = event.string("point") { armed[point, default: 0] += 1 }
             case "process.killed" where event.string("by") == "crash":
                 let target = event.string("target") ?? "?"
                 let sim = crashing.removeValue(forKey: event.string("device") ?? target) ?? event.sim
@@ -44,14 +49,39 @@ struct CrashDeaths {
         })
     }
 
+    /// Each crash point with how often it was armed and how often it fired. A point fires only at an occurrence with
+    /// work in flight (a claim that holds ops, a page that holds changes, a commit that applied ops: CrashPoints.reach),
+    /// so every firing counted here killed the process with something to lose.
+    var coverage: [(point: String, armed: Int, fired: Int)] {
+        guard !armed.isEmpty || !deaths.isEmpty else { return [] }
+        var fired: [String: Int] = [:]
+        for death in deaths { fired[death.point, default: 0] += 1 }
+        let known = CrashPoint.allCases.map(\.rawValue)
+        return (known + Set(armed.keys).union(fired.keys).subtracting(known).sorted()).map {
+            ($0, armed[$0] ?? 0, fired[$0] ?? 0)
+        }
+    }
+
+    var coverageJSON: JSONValue {
+        .array(coverage.map { .object([("point", .string($0.point)), ("armed", .int($0.armed)),
+                                       ("firedWithWork", .int($0.fired))]) })
+    }
+
     var markdown: String {
-        guard !deaths.isEmpty else { return "" }
+        guard !deaths.isEmpty || !armed.isEmpty else { return "" }
         var md = "\n## Crash points\n\nEach process that killed itself at an armed crash point.\n\n"
         md += "| at | process | point | back at |\n| --- | --- | --- | --- |\n"
         for death in deaths {
             let name = death.device.map { "\(death.target) (\($0))" } ?? death.target
             let back = death.restartedSim.map { formatSim($0) } ?? "—"
             md += "| \(formatSim(death.sim)) | \(name) | \(death.point) | \(back) |\n"
+        }
+        md += "\nCoverage: each point, how often the scenario armed it and how often it fired. A point fires only at an "
+            + "occurrence with work in flight (ops claimed or recorded, changes in a page, ops applied), so each firing "
+            + "killed the process with something to lose.\n\n| point | armed | fired with work in flight |\n"
+            + "| --- | --- | --- |\n"
+        for row in coverage {
+            md += "| \(row.point) | \(row.armed) | \(row.fired == 0 && row.armed > 0 ? "**0: never fired**" : "\(row.fired)") |\n"
         }
         return md
     }

@@ -14,7 +14,7 @@ extension InvariantChecks {
     static func monotonicWrites(_ data: RunData, _ intent: Intent) -> InvariantResult {
         let name = "monotonic-writes"
         if let unreadable = unreadable(name, data) { return unreadable }
-        let rank = intent.saveOrder()
+        let rank = intent.saveOrder(data)
         var violations: [Violation] = []
         var reported: Set<String> = []
         var latest: [String: (rank: Int, key: String, seq: Int)] = [:]
@@ -53,7 +53,7 @@ extension InvariantChecks {
     static func intent(_ data: RunData, _ intent: Intent) -> InvariantResult {
         let name = "intent"
         if let unreadable = unreadable(name, data) { return unreadable }
-        let rank = intent.saveOrder()
+        let rank = intent.saveOrder(data)
         let content = intent.content(data)
         var violations: [Violation] = []
         var judged = 0
@@ -128,11 +128,18 @@ extension InvariantChecks {
 }
 
 extension Intent {
-    /// Each saved op's place among its device's ops: the order the ops were first heard of (the events are merged in
-    /// time order, and a device saves one edit after another), ledger-only ops last in their ledger's order.
-    func saveOrder() -> [String: Int] {
+    /// Each saved op's place among its device's ops: by the time it was saved (the ledger's `saved_wall` where the
+    /// ledger still holds it, else its event's or the launcher's record's time), then the ledger's `local_seq`. A
+    /// device saves one edit after another; the events alone will not do, as a killed process loses the events it
+    /// had not written yet, and its ops are then known from the ledger only.
+    func saveOrder(_ data: RunData) -> [String: Int] {
+        let keyed = ops.enumerated().map { index, op -> (key: String, sim: Double, local: Int, index: Int) in
+            let row = ledgerRow[op.key]
+            return (op.key, row.map { data.simTime(wall: $0.savedWall) } ?? op.savedSim, row?.localSeq ?? 0, index)
+        }
+        let sorted = keyed.sorted { ($0.sim, $0.local, $0.index) < ($1.sim, $1.local, $1.index) }
         var rank: [String: Int] = [:]
-        for (index, op) in ops.enumerated() { rank[op.key] = index }
+        for (place, op) in sorted.enumerated() { rank[op.key] = place }
         return rank
     }
 

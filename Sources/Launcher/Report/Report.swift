@@ -161,7 +161,8 @@ public struct Report {
 
     /// report.json's `nemesis` (null without one) and `crashes` (each self-kill at a crash point).
     var faultFields: [(String, JSONValue)] {
-        [("nemesis", nemesis?.json ?? .null), ("crashes", crashes?.json ?? .array([]))]
+        [("nemesis", nemesis?.json ?? .null), ("crashes", crashes?.json ?? .array([])),
+         ("crashCoverage", crashes?.coverageJSON ?? .array([]))]
     }
 
     var expectationJSON: JSONValue {

@@ -184,16 +184,16 @@ public final class DeviceDriver {
             try ledgerStep { try ledger.beginPass(id: id, trigger: trigger, at: at) }
         case .claim(let request):
             let result = try ledgerStep { try ledger.claim(request) }
-            try reach(.deviceAfterClaim)
+            try reach(.deviceAfterClaim, work: result.ops.count)
             try perform(instance.onClaimed(result, now: now))
         case .recordOutcomes(let outcomes, _):
             try ledgerStep { try ledger.record(outcomes, wall: io.wallMicros) }
-            try reach(.deviceAfterOutcomeRecord)
+            try reach(.deviceAfterOutcomeRecord, work: outcomes.count)
         case .applyPage(let page):
             // Today the page and its cursor commit in one transaction, so "before the cursor's commit" is here.
-            try reach(.deviceBeforeCursorCommit)
+            try reach(.deviceBeforeCursorCommit, work: page.changes.count)
             let settled = try ledgerStep { try ledger.apply(page, wall: io.wallMicros) }
-            try reach(.deviceAfterPageCommit)
+            try reach(.deviceAfterPageCommit, work: page.changes.count)
             for key in settled {
                 // The pull proved the server applied an op whose reply was lost: it is settled without a resend.
                 io.emit("op.confirmed", [("key", .string(key)), ("via", "pull"), ("pass", .int(page.pass))])
@@ -258,8 +258,8 @@ public final class DeviceDriver {
 
     /// Counts one occurrence of `point`; dies there when it is the armed one, after committing the step's ledger
     /// writes so far (what a kill between this write and the next send would find on disk).
-    func reach(_ point: CrashPoint) throws {
-        guard let nth = crashPoints.reach(point) else { return }
+    func reach(_ point: CrashPoint, work: Int = 1) throws {
+        guard let nth = crashPoints.reach(point, work: work) else { return }
         _ = commitLedger()
         io.die(at: point, nth: nth)
         killed = true
