@@ -77,6 +77,23 @@ import Testing
         expectFails(report, "exactly-once", "applied under key forged-key, which no op saved on", alone: false)
     }
 
+    /// The order of two applied ops swapped: iphone's create of "ideas" now comes after pixel's update of it. The
+    /// draft the server holds no longer follows from its changes in their order (intent), besides the seqs the
+    /// server reported (exactly-once) and the shadows (cursor-safety).
+    @Test func theOrderOfTwoAppliedOpsSwapped() throws {
+        let folder = try copy()
+        let server = try Database(path: folder.path("server.sqlite"))
+        let seqs = try server.first("SELECT group_concat(seq) FROM (SELECT seq FROM changes WHERE draft = 'ideas' "
+                                    + "ORDER BY seq)") { $0.string(0) }
+        try #require(seqs == "3,4", "quickstart's two edits of ideas are seqs 3 and 4, got \(seqs ?? "none")")
+        try server.execute("UPDATE changes SET seq = -seq WHERE draft = 'ideas'; "
+                           + "UPDATE changes SET seq = 7 + seq WHERE draft = 'ideas'")
+        let report = try check(folder)
+        expectFails(report, "intent", "draft ideas of ada ends \"Ideas\" / \"a sync lab, with a verdict\" on the "
+            + "server, but the users' edits in the order each device saved them give \"Ideas\" / \"a sync lab\"",
+            alone: false)
+    }
+
     @Test func aChangeRemovedFromTheServer() throws {
         let report = try checkAfter(sql: "DELETE FROM changes WHERE seq = 1")
         expectFails(report, "exactly-once", "follows seq 0", alone: false)
