@@ -20,7 +20,7 @@ public protocol BrokerIO: AnyObject {
     /// The instance asked to be ticked at simulated second `at` (the earliest one asked so far is `wakeAt`).
     func tickRequested(at: Double)
     /// An armed crash point fired: a real process dies here and never returns; the simulation marks it dead.
-    func die(at point: CrashPoint, nth: Int)
+    func die(at point: CrashPoint, nth: Int, work: Int)
     /// Crash-anywhere: true when the process dies right after this boundary. A real process says false.
     func dies(after boundary: BrokerBoundary) -> Bool
 }
@@ -222,9 +222,9 @@ public final class BrokerDriver {
     }
 
     /// Counts one occurrence of `point`; dies there when it is the armed one.
-    func reach(_ point: CrashPoint) throws {
-        guard let nth = crashPoints.reach(point) else { return }
-        io.die(at: point, nth: nth)
+    func reach(_ point: CrashPoint, work: Int = 1) throws {
+        guard let nth = crashPoints.reach(point, work: work) else { return }
+        io.die(at: point, nth: nth, work: work)
         killed = true
         throw Killed()
     }

@@ -199,8 +199,8 @@ public final class BrokerShell: BrokerIO {
         _ = send(frames, on: target)
     }
 
-    public func die(at point: CrashPoint, nth: Int) {
-        CrashPoints.die(at: point, nth: nth, events: events)
+    public func die(at point: CrashPoint, nth: Int, work: Int) {
+        CrashPoints.die(at: point, nth: nth, work: work, events: events)
     }
 
     /// Answers the ZAP handler; a refused key is a rate-limited `request.refused` (code `badKey`).

@@ -103,8 +103,8 @@ public final class SimBrokerShell: BrokerIO {
         world.timer(name, incarnation: incarnation, at: world.micros(atSim: at)) { [unowned self] in self.onWake() }
     }
 
-    public func die(at point: CrashPoint, nth: Int) {
-        world.die(name, pid: pid, point: point.rawValue, nth: nth, held: held, writingHeld: true)
+    public func die(at point: CrashPoint, nth: Int, work: Int) {
+        world.die(name, pid: pid, point: point.rawValue, nth: nth, work: work, held: held, writingHeld: true)
     }
 
     public func dies(after boundary: BrokerBoundary) -> Bool {

@@ -115,8 +115,8 @@ public final class SimDeviceShell: DeviceIO {
         world.toLauncher(from: name, frames: Codec.encode(message))
     }
 
-    public func die(at point: CrashPoint, nth: Int) {
-        world.die(name, pid: pid, point: point.rawValue, nth: nth, held: held, writingHeld: true)
+    public func die(at point: CrashPoint, nth: Int, work: Int) {
+        world.die(name, pid: pid, point: point.rawValue, nth: nth, work: work, held: held, writingHeld: true)
     }
 
     public func dies(after boundary: DeviceBoundary) -> Bool {

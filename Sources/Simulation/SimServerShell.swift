@@ -103,8 +103,8 @@ public final class SimServerShell: ServerIO {
                             highWaterMark: configuration.settings.notifyHighWaterMark)
     }
 
-    public func die(at point: CrashPoint, nth: Int) {
-        world.die(name, pid: pid, point: point.rawValue, nth: nth, held: held, writingHeld: true)
+    public func die(at point: CrashPoint, nth: Int, work: Int) {
+        world.die(name, pid: pid, point: point.rawValue, nth: nth, work: work, held: held, writingHeld: true)
     }
 
     public func dies(after boundary: ServerBoundary) -> Bool {

@@ -196,9 +196,12 @@ public final class SimWorld {
     /// `name` dies in the middle of a step at `point`: at a crash point what the step held is written first, as
     /// `CrashPoints.die` writes it; at a crash-anywhere boundary it is lost, as with a SIGKILL (the `process.crashing`
     /// line is then the simulation's note). Then `crashed`.
-    func die(_ name: String, pid: Int, point: String, nth: Int, held: HeldEvents, writingHeld: Bool) {
+    func die(_ name: String, pid: Int, point: String, nth: Int, work: Int? = nil, held: HeldEvents,
+             writingHeld: Bool) {
         if writingHeld { held.flush() } else { held.drop() }
-        log.emit(name, "process.crashing", [("point", .string(point)), ("nth", .int(nth)), ("pid", .int(pid))])
+        var fields: [(String, JSONValue)] = [("point", .string(point)), ("nth", .int(nth))]
+        if let work { fields.append(("work", .int(work))) }
+        log.emit(name, "process.crashing", fields + [("pid", .int(pid))])
         crashed(name, point: point)
     }
 

@@ -26,7 +26,7 @@ public protocol ServerIO: AnyObject {
     /// A device was added (or its key replaced): a real shell updates its ZAP policy.
     func deviceAdded(_ record: DeviceRecord)
     /// An armed crash point fired: a real process dies here and never returns; the simulation marks it dead.
-    func die(at point: CrashPoint, nth: Int)
+    func die(at point: CrashPoint, nth: Int, work: Int)
     /// Crash-anywhere: true when the process dies right after this boundary. A real process says false.
     func dies(after boundary: ServerBoundary) -> Bool
 }
@@ -245,7 +245,7 @@ public final class ServerDriver {
     /// Counts one occurrence of `point`; dies there when it is the armed one.
     func reach(_ point: CrashPoint, work: Int = 1) throws {
         guard let nth = crashPoints.reach(point, work: work) else { return }
-        io.die(at: point, nth: nth)
+        io.die(at: point, nth: nth, work: work)
         killed = true
         throw Killed()
     }

@@ -272,8 +272,8 @@ public final class ServerShell: ServerIO {
         if let key = record.publicKey { zap.policy["devices"]?[key] = record.id }
     }
 
-    public func die(at point: CrashPoint, nth: Int) {
-        CrashPoints.die(at: point, nth: nth, events: events)
+    public func die(at point: CrashPoint, nth: Int, work: Int) {
+        CrashPoints.die(at: point, nth: nth, work: work, events: events)
     }
 
     /// Sends without blocking; nil when it left, otherwise why not.

@@ -53,6 +53,14 @@ import Testing
         let listed = run.report["crashes"]?.arrayValue ?? []
         #expect(Set(listed.compactMap { $0["point"]?.stringValue }) == Set(CrashPoint.allCases.map(\.rawValue)))
         #expect(listed.allSatisfy { $0["restartedSim"]?.doubleValue != nil })
+        // Every point fired with work in flight (issue 30): a claim with ops, a page with changes, applied ops.
+        for row in run.report["crashCoverage"]?.arrayValue ?? [] {
+            #expect((row["firedWithWork"]?.intValue ?? 0) >= 1, "\(row) never fired with work in flight")
+        }
+        #expect(run.report["crashCoverage"]?.arrayValue?.count == CrashPoint.allCases.count)
+        for event in Self.ofType("process.crashing", events) {
+            #expect((event["work"]?.intValue ?? 0) > 0, "a crash with nothing in flight: \(event)")
+        }
     }
 
     @Test func crashTakesEveryDangerousPath() throws {

@@ -74,7 +74,7 @@ final class DeviceHarness: DeviceIO {
     }
 
     func answerControl(_ message: Message, to peer: [UInt8]) {}
-    func die(at point: CrashPoint, nth: Int) {}
+    func die(at point: CrashPoint, nth: Int, work: Int) {}
 
     func dies(after boundary: DeviceBoundary) -> Bool {
         guard boundary == .commit else { return false }

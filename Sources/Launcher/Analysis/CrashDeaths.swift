@@ -10,6 +10,8 @@ struct CrashDeaths {
         let device: String?
         let point: String
         var restartedSim: Double?
+        /// What the occurrence had in flight (`process.crashing {work}`); nil in run folders written before it.
+        var work: Int?
     }
 
     var deaths: [Death] = []
@@ -19,17 +21,23 @@ struct CrashDeaths {
     init(_ data: RunData) {
         // The moment of death is the process's own `process.crashing`; the launcher notices it a little later.
         var crashing: [String: Double] = [:]
+        var work: [String: Int] = [:]
         for event in data.events {
-            if event.type == "process.crashing" { crashing[event.proc] = event.sim }
+            if event.type == "process.crashing" {
+                crashing[event.proc] = event.sim
+                work[event.proc] = event.int("work")
+            }
             guard event.proc == "launcher" else { continue }
             switch event.type {
             case "scenario.action" where event.string("action") == "crash":
                 if let point = event.string("point") { armed[point, default: 0] += 1 }
             case "process.killed" where event.string("by") == "crash":
                 let target = event.string("target") ?? "?"
-                let sim = crashing.removeValue(forKey: event.string("device") ?? target) ?? event.sim
+                let proc = event.string("device") ?? target
+                let sim = crashing.removeValue(forKey: proc) ?? event.sim
                 deaths.append(Death(sim: sim, target: target, device: event.string("device"),
-                                    point: event.string("point") ?? "?", restartedSim: nil))
+                                    point: event.string("point") ?? "?", restartedSim: nil,
+                                    work: work.removeValue(forKey: proc)))
             case "process.restarted":
                 let target = event.string("target")
                 if let index = deaths.lastIndex(where: { $0.target == target && $0.restartedSim == nil }) {
@@ -52,19 +60,23 @@ struct CrashDeaths {
     /// Each crash point with how often it was armed and how often it fired. A point fires only at an occurrence with
     /// work in flight (a claim that holds ops, a page that holds changes, a commit that applied ops: CrashPoints.reach),
     /// so every firing counted here killed the process with something to lose.
-    var coverage: [(point: String, armed: Int, fired: Int)] {
+    var coverage: [(point: String, armed: Int, fired: Int, withWork: Int)] {
         guard !armed.isEmpty || !deaths.isEmpty else { return [] }
         var fired: [String: Int] = [:]
-        for death in deaths { fired[death.point, default: 0] += 1 }
+        var withWork: [String: Int] = [:]
+        for death in deaths {
+            fired[death.point, default: 0] += 1
+            if (death.work ?? 0) > 0 { withWork[death.point, default: 0] += 1 }
+        }
         let known = CrashPoint.allCases.map(\.rawValue)
         return (known + Set(armed.keys).union(fired.keys).subtracting(known).sorted()).map {
-            ($0, armed[$0] ?? 0, fired[$0] ?? 0)
+            ($0, armed[$0] ?? 0, fired[$0] ?? 0, withWork[$0] ?? 0)
         }
     }
 
     var coverageJSON: JSONValue {
         .array(coverage.map { .object([("point", .string($0.point)), ("armed", .int($0.armed)),
-                                       ("firedWithWork", .int($0.fired))]) })
+                                       ("fired", .int($0.fired)), ("firedWithWork", .int($0.withWork))]) })
     }
 
     var markdown: String {
@@ -76,12 +88,13 @@ struct CrashDeaths {
             let back = death.restartedSim.map { formatSim($0) } ?? "—"
             md += "| \(formatSim(death.sim)) | \(name) | \(death.point) | \(back) |\n"
         }
-        md += "\nCoverage: each point, how often the scenario armed it and how often it fired. A point fires only at an "
-            + "occurrence with work in flight (ops claimed or recorded, changes in a page, ops applied), so each firing "
-            + "killed the process with something to lose.\n\n| point | armed | fired with work in flight |\n"
-            + "| --- | --- | --- |\n"
+        md += "\nCoverage: each point, how often the scenario armed it, how often it fired, and how often with work in "
+            + "flight (`process.crashing {work}`: ops claimed or recorded, changes in a page, ops applied). A point "
+            + "fires only at an occurrence with work, so the two differ only in run folders written before that rule."
+            + "\n\n| point | armed | fired | with work in flight |\n| --- | --- | --- | --- |\n"
         for row in coverage {
-            md += "| \(row.point) | \(row.armed) | \(row.fired == 0 && row.armed > 0 ? "**0: never fired**" : "\(row.fired)") |\n"
+            let fired = row.fired == 0 && row.armed > 0 ? "**0: never fired**" : "\(row.fired)"
+            md += "| \(row.point) | \(row.armed) | \(fired) | \(row.withWork) |\n"
         }
         return md
     }

@@ -261,7 +261,7 @@ public final class DeviceDriver {
     func reach(_ point: CrashPoint, work: Int = 1) throws {
         guard let nth = crashPoints.reach(point, work: work) else { return }
         _ = commitLedger()
-        io.die(at: point, nth: nth)
+        io.die(at: point, nth: nth, work: work)
         killed = true
         syncWaiters.removeAll()
         throw Killed()

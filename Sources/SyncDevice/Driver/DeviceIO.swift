@@ -23,7 +23,7 @@ public protocol DeviceIO: AnyObject {
     func answerControl(_ message: Message, to peer: [UInt8])
     /// An armed crash point fired, after the step's writes so far were committed. A real process dies here and
     /// never returns; the simulation marks the process dead and returns.
-    func die(at point: CrashPoint, nth: Int)
+    func die(at point: CrashPoint, nth: Int, work: Int)
     /// After each thing the driver carried out (a directive, a commit, a send, a reply): true when the process dies
     /// right here, with what it has not committed lost. The simulation's crash-anywhere; a real process says false.
     func dies(after boundary: DeviceBoundary) -> Bool

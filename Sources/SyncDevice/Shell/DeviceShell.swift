@@ -171,8 +171,8 @@ public final class DeviceShell: DeviceIO {
         _ = try? replySocket?.send([peer] + Codec.encode(message), dontWait: true)
     }
 
-    public func die(at point: CrashPoint, nth: Int) {
-        CrashPoints.die(at: point, nth: nth, events: events)
+    public func die(at point: CrashPoint, nth: Int, work: Int) {
+        CrashPoints.die(at: point, nth: nth, work: work, events: events)
     }
 
     public func openLedger(wiping: Bool) throws -> Ledger {
