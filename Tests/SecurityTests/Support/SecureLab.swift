@@ -182,9 +182,9 @@ final class SecureLab {
     /// `device` says hello with its own key and token; the welcome (fails the setup otherwise).
     func helloed(_ device: String, routingID: [UInt8]? = nil) throws -> Client {
         let client = try serverClient(as: device, routingID: routingID)
-        let account = Self.devices.first { $0.id == device }!.account
-        guard case .welcome? = try client.request(.hello(Hello(device: device, account: account,
-                                                               token: Self.token(device), platform: .android)))
+        let spec = Self.devices.first { $0.id == device }!
+        guard case .welcome? = try client.request(.hello(Hello(device: device, account: spec.account,
+                                                               token: Self.token(device), platform: spec.platform)))
         else { throw TestFailure.setup("\(device) could not say hello: \(log("server"))") }
         return client
     }
