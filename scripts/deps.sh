@@ -1,7 +1,8 @@
 # Sourced by scripts/test and scripts/lab: installs what the build needs when it is missing (libzmq3-dev,
 # libsqlite3-dev, and the NATS and Redis C clients the bench target links), and, for `scripts/lab bench` only, the
 # servers the bench starts as its peers (nats-server, redis-server).
-# For scripts/test, also Debian's chromium: the browser test renders report.html in it.
+# For scripts/test, also Debian's chromium (the browser test renders report.html in it) and pyzmq (PROTOCOL.md's
+# snippets are run with it).
 synclab_need_packages() {
     local missing=()
     [ -f /usr/include/zmq.h ] || missing+=(libzmq3-dev)
@@ -49,6 +50,18 @@ synclab_need_swift() {
             exit 2
         fi
     fi
+}
+# For scripts/test: pyzmq from PyPI, with which a doc test runs PROTOCOL.md's Python snippets against a real server.
+# Not fatal: without pip or a network the test says it was skipped.
+synclab_need_pyzmq() {
+    python3 -c 'import zmq' >/dev/null 2>&1 && return 0
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "no python3: the PROTOCOL.md snippet test is skipped" >&2
+        return 0
+    fi
+    echo "installing pyzmq (PROTOCOL.md's snippets are run with it) …" >&2
+    python3 -m pip install -q pyzmq >&2 \
+        || echo "could not install pyzmq with pip: the PROTOCOL.md snippet test is skipped" >&2
 }
 synclab_need_chromium() {
     if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then

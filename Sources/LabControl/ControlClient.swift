@@ -41,8 +41,8 @@ public final class ControlClient {
                 liveOnly: Bool = true) throws {
         self.name = name ?? endpoint
         self.endpoint = endpoint
+        // No routing id of its own: the target's ZAP handler gives each connection one.
         socket = try Socket(context, .dealer)
-        try socket.setRandomRoutingID()
         if let (own, server) = curve { try socket.setCurveClient(own, serverKey: server) }
         try socket.setReconnectInterval(ms: 20)
         if liveOnly { try socket.setImmediate(true) }

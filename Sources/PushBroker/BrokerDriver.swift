@@ -103,6 +103,7 @@ public final class BrokerDriver {
 
     public func onDeviceFrames(_ frames: [[UInt8]], peer: [UInt8], now: Double, user: String? = nil,
                                connection: Int32 = -1) {
+        instance.realNanos = io.nanos
         run(instance.onDeviceMessage(frames, peer: peer, now: now, user: user, connection: connection))
     }
 

@@ -27,6 +27,10 @@ public struct BrokerInstance: Sendable {
     /// The highest head each account's notices named: what a resync hint carries.
     private var latestHead: [String: Int] = [:]
     private var hintNumber = 0
+    /// Real nanoseconds of the message being handled (the driver sets it) and the wrong tokens per connection and
+    /// per key it refills (docs/SECURITY.md).
+    public var realNanos: UInt64 = 0
+    private var tokens = TokenThrottle()
     /// Design switch `hintCarriesData`: each hint also carries its notice's changes (kept for the last 4,096 hints).
     public var hintCarriesData = false
     /// The accounts `hintCarriesData` applies to; nil: all.
@@ -144,17 +148,30 @@ public struct BrokerInstance: Sendable {
             return refusal(.unknownDevice, "register: device \"\(device)\" is not in the accounts file",
                            socket: .devices, peer: peer, device: device)
         }
-        guard entry.token == register.token else {
+        let buckets = TokenThrottle.names(connection: PeerName.describe(peer), user: user)
+        if case .refuse(let announce) = tokens.verdict(buckets, now: realNanos) {
+            let line = EventLine("auth.throttled", [("device", .string(device)),
+                                                    ("peer", .string(PeerName.describe(peer)))])
+            return refusal(.badToken, "register: too many wrong tokens from this connection or key: at most "
+                + "\(Int(TokenThrottle.burst)), then one a second", socket: .devices, peer: peer, device: device)
+                + (announce ? [.log(line)] : [])
+        }
+        let tokenMatches = entry.token == register.token
+        if !tokenMatches { tokens.failed(buckets, now: realNanos) }
+        switch AccountsFile.contradiction(tokenMatches: tokenMatches, claimedAccount: register.account,
+                                          claimedPlatform: register.platform, account: entry.account,
+                                          platform: entry.platform) {
+        case .token?:
             return refusal(.badToken, "register: wrong token for device \"\(device)\"", socket: .devices, peer: peer,
                            device: device)
-        }
-        guard entry.account == register.account else {
+        case .account?:
             return refusal(.wrongAccount, "register: device \"\(device)\" is not a device of account "
                 + "\"\(register.account)\"", socket: .devices, peer: peer, device: device)
-        }
-        guard entry.platform == register.platform else {
-            return refusal(.invalid, "register: device \"\(device)\" is \(entry.platform.rawValue) in the accounts "
+        case .platform(let platform)?:
+            return refusal(.invalid, "register: device \"\(device)\" is \(platform.rawValue) in the accounts "
                 + "file, not \(register.platform.rawValue)", socket: .devices, peer: peer, device: device)
+        case nil:
+            break
         }
         let replaced = slots[device] != nil
         let slot: Int

@@ -29,7 +29,7 @@ public final class BrokerShell: BrokerIO {
     static let maxPollMs = 100
     /// Largest inbound message libzmq accepts on the device and control sockets; up to it, an oversized body is
     /// answered with a `tooLarge` error; past it libzmq closes the connection before we see anything.
-    static let maxMessageBytes: Int64 = 4 << 20
+    static let maxMessageBytes = Socket.maxMessageBytes
 
     /// Opens the event log and binds every socket; throws when an endpoint cannot be bound.
     public init(configuration: BrokerConfiguration, directory: AccountDirectory) throws {
@@ -54,7 +54,8 @@ public final class BrokerShell: BrokerIO {
                 "notices": [server: "server"],
             ])
         } else {
-            zap = nil
+            // NULL admits everyone; the handler is there to give each connection its routing id.
+            zap = try ZapHandler(context, policy: [:], open: true)
         }
         notices = try Socket(context, configuration.settings.noticesMode == .sub ? .sub : .pull)
         try notices.setReceiveHighWaterMark(configuration.settings.noticesHWM)
@@ -63,11 +64,11 @@ public final class BrokerShell: BrokerIO {
         try notices.bind(configuration.notices)
         devices = try Socket(context, .router)
         try devices.setRouterMandatory(true)
-        // No ZMQ_ROUTER_HANDOVER: a connection that presents a connected device's routing id is refused by libzmq
-        // instead of taking over its pipe (devices use libzmq's own routing ids and register again on reconnect).
+        // No ZMQ_ROUTER_HANDOVER: the ZAP handler gives every connection a fresh routing id, and a duplicate (which
+        // only a race in libzmq could let a peer present) is then refused by libzmq instead of taking over a pipe.
         try devices.setSendHighWaterMark(configuration.settings.hintHWM)
         try devices.setMaxMessageSize(Self.maxMessageBytes)
-        if let own { try devices.setCurveServer(own, domain: "devices") }
+        try devices.setServerSecurity(own, domain: "devices")
         try devices.bind(configuration.listen)
         monitor = own == nil ? nil : try ConnectionMonitor(context, watching: devices)
         if let endpoint = configuration.process.control {
@@ -75,7 +76,7 @@ public final class BrokerShell: BrokerIO {
             // dropped whenever libzmq's IO thread has not written it yet, which a loaded machine makes likely.
             let socket = try Socket(context, .router, lingerMs: 500)
             try socket.setMaxMessageSize(Self.maxMessageBytes)
-            if let own { try socket.setCurveServer(own, domain: "control") }
+            try socket.setServerSecurity(own, domain: "control")
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -99,7 +100,7 @@ public final class BrokerShell: BrokerIO {
             if driver.tickIfDue(now: now) { continue }
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: pollTimeout(now: now))
+                ready = try poller.poll(timeoutMs: min(pollTimeout(now: now), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
@@ -107,13 +108,11 @@ public final class BrokerShell: BrokerIO {
             if let monitor, ready.contains(where: { poller.sockets[$0] === monitor.socket }) {
                 for connection in try monitor.ended() { driver.onConnectionEnded(connection) }
             }
+            // Every turn, readable or not: its held replies fall due (ZapHandler).
+            if let zap { serveZap(zap) }
             for index in ready {
                 let socket = poller.sockets[index]
-                if let zap, socket === zap.socket {
-                    serveZap(zap)
-                } else if socket !== monitor?.socket {
-                    try drain(socket)
-                }
+                if socket !== zap?.socket && socket !== monitor?.socket { try drain(socket) }
             }
         }
         zap?.close()
@@ -150,7 +149,7 @@ public final class BrokerShell: BrokerIO {
                 driver.onNoticeFrames(frames, now: now)
             } else if socket === devices {
                 driver.onDeviceFrames(Array(frames.dropFirst()), peer: frames[0], now: now, user: received.userID,
-                                      connection: zap == nil ? -1 : received.connection)
+                                      connection: monitor == nil ? -1 : received.connection)
             } else {
                 driver.onControlFrames(Array(frames.dropFirst()), peer: frames[0], now: now)
             }

@@ -97,6 +97,7 @@ public final class ServerDriver {
     /// A request on the device ROUTER, from `peer`.
     public func onDeviceMessage(from peer: Peer, frames: [[UInt8]]) {
         guard !killed else { return }
+        instance.realNanos = io.nanos
         run(instance.onDeviceMessage(from: peer, frames: frames))
     }
 

@@ -22,6 +22,10 @@ public struct ServerInstance: Sendable {
     /// live session, whose next request was refused and said hello again (found by `synclab sim` at 10,000 devices).
     let sessionCapacity: Int?
     var clock: UInt64 = 0
+    /// Real nanoseconds of the message being handled (the driver sets it): what `tokens` refills by.
+    public var realNanos: UInt64 = 0
+    /// Wrong tokens per connection and per key (docs/SECURITY.md).
+    var tokens = TokenThrottle()
 
     /// The receiver name used in `unexpected` errors.
     static let receiver = "synclab-server"
@@ -84,14 +88,27 @@ public struct ServerInstance: Sendable {
         if let user = peer.user, user != hello.device {
             // The connection's CURVE key is another device's: the key, not the hello, says who this is.
             refusal = (.badToken, "this connection's key is not device \"\(Self.quoted(hello.device))\"'s")
+        } else if case .refuse(let announce) = tokens.verdict(throttled(peer), now: realNanos) {
+            let line = EventLine("auth.throttled", [("device", .string(hello.device)), ("peer", .string(peer.label))])
+            return refuse(peer, req: nil, code: .badToken, message: "too many wrong tokens from this connection or "
+                + "key: at most \(Int(TokenThrottle.burst)), then one a second", device: hello.device)
+                + (announce ? [.log(line)] : [])
         } else if let record = directory[hello.device] {
-            if !TokenHash.matches(stored: record.token, presented: hello.token) {
+            let tokenMatches = TokenHash.matches(stored: record.token, presented: hello.token)
+            if !tokenMatches { tokens.failed(throttled(peer), now: realNanos) }
+            switch AccountsFile.contradiction(tokenMatches: tokenMatches, claimedAccount: hello.account,
+                                              claimedPlatform: hello.platform, account: record.account,
+                                              platform: record.platform) {
+            case .token?:
                 refusal = (.badToken, "bad token for device \"\(hello.device)\"")
-            } else if record.account != hello.account {
+            case .account(let owner)?:
                 // Only a holder of the device's token learns which account it belongs to.
-                let owner = "device \"\(hello.device)\" belongs to account \"\(record.account)\""
-                refusal = (.wrongAccount, owner + ", not \"\(hello.account)\"")
-            } else {
+                refusal = (.wrongAccount, "device \"\(hello.device)\" belongs to account \"\(owner)\", "
+                    + "not \"\(hello.account)\"")
+            case .platform(let platform)?:
+                refusal = (.invalid, "device \"\(hello.device)\" is \(platform.rawValue) in the accounts file, "
+                    + "not \(hello.platform.rawValue)")
+            case nil:
                 refusal = nil
             }
         } else {
@@ -115,6 +132,10 @@ public struct ServerInstance: Sendable {
         let welcome = Welcome(device: hello.device, account: hello.account, head: head)
         return [.log(accepted)] + reply(peer, .welcome(welcome))
     }
+
+    /// The throttle's buckets for a hello from `peer`: its connection (its routing id, which the ZAP handler gives)
+    /// and its key.
+    func throttled(_ peer: Peer) -> [String] { TokenThrottle.names(connection: peer.label, user: peer.user) }
 
     mutating func onPull(_ pull: Pull, from peer: Peer) -> [ServerDirective] {
         guard let session = touch(peer) else {

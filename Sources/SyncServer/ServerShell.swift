@@ -25,7 +25,7 @@ public final class ServerShell: ServerIO {
 
     /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
     /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
-    static let maxMessageBytes: Int64 = 4 << 20
+    static let maxMessageBytes = Socket.maxMessageBytes
     /// Longest poll, so SIGTERM is seen promptly even if it lands just before the poll starts.
     static let maxPollMs = 200
     /// Messages handled from one socket before looking at the others.
@@ -75,7 +75,8 @@ public final class ServerShell: ServerIO {
                     "devices": deviceKeys, "control": keys.launcher.map { [$0: "launcher"] } ?? [:],
                 ])
             } else {
-                zap = nil
+                // NULL admits everyone; the handler is there to give each connection its routing id.
+                zap = try ZapHandler(context, policy: [:], open: true)
             }
             devices = try Self.router(context, bind: configuration.listen, flag: "listen", curve: keys?.own,
                                       domain: "devices", sendHighWaterMark: Self.replyHighWaterMark)
@@ -121,7 +122,7 @@ public final class ServerShell: ServerIO {
     {
         let socket = try Socket(context, .router)
         if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
-        if let curve { try socket.setCurveServer(curve, domain: domain) }
+        try socket.setServerSecurity(curve, domain: domain)
         try socket.setMaxMessageSize(maxMessageBytes)
         // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
         try socket.setRouterMandatory(true)
@@ -152,12 +153,12 @@ public final class ServerShell: ServerIO {
         events.emit("process.started", started)
         defer { close() }
         var poller = Poller([devices] + (control.map { [$0] } ?? []))
-        let zapIndex = zap.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
+        if let zap { poller.add(zap.socket) }
         let monitorIndex = monitor.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: pollTimeout())
+                ready = try poller.poll(timeoutMs: min(pollTimeout(), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             } catch {
@@ -171,7 +172,8 @@ public final class ServerShell: ServerIO {
                     throw .io("monitor: \(error)")
                 }
             }
-            if ready.contains(zapIndex), let zap { serveZap(zap) }
+            // Every turn, readable or not: its held replies fall due (ZapHandler).
+            if let zap { serveZap(zap) }
             if ready.contains(0) { try drainDevices() }
             if ready.contains(1), let control { try drain(control) { driver.onControlFrames($0) } }
             sendDueReplies(now: SimClock.monotonicNanos())
@@ -202,7 +204,7 @@ public final class ServerShell: ServerIO {
             }
             guard let received else { return }
             guard let (peer, payload) = Peer.split(received.frames, user: received.userID,
-                                                   connection: zap == nil ? -1 : received.connection)
+                                                   connection: monitor == nil ? -1 : received.connection)
             else { continue }
             driver.onDeviceMessage(from: peer, frames: payload)
         }
@@ -266,7 +268,7 @@ public final class ServerShell: ServerIO {
     }
 
     public func deviceAdded(_ record: DeviceRecord) {
-        guard let zap else { return }
+        guard let zap, !zap.open else { return }
         // A new key replaces the device's old one: connections with the old key are refused.
         zap.policy["devices"] = zap.policy["devices", default: [:]].filter { $0.value != record.id }
         if let key = record.publicKey { zap.policy["devices"]?[key] = record.id }

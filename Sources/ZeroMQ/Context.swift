@@ -1,6 +1,10 @@
 import CZeroMQ
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A libzmq context. Sockets are made from it; `shutdown()` makes every blocking call on its sockets return ETERM.
 ///
 /// `@unchecked Sendable`: libzmq documents contexts as thread safe; only the handle is shared.
@@ -9,12 +13,23 @@ public final class Context: @unchecked Sendable {
     private let terminated = Atomic<Bool>(false)
 
     public init(ioThreads: Int32 = 1) throws {
+        _ = Self.seeded
         guard let handle = zmq_ctx_new() else { throw ZMQError.last("ctx_new") }
         self.handle = handle
         if ioThreads != 1 {
             zmq_ctx_set(handle, ZMQ_IO_THREADS, ioThreads)
         }
     }
+
+    /// libzmq 4.3.4 draws a ROUTER's first automatic routing id (and REQ's request ids) from libc's `rand()`, which
+    /// it never seeds: every process would start from seed 1, so the ids were the same in every run. Seeded once per
+    /// process from the system's generator before the first socket exists (defence in depth: with the ZAP handler's
+    /// own routing ids a ROUTER of the lab never generates one).
+    private static let seeded: Bool = {
+        var generator = SystemRandomNumberGenerator()
+        srand(UInt32.random(in: 0...UInt32.max, using: &generator))
+        return true
+    }()
 
     /// Makes every socket of this context fail with ETERM, so threads blocked in poll or receive wake up and close.
     /// Does not wait; safe from any thread.

@@ -60,7 +60,7 @@ public struct CurveKeyPair: Sendable, Equatable {
         let secretPath = "\(directory)/\(name).secret"
         let publicPath = "\(directory)/\(name).public"
         try Self.writeFile(secretPath, secretKey + "\n", mode: 0o600)
-        try Self.writeFile(publicPath, publicKey + "\n", mode: 0o644)
+        try Self.writeFile(publicPath, publicKey + "\n", mode: 0o644)  // the umask may narrow it (a run: 0600)
         return (secretPath, publicPath)
     }
 
@@ -109,7 +109,6 @@ public struct CurveKeyPair: Sendable, Equatable {
         guard Foundation.write(fd, bytes, bytes.count) == bytes.count else {
             throw CurveKeyError(path: path, problem: "short write: \(String(cString: strerror(errno)))")
         }
-        fchmod(fd, mode)
     }
 }
 

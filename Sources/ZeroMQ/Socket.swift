@@ -33,13 +33,21 @@ public final class Socket: @unchecked Sendable {
     /// The last endpoint bound or connected, for error messages.
     public private(set) var endpoint: String?
 
-    /// Makes a socket with a linger of `lingerMs` (default 0: closing never waits on unsent messages).
+    /// The largest inbound message any socket accepts unless told otherwise: 4 MiB, well above
+    /// `Limits.maxBodyBytes` (PROTOCOL.md §1), so a 1–4 MiB body still reaches the decoder and gets `tooLarge`.
+    /// libzmq checks it against a frame's declared size before buffering any of it, during the handshake too, so a
+    /// peer that has not authenticated cannot make a socket hold a large frame (docs/SECURITY.md).
+    public static let maxMessageBytes: Int64 = 4 << 20
+
+    /// Makes a socket with a linger of `lingerMs` (default 0: closing never waits on unsent messages) and
+    /// `maxMessageBytes` as its inbound limit: set at creation, so no socket of any role is left without one.
     public init(_ context: Context, _ kind: SocketKind, lingerMs: Int32 = 0) throws {
         guard let handle = zmq_socket(context.handle, kind.raw) else { throw ZMQError.last("socket") }
         self.kind = kind
         self.handle = handle
         self.context = context
         try setOption(ZMQ_LINGER, lingerMs)
+        try setMaxMessageSize(Self.maxMessageBytes)
     }
 
     deinit { close() }
@@ -206,17 +214,6 @@ public final class Socket: @unchecked Sendable {
     /// This socket's identity as ROUTER peers see it. Set before connecting.
     public func setRoutingID(_ id: [UInt8]) throws { try setOption(ZMQ_ROUTING_ID, bytes: id) }
 
-    /// Gives a connecting socket a routing id of 16 random bytes, the first never zero. libzmq 4.3.4's ROUTER hands
-    /// a peer without a routing id the next `0x00 + counter` id without checking that no other peer chose it; a peer
-    /// that chose it then makes that connection abort the whole process (zmq_assert in add_out_pipe). The lab's
-    /// clients never take an automatic id, so they never move the counter and are never the connection that trips
-    /// it (docs/SECURITY.md, "What is not done").
-    public func setRandomRoutingID() throws {
-        var generator = SystemRandomNumberGenerator()
-        var id = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        id[0] = UInt8.random(in: 1...255, using: &generator)
-        try setRoutingID(id)
-    }
     public func setSendHighWaterMark(_ messages: Int32) throws { try setOption(ZMQ_SNDHWM, messages) }
     public func setReceiveHighWaterMark(_ messages: Int32) throws { try setOption(ZMQ_RCVHWM, messages) }
     /// Queue messages only to completed connections.
@@ -269,6 +266,12 @@ public final class Socket: @unchecked Sendable {
         }
         try setCurveClient(serverKey: server, publicKey: CurveKeyPair.bytes(z85: pair.publicKey)!,
                            secretKey: CurveKeyPair.bytes(z85: pair.secretKey)!)
+    }
+
+    /// A bound socket's security: CURVE server with `pair` (nil: NULL), its handshakes checked by the context's ZAP
+    /// handler in `domain` either way (under NULL the handler admits everyone and only gives routing ids).
+    public func setServerSecurity(_ pair: CurveKeyPair?, domain: String) throws {
+        if let pair { try setCurveServer(pair, domain: domain) } else { try setZapDomain(domain) }
     }
 
     /// The ZAP domain a bound socket's handshakes are checked in (ZMQ_ZAP_DOMAIN).

@@ -26,11 +26,22 @@ struct ServerInstanceIdentityTests {
 
     func hello(_ instance: inout ServerInstance, _ peer: Peer, device: String = "pixel") -> [ServerDirective] {
         instance.onDeviceMessage(from: peer, frames: Codec.encode(.hello(Hello(
-            device: device, account: device == "pixel" ? "acme" : "globex", token: "t-\(device)", platform: .android))))
+            device: device, account: device == "pixel" ? "acme" : "globex", token: "t-\(device)",
+            platform: device == "pixel" ? .android : .web))))
     }
 
     func pull(_ instance: inout ServerInstance, _ peer: Peer) -> [ServerDirective] {
         instance.onDeviceMessage(from: peer, frames: Codec.encode(.pull(Pull(req: 1, cursor: 0, limit: 10))))
+    }
+
+    /// The server checks a hello's platform against the accounts file, as the broker does at register.
+    @Test func helloWhosePlatformContradictsTheAccountsFileIsRefused() {
+        var instance = makeInstance()
+        let peer = Peer(routingID: [3], user: "pixel", connection: 9)
+        let directives = instance.onDeviceMessage(from: peer, frames: Codec.encode(.hello(Hello(
+            device: "pixel", account: "acme", token: "t-pixel", platform: .ios))))
+        #expect(errorCode(directives) == .invalid)
+        #expect(instance.session(of: peer) == nil)
     }
 
     @Test func helloMustNameTheKeysDevice() {

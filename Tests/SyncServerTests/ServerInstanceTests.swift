@@ -35,10 +35,10 @@ struct ServerInstanceTests {
     }
 
     func hello(_ instance: inout ServerInstance, _ peer: Peer, device: String = "pixel", account: String = "acme",
-               token: String = "t-pixel") -> [ServerDirective]
+               token: String = "t-pixel", platform: Platform = .android) -> [ServerDirective]
     {
         instance.onDeviceMessage(from: peer, frames: frames(.hello(Hello(device: device, account: account,
-                                                                          token: token, platform: .android))))
+                                                                          token: token, platform: platform))))
     }
 
     /// What the instance does with a push of `ops` from `peer` (helloed or not).
@@ -262,7 +262,8 @@ struct ServerInstanceTests {
         }
         #expect(wanted == record)
         #expect(ack(instance.onDeviceAdded(record, ticket: ticket))?.ok == true)
-        #expect(replies(hello(&instance, other, device: "tab", account: "initech", token: "s3cret")).first
+        #expect(replies(hello(&instance, other, device: "tab", account: "initech", token: "s3cret",
+                                   platform: .web)).first
             == .welcome(Welcome(device: "tab", account: "initech", head: 0)))
         let logged = events(instance.onDeviceAdded(record, ticket: ticket), "control.received").first
         #expect(logged?["args"]?["token"] != .string("s3cret"), "tokens stay out of the event log")

@@ -38,7 +38,10 @@ public final class LabRun: TopologyRunner {
     private var cpuAtHeal: [(String, JSONValue)] = []
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
-        self.topology = topology
+        // Before anything is written: every file and folder of the run, and of every process it starts (they
+        // inherit it), is its owner's only from creation (docs/SECURITY.md, "Run files").
+        umask(0o077)
+        self.topology = RunKeys.withSystemTokens(topology)
         self.folder = folder
         self.binDirectory = binDirectory
         self.quiet = quiet
@@ -98,8 +101,6 @@ public final class LabRun: TopologyRunner {
     /// With CURVE: a key pair for the launcher, server, broker, every device and pool; accounts.json rewritten with
     /// each device's public key (the processes get the key FILE paths only, docs/SECURITY.md).
     private func makeKeys() throws {
-        // It holds every device's token: owner-only whatever the security.
-        chmod(folder.accountsPath, 0o600)
         guard topology.security == .curve else { return }
         var keys = RunKeys(directory: folder.path("keys"))
         for name in ["launcher", "server", "broker"] { try keys.make(name) }

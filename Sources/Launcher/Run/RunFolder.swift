@@ -38,8 +38,11 @@ public struct RunFolder: Sendable {
     func create(topologyText: String, topology: Topology, clock: SimClock) throws {
         let fm = FileManager.default
         for folder in [root, path("events"), path("logs"), path("devices"), socketDirectory] {
-            try fm.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try fm.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                   attributes: [.posixPermissions: 0o700])
         }
+        // A folder given with --out may already exist with a wider mode; nothing is in it yet.
+        chmod(root, 0o700)
         write("topology.json5", topologyText)
         let run: JSONValue = .object([
             ("name", .string(topology.name)), ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),

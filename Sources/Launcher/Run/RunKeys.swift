@@ -27,6 +27,26 @@ package struct RunKeys {
     package func secretFile(_ name: String) -> String { "\(directory)/\(name).secret" }
     package func publicFile(_ name: String) -> String { "\(directory)/\(name).public" }
 
+    /// `topology` with every device's token drawn from the system's generator (128 bits), never from the topology's
+    /// seed: two runs of one topology share no token. (The simulation keeps the seeded tokens: they reach no real
+    /// socket and its replay must stay byte-identical.)
+    static func withSystemTokens(_ topology: Topology) -> Topology {
+        var topology = topology
+        var generator = SystemRandomNumberGenerator()
+        for a in topology.accounts.indices {
+            for d in topology.accounts[a].devices.indices {
+                let high = generator.next() as UInt64, low = generator.next() as UInt64
+                topology.accounts[a].devices[d].token = "t-" + hex(high) + hex(low)
+            }
+        }
+        return topology
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+
     /// The run's accounts file with each device's public key beside its token.
     static func writeAccounts(_ topology: Topology, keys: RunKeys, to path: String) throws {
         let accounts: JSONValue = .object([("accounts", .array(topology.accounts.map { account in

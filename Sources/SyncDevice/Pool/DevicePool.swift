@@ -36,13 +36,16 @@ public final class DevicePool {
                 try CurveKeyPair.read(publicFile: path)
             }
             zap = try ZapHandler(context, policy: ["control": launcher.map { [$0: "launcher"] } ?? [:]])
+        } else if configuration.controlEndpoint != nil {
+            // NULL admits everyone; the handler is there to give each connection its routing id.
+            zap = try ZapHandler(context, policy: [:], open: true)
         } else {
             zap = nil
         }
         if let endpoint = configuration.controlEndpoint {
             let socket = try Socket(context, .router)
             try socket.setMaxMessageSize(DeviceShell.maxMessageBytes)
-            if let own { try socket.setCurveServer(own, domain: "control") }
+            try socket.setServerSecurity(own, domain: "control")
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -76,15 +79,17 @@ public final class DevicePool {
             }
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: pollTimeoutMs())
+                ready = try poller.poll(timeoutMs: min(pollTimeoutMs(), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
+            // Every turn, readable or not: its held replies fall due (ZapHandler).
+            try zap?.serve()
             var touched: Set<String> = []
             for index in ready {
                 let socket = poller.sockets[index]
                 guard let id = owners[index] else {
-                    if let zap, socket === zap.socket { try zap.serve() } else { try onControlSocket(socket) }
+                    if socket !== zap?.socket { try onControlSocket(socket) }
                     continue
                 }
                 guard let shell = shells[id] else { continue }

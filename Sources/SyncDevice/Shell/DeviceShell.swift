@@ -35,18 +35,20 @@ public final class DeviceShell: DeviceIO {
         if let keys, configuration.controlEndpoint != nil {
             // Before the control socket binds: without a handler libzmq would admit every key.
             zap = try ZapHandler(context, policy: ["control": keys.launcher.map { [$0: "launcher"] } ?? [:]])
+        } else if configuration.controlEndpoint != nil {
+            // NULL admits everyone; the handler is there to give each connection its routing id.
+            zap = try ZapHandler(context, policy: [:], open: true)
         } else {
             zap = nil
         }
+        // No routing id of its own: the server's ZAP handler gives each connection one.
         server = try Socket(context, .dealer)
-        try server.setRandomRoutingID()
         try server.setMaxMessageSize(Self.maxMessageBytes)
         try server.setReconnectInterval(ms: 50)
         if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
         try server.connect(configuration.serverEndpoint)
         if let endpoint = configuration.brokerEndpoint {
             let socket = try Socket(context, .dealer)
-            try socket.setRandomRoutingID()
             try socket.setMaxMessageSize(Self.maxMessageBytes)
             try socket.setReconnectInterval(ms: 50)
             if let keys, let brokerKey = keys.broker { try socket.setCurveClient(keys.own, serverKey: brokerKey) }
@@ -58,7 +60,7 @@ public final class DeviceShell: DeviceIO {
         if let endpoint = configuration.controlEndpoint {
             let socket = try Socket(context, .router)
             try socket.setMaxMessageSize(Self.maxMessageBytes)
-            if let keys { try socket.setCurveServer(keys.own, domain: "control") }
+            try socket.setServerSecurity(keys?.own, domain: "control")
             try socket.bind(endpoint)
             control = socket
         } else {
@@ -73,7 +75,7 @@ public final class DeviceShell: DeviceIO {
 
     /// Well above `Limits.maxBodyBytes` (PROTOCOL.md §1): a body of 1–4 MiB reaches the decoder and is answered
     /// `tooLarge`; anything larger is cut off by libzmq before it is buffered.
-    static let maxMessageBytes: Int64 = 4 << 20
+    static let maxMessageBytes = Socket.maxMessageBytes
 
     /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
     public func run() throws {
@@ -84,15 +86,13 @@ public final class DeviceShell: DeviceIO {
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: pollTimeoutMs())
+                ready = try poller.poll(timeoutMs: min(pollTimeoutMs(), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
-            for index in ready {
-                if let zap, poller.sockets[index] === zap.socket {
-                    try zap.serve()
-                    continue
-                }
+            // Every turn, readable or not: its held replies fall due (ZapHandler).
+            try zap?.serve()
+            for index in ready where poller.sockets[index] !== zap?.socket {
                 try onFrames(from: poller.sockets[index])
             }
             tick()

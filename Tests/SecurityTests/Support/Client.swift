@@ -57,8 +57,9 @@ final class Client {
     }
 
     func hello(_ device: String, _ account: String, token: String? = nil, timeoutMs: Int = 5_000) throws -> Message? {
-        try request(.hello(Hello(device: device, account: account, token: token ?? SecureLab.token(device),
-                                 platform: .android)), timeoutMs: timeoutMs)
+        let platform = SecureLab.devices.first { $0.id == device }?.platform ?? .android
+        return try request(.hello(Hello(device: device, account: account, token: token ?? SecureLab.token(device),
+                                        platform: platform)), timeoutMs: timeoutMs)
     }
 
     func pull(cursor: Int = 0, account: String? = nil, timeoutMs: Int = 5_000) throws -> Message? {

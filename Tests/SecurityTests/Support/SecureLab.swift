@@ -108,13 +108,13 @@ final class SecureLab {
     /// `device` nil).
     func serverClient(as device: String? = nil, pair: CurveKeyPair? = nil, serverKey: String? = nil,
                       routingID: [UInt8]? = nil, receiveHWM: Int32? = nil) throws -> Client {
-        let key = pair ?? device.flatMap { keys[$0] }
+        let key = pair ?? (curve ? device.flatMap { keys[$0] } : nil)
         return try Client(context, serverListen, pair: key,
                           serverKey: key == nil ? nil : serverKey ?? keys["server"]!.publicKey, routingID: routingID, receiveHWM: receiveHWM)
     }
 
     func brokerClient(as device: String? = nil, pair: CurveKeyPair? = nil, routingID: [UInt8]? = nil) throws -> Client {
-        let key = pair ?? device.flatMap { keys[$0] }
+        let key = pair ?? (curve ? device.flatMap { keys[$0] } : nil)
         return try Client(context, brokerListen, pair: key, serverKey: key == nil ? nil : keys["broker"]!.publicKey,
                           routingID: routingID)
     }
@@ -164,9 +164,11 @@ final class SecureLab {
     }
 
     /// Resident memory of the server process, in KiB, from /proc/PID/status.
-    var serverRSSKiB: Int {
-        guard let pid = server?.pid,
-              let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+    var serverRSSKiB: Int { server.map { Self.rssKiB($0.pid) } ?? 0 }
+
+    /// Resident memory of process `pid`, in KiB, from /proc/PID/status (0 when it is gone).
+    static func rssKiB(_ pid: pid_t) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
@@ -180,9 +182,9 @@ final class SecureLab {
     /// `device` says hello with its own key and token; the welcome (fails the setup otherwise).
     func helloed(_ device: String, routingID: [UInt8]? = nil) throws -> Client {
         let client = try serverClient(as: device, routingID: routingID)
-        let account = Self.devices.first { $0.id == device }!.account
-        guard case .welcome? = try client.request(.hello(Hello(device: device, account: account,
-                                                               token: Self.token(device), platform: .android)))
+        let spec = Self.devices.first { $0.id == device }!
+        guard case .welcome? = try client.request(.hello(Hello(device: device, account: spec.account,
+                                                               token: Self.token(device), platform: spec.platform)))
         else { throw TestFailure.setup("\(device) could not say hello: \(log("server"))") }
         return client
     }
