@@ -16,6 +16,26 @@ public enum Codec {
         return foundationBody(of: message)
     }
 
+    /// A page's body up to its last value, `{"changes":[…],"head":H,"next":N,"req":`: a server that answers many
+    /// pulls with the same page encodes it once and appends each pull's req (`pageBody(prefix:req:)`).
+    public static func pageBodyPrefix(changes: [Change], head: Int, next: Int) -> [UInt8] {
+        var bytes = body(of: .page(Page(req: 0, changes: changes, next: next, head: head)))
+        // `req` is the page's last key (keys are sorted): the body ends `"req":0}`.
+        bytes.removeLast(2)
+        return bytes
+    }
+
+    /// The body of a page whose prefix is `prefix` (`pageBodyPrefix`), for the pull numbered `req`: the same bytes
+    /// `body(of:)` writes for that page.
+    public static func pageBody(prefix: [UInt8], req: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(prefix.count + 21)
+        bytes.append(contentsOf: prefix)
+        bytes.append(contentsOf: String(req).utf8)
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
     /// `body(of:)` written into `bytes`, replacing what it held: a sender of many messages reuses one buffer.
     public static func writeBody(of message: Message, into bytes: inout [UInt8]) {
         if !BodyWriter.write(message, into: &bytes) { bytes = foundationBody(of: message) }

@@ -57,6 +57,9 @@ public final class ServerDriver {
     public internal(set) var killed = false
     /// Where this process dies (`--crash-at`, control `crashAt`).
     var crashPoints = CrashPoints()
+    /// The pull whose page is being answered (set while `onPulled`'s directives are carried out).
+    var servingPull: PullRequest?
+    static let pageHeader = Codec.encode(.page(Page(req: 0, changes: [], next: 0, head: 0)))[0]
     /// Bounds the `request.refused` and `reply.lost` lines a flood can write (per peer and in all).
     public internal(set) var refusals = RefusalLimiter()
     /// The last refusal was held back, so the `hello.refused` that follows it is too.
@@ -161,7 +164,15 @@ public final class ServerDriver {
         switch directive {
         case .reply(let peer, let message, let delayMs):
             io.flushEvents()
-            let frames = peer.envelope(Codec.encode(message))
+            let frames: [[UInt8]]
+            if case .page(let page) = message, let pull = servingPull {
+                // A page for the pull being served: its body is encoded once for every pull of the same page.
+                let body = store.pageCache.body(of: page, account: pull.account, cursor: pull.cursor,
+                                                limit: pull.limit)
+                frames = peer.envelope([Self.pageHeader, body])
+            } else {
+                frames = peer.envelope(Codec.encode(message))
+            }
             if delayMs > 0 {
                 io.delay(frames, ms: delayMs)
             } else {
@@ -200,6 +211,8 @@ public final class ServerDriver {
                 try perform(instance.onPullFailed(request, error: error))
                 return
             }
+            servingPull = request
+            defer { servingPull = nil }
             try perform(instance.onPulled(request, page: page))
         case .notify(let notice):
             io.flushEvents()

@@ -18,6 +18,9 @@ extension ServerStore {
                       beforeCommit: (([AppliedOp]) -> Void)? = nil, decided: (([AppliedOp]) -> Void)? = nil)
         throws(ServerError) -> [AppliedOp]
     {
+        // The account's changes and head may move: the pages read before are no longer what a read gives.
+        pageCache.invalidate(account: account)
+        defer { pageCache.invalidate(account: account) }
         do {
             return try database.transaction {
                 let outcomes = try applyInTransaction(device, account, ops, injectRejections, idempotency)

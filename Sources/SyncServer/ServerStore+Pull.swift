@@ -5,7 +5,15 @@ extension ServerStore {
     /// The changes of `account` after `cursor`, in seq order: at most `limit`, and never more than fits in one page
     /// body (at least one change always does). A cursor beyond the head is refused: the device's cursor claims
     /// changes this server never recorded, so it must not be silently served an empty page.
+    /// The same pull again (same account, cursor and limit, no apply since) is answered from `pageCache`.
     public func pull(account: String, cursor: Int, limit: Int) throws(ServerError) -> PageSlice {
+        if let cached = pageCache.slice(account: account, cursor: cursor, limit: limit) { return cached }
+        let slice = try read(account: account, cursor: cursor, limit: limit)
+        pageCache.store(slice, account: account, cursor: cursor, limit: limit)
+        return slice
+    }
+
+    func read(account: String, cursor: Int, limit: Int) throws(ServerError) -> PageSlice {
         do {
             let head = try database.scalarInt("SELECT head FROM accounts WHERE id = ?", account) ?? 0
             guard cursor <= head else { throw ServerError.cursorAhead(account: account, cursor: cursor, head: head) }

@@ -6,6 +6,9 @@ import SyncProtocol
 /// log and the idempotency records. Belongs to the server's IO thread.
 public final class ServerStore {
     public let database: Database
+    /// Pages read lately, for the pulls of the same account, cursor and limit that follow (`pull`); every apply
+    /// drops its account's pages.
+    public let pageCache = PageCache()
 
     /// Opens (creating) the file at `path` in WAL mode and brings its schema up to date.
     public init(path: String, synchronous: Synchronous = .full) throws(ServerError) {

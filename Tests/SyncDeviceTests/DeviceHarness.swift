@@ -30,6 +30,9 @@ final class DeviceHarness: DeviceIO {
     var killAfterCursorCommit = false
     var killed: Bool { driver.killed }
     private var cursorAtLastCommit = 0
+    /// Commits that wrote WAL frames (the `-wal` file grew; the tests never write enough for a checkpoint).
+    var writingCommits = 0
+    private var walBytes: Int64 = 0
 
     init(platform: Platform, device: String = "b", settings: DeviceSettings = DeviceSettings(), now: Double = 0,
          seed: UInt64 = 7, folder: TempFolder? = nil, brokerEnabled: Bool = false) throws {
@@ -77,10 +80,21 @@ final class DeviceHarness: DeviceIO {
     func die(at point: CrashPoint, nth: Int, work: Int) {}
 
     func dies(after boundary: DeviceBoundary) -> Bool {
+        observeWAL()
         guard boundary == .commit else { return false }
         let cursor = (try? ledger.cursor()) ?? cursorAtLastCommit
         defer { cursorAtLastCommit = cursor }
         return killAfterCursorCommit && cursor != cursorAtLastCommit
+    }
+
+    // Every commit is followed by a boundary (`dies(after:)`) or by the step's end before the next one can come.
+    func stepEnded() { observeWAL() }
+
+    private func observeWAL() {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: databasePath + "-wal")
+        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+        if size > walBytes { writingCommits += 1 }
+        walBytes = max(walBytes, size)
     }
 
     func openLedger(wiping: Bool) throws -> Ledger {

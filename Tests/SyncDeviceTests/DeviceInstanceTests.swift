@@ -43,6 +43,24 @@ import Testing
         #expect(h.instance.cursor == 1)
     }
 
+    @Test func aReceivingPassCommitsOnceItsRowGoingWithItsPage() throws {
+        let h = try DeviceHarness(platform: .android)
+        h.start()
+        h.hint("h0", head: 0)  // the session's first pass says hello first (its row is written before the hello)
+        _ = h.server.remoteEdit(draft: "d1", title: "one")
+        let before = h.writingCommits
+        h.hint("h1", head: 1)
+        // Nothing to send: the claim wrote nothing, and the page, the cursor, the pass's row and its end are one
+        // commit. (With the row written by the claim, the pass commits twice.)
+        #expect(h.writingCommits - before == 1)
+        #expect(h.passes(.push).map(\.pulled) == [0, 1])
+        #expect(h.passes(.push).last?.outcome == .completed)
+        // A pass that finds nothing at all still leaves its row, written with its end.
+        h.hint("h1", head: 1)
+        #expect(h.passes(.push).map(\.pulled) == [0, 1, 0])
+        #expect(h.writingCommits - before == 2)
+    }
+
     @Test func anUnknownOutcomeIsResentWithTheSameKeyAndAppliedOnce() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
         h.start()

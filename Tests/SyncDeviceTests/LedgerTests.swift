@@ -66,6 +66,35 @@ import Testing
         }
     }
 
+    @Test func aClaimThatFindsNothingWritesNothingNotEvenThePassRow() throws {
+        try withLedger { ledger, path in
+            func walSize() -> Int64 {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: path + "-wal")
+                return (attributes?[.size] as? NSNumber)?.int64Value ?? 0
+            }
+            let before = walSize()
+            var begins = request(5)
+            begins.beginsPass = .push
+            let empty = try ledger.claim(begins)
+            #expect(empty.passDeferred && empty.ops.isEmpty)
+            #expect(try ledger.passes().isEmpty)
+            #expect(walSize() == before)
+            // Its end makes the row (the pass wrote nothing else).
+            try ledger.endPass(PassRecord(id: 1, trigger: .push, started: 5, ended: 6, outcome: .completed, sent: 0,
+                                          pulled: 0, cutOff: false, success: true, cursor: 0, head: 0,
+                                          nextDesired: nil))
+            #expect(try ledger.passes().map { "\($0.id) \($0.trigger) \($0.started) \($0.outcome?.rawValue ?? "-")" }
+                == ["1 push 5.0 completed"])
+            // A claim that claims something records its pass's start in its own transaction, as before.
+            _ = try ledger.save(LocalEdit(draft: "d1", action: .create, title: "t"), device: "pixel", wall: 1)
+            var second = ClaimRequest(purpose: .pass(2), limit: 10, now: 7, leaseSec: 30, ignoreBackoff: false)
+            second.beginsPass = .manual
+            let claimed = try ledger.claim(second)
+            #expect(!claimed.passDeferred && claimed.ops.count == 1)
+            #expect(try ledger.passes().last.map { "\($0.id) \($0.trigger) \($0.ended == nil)" } == "2 manual true")
+        }
+    }
+
     @Test func aLeaseSurvivesAReopenAndIsReclaimedByTheNextProcess() throws {
         let folder = TempFolder()
         let path = folder.file("device.sqlite")

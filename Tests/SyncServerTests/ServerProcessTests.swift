@@ -169,6 +169,43 @@ struct ServerProcessTests {
         #expect(server.terminate() == 0)
     }
 
+    @Test("two pulls of the same page get the same bytes; a change in between gives the new page")
+    func samePageSameBytes() throws {
+        let folder = TempFolder()
+        let server = try ServerProcess(folder: folder)
+        try server.start()
+        let pixel = try server.client()
+        let iphone = try server.client()
+        #expect(try pixel.hello("pixel", "acme", "t-pixel") != nil)
+        #expect(try iphone.hello("iphone", "acme", "t-iphone", .ios) != nil)
+        for n in 1...2 {
+            _ = try pixel.push([Op(key: "k\(n)", draft: "d", action: .update, base: n - 1, body: "v\(n)")])
+        }
+        // The same pull (same cursor, limit and req) from two devices: the second is served from the page read
+        // and encoded for the first, and is the same bytes as that one and as the page encoded afresh.
+        func pullFrames(_ client: TestClient, cursor: Int) throws -> [[UInt8]] {
+            try client.send(.pull(Pull(req: 41, cursor: cursor, limit: 100)))
+            return try #require(try client.receiveFrames(timeoutMs: 5_000))
+        }
+        let first = try pullFrames(pixel, cursor: 1)
+        let second = try pullFrames(iphone, cursor: 1)
+        #expect(first == second)
+        guard case .page(let page) = try Codec.decode(first) else {
+            Issue.record("not a page: \(first)")
+            return
+        }
+        #expect(page.changes.map(\.seq) == [2] && page.head == 2 && page.req == 41)
+        #expect(first == Codec.encode(.page(page)))
+        // A new change moves the head: the same pull now gets it (a stale page would stop at 2).
+        _ = try pixel.push([Op(key: "k3", draft: "d", action: .update, base: 2, body: "v3")])
+        guard case .page(let after) = try Codec.decode(try pullFrames(iphone, cursor: 1)) else {
+            Issue.record("the pull after a change got no page")
+            return
+        }
+        #expect(after.changes.map(\.seq) == [2, 3] && after.head == 3)
+        #expect(server.terminate() == 0)
+    }
+
     static func head(_ message: Message) -> Int? {
         if case .notice(let notice) = message { return notice.head }
         return nil

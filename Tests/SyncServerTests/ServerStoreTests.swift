@@ -42,6 +42,44 @@ struct ServerStoreTests {
         #expect(try store.draft(account: "acme", id: "d1")?.version == 1)
     }
 
+    @Test("a page is read and encoded once for the pulls that follow; an apply drops it; the cache is bounded")
+    func pageCache() throws {
+        let store = try makeStore()
+        for n in 1...3 {
+            let op = Op(key: "k\(n)", draft: "d\(n)", action: .create, base: 0, title: "t", body: "b")
+            _ = try store.apply(device: "pixel", account: "acme", ops: [op])
+        }
+        let cache = store.pageCache
+        let first = try store.pull(account: "acme", cursor: 1, limit: 10)
+        let second = try store.pull(account: "acme", cursor: 1, limit: 10)
+        #expect(first == second && cache.hits == 1 && cache.misses == 1)
+        // Another cursor or another limit is another page.
+        _ = try store.pull(account: "acme", cursor: 2, limit: 10)
+        _ = try store.pull(account: "acme", cursor: 1, limit: 1)
+        #expect(cache.hits == 1 && cache.misses == 3)
+        // The body from the cached prefix is the bytes the page encodes to, for any req.
+        for req in [0, 7, 12_345, -3] {
+            let page = Page(req: req, changes: first.changes, next: first.next, head: first.head)
+            #expect(cache.body(of: page, account: "acme", cursor: 1, limit: 10) == Codec.body(of: .page(page)))
+        }
+        // A page that is not the cached one is encoded as it is.
+        let other = Page(req: 1, changes: Array(first.changes.prefix(1)), next: 2, head: 3)
+        #expect(cache.body(of: other, account: "acme", cursor: 1, limit: 10) == Codec.body(of: .page(other)))
+        // An apply to the account drops its pages: the next pull reads the new head and change.
+        _ = try store.apply(device: "pixel", account: "acme",
+                            ops: [Op(key: "k4", draft: "d4", action: .create, base: 0, title: "t", body: "b")])
+        let after = try store.pull(account: "acme", cursor: 1, limit: 10)
+        #expect(after.changes.map(\.seq) == [2, 3, 4] && after.head == 4 && cache.misses == 4)
+        // Bounded: the oldest entries go.
+        let small = PageCache(maxEntries: 2)
+        for cursor in 0..<3 {
+            small.store(PageSlice(changes: [], next: cursor, head: 3), account: "a", cursor: cursor, limit: 5)
+        }
+        #expect(small.count == 2)
+        #expect(small.slice(account: "a", cursor: 0, limit: 5) == nil)
+        #expect(small.slice(account: "a", cursor: 2, limit: 5) != nil)
+    }
+
     @Test("a replay in the same batch as its first send is a duplicate too")
     func replayWithinBatch() throws {
         let store = try makeStore()

@@ -51,6 +51,18 @@ final class TestClient {
         }
     }
 
+    /// The next message's frames as they came, within `timeoutMs`; nil on timeout.
+    func receiveFrames(timeoutMs: Int) throws -> [[UInt8]]? {
+        let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
+        var poller = Poller([socket])
+        while SimClock.monotonicNanos() < deadline {
+            let left = Int((deadline - SimClock.monotonicNanos()) / 1_000_000) + 1
+            let ready = try poller.poll(timeoutMs: left)
+            if !ready.isEmpty, let frames = try socket.receive(dontWait: true) { return frames }
+        }
+        return nil
+    }
+
     /// Sends and waits for the reply (skipping replies to other requests), nil on timeout.
     func request(_ message: Message, timeoutMs: Int = 5_000) throws -> Message? {
         try send(message)

@@ -137,6 +137,7 @@ extension DeviceInstance {
                 ])))
             }
             current.claimed = result.ops
+            current.recorded = !result.passDeferred
             current.workRemains = result.ops.count >= settings.batch
             pass = current
             out += proceed(to: result.ops.isEmpty ? .pull : .push, now: now)
@@ -282,6 +283,7 @@ extension DeviceInstance {
             // its work (`pageCostSec` of execution) is done. A kill in between loses the page for good.
             let application = PageApplication(changes: accepted, from: cursor, to: last.seq, pass: current.id,
                                               cursorCommitted: true)
+            out += recordStart(&current)
             out.append(.commitCursor(to: last.seq, pass: current.id))
             // The cursor really moves now, past changes not yet applied: cursor-safety sees exactly that.
             out.append(.log(EventLine("cursor.moved", [("from", .int(cursor)), ("to", .int(last.seq)),
@@ -304,6 +306,10 @@ extension DeviceInstance {
             pass = current
             if passExpired(now: now) { return expire(now: now) }
         }
+        // A pass whose claim deferred its row writes it with this page, unless it ends in this same step: then its
+        // end makes the row (one statement instead of two, in the same commit).
+        let rowDeferred = !current.recorded && !accepted.isEmpty
+        current.recorded = current.recorded || !accepted.isEmpty
         if let last = accepted.last {
             let from = cursor
             out.append(.applyPage(PageApplication(changes: accepted, from: from, to: last.seq, pass: current.id)))
@@ -326,7 +332,20 @@ extension DeviceInstance {
                                                  ("pass", .int(current.id))])))
             return out + endPass(outcome: .error, now: now)
         }
-        return out + afterPage(empty: accepted.isEmpty, now: now)
+        let rest = afterPage(empty: accepted.isEmpty, now: now)
+        let ends = rest.contains { if case .endPass(let record) = $0 { record.id == current.id } else { false } }
+        if rowDeferred && !ends {
+            out.insert(.beginPass(id: current.id, trigger: current.trigger, at: current.started), at: 0)
+        }
+        return out + rest
+    }
+
+    /// The pass's row, when its claim deferred it: written in the transaction of the page about to be applied, so
+    /// a receiving pass commits once (page, cursor, its row and, when it ends there, its end).
+    func recordStart(_ current: inout RunningPass) -> [DeviceDirective] {
+        guard !current.recorded else { return [] }
+        current.recorded = true
+        return [.beginPass(id: current.id, trigger: current.trigger, at: current.started)]
     }
 
     /// After a page: done, out of page budget, out of execution time, or pull the next.

@@ -39,6 +39,9 @@ public struct RunningPass: Sendable, Equatable {
     public var ignoreBackoff: Bool
     /// Execution charged so far for the work done (ops sent, pages applied: `opCostSec`, `pageCostSec`).
     public var charged: Double = 0
+    /// The pass's row is in the ledger's transaction under way or committed. False after a claim that found
+    /// nothing (`ClaimResult.passDeferred`): the row is then written with the pass's first page or its end.
+    public var recorded = true
     /// `cursorCommit: beforePage`: the page whose cursor is already committed, applied once its cost has run
     /// (`due`, simulated). A kill before then loses it.
     public var pendingPage: PendingPage?

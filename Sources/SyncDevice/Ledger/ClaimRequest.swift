@@ -16,7 +16,8 @@ public struct ClaimRequest: Sendable, Equatable {
     /// Claim ops still in backoff too (a forced `sync`).
     public var ignoreBackoff: Bool
     /// When set, the claim also records the start of pass `purpose` (with this trigger, at `now`) in its own
-    /// transaction: a pass that goes straight to its claim costs one commit, not two, before its first send.
+    /// transaction: a pass that goes straight to its claim costs one commit, not two, before its first send; and
+    /// none when the claim finds nothing (`ClaimResult.passDeferred`).
     public var beginsPass: Trigger?
     /// `leases` off: the claim marks ops `sending` with no expiry.
     public var leases = true

@@ -8,12 +8,17 @@ public struct ClaimResult: Sendable, Equatable {
     public var reclaimed: Int
     /// Ops left `sending` with no lease at all (`leases` off): nothing will ever reclaim them.
     public var stranded: Int
+    /// The request `beginsPass`, but the claim found nothing to change and wrote nothing, not even the pass's row:
+    /// the pass records its start with its first write (its first page, or its end).
+    public var passDeferred: Bool
 
-    public init(purpose: ClaimPurpose, ops: [ClaimedOp], reclaimed: Int, stranded: Int = 0) {
+    public init(purpose: ClaimPurpose, ops: [ClaimedOp], reclaimed: Int, stranded: Int = 0,
+                passDeferred: Bool = false) {
         self.purpose = purpose
         self.ops = ops
         self.reclaimed = reclaimed
         self.stranded = stranded
+        self.passDeferred = passDeferred
     }
 }
 

@@ -242,14 +242,13 @@ public final class Ledger {
                          id, trigger.rawValue, now)
     }
 
-    /// Reclaims expired leases (recording the pass's start first when the request `beginsPass`), then claims up to `limit` eligible ops in `local_seq` order under a lease, in one
+    /// Reclaims expired leases, then claims up to `limit` eligible ops in `local_seq` order under a lease, in one
     /// transaction. An op waits while an earlier op of the same draft is unsettled and not in this batch, so a
-    /// draft's edits reach the server in the order they were made.
+    /// draft's edits reach the server in the order they were made. When the request `beginsPass`, the pass's start
+    /// is recorded in the same transaction, but only when the claim changed something: a claim that found nothing
+    /// writes nothing (`ClaimResult.passDeferred`), and the pass's row waits for its page's commit or its end.
     public func claim(_ request: ClaimRequest, maxBytes: Int = 768 * 1024) throws -> ClaimResult {
         try database.transaction {
-            if case .pass(let id) = request.purpose, let trigger = request.beginsPass {
-                try beginPass(id: id, trigger: trigger, at: request.now)
-            }
             // An op claimed with no lease (`leases` off) has a NULL expiry, which this never matches: stranded.
             let reclaimed = try database.run("""
                 UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
@@ -288,6 +287,16 @@ public final class Ledger {
                 candidates.append((op, status, row.int(7), row.double(8)))
                 if candidates.count >= request.limit { stop = true }
             }
+            var deferred = false
+            if case .pass(let id) = request.purpose, let trigger = request.beginsPass {
+                // Nothing reclaimed, nothing to claim: the reclaim matched no row, so the transaction is still clean
+                // and commits without writing a page. The pass's row goes with the first write the pass makes.
+                if reclaimed == 0 && candidates.isEmpty {
+                    deferred = true
+                } else {
+                    try beginPass(id: id, trigger: trigger, at: request.now)
+                }
+            }
             let expires: Double? = request.leases ? request.now + request.leaseSec : nil
             var claimed: [ClaimedOp] = []
             for candidate in candidates {
@@ -304,7 +313,7 @@ public final class Ledger {
                 claimed.append(ClaimedOp(op: sent, attempt: attempt, key: candidate.op.key))
             }
             return ClaimResult(purpose: request.purpose, ops: claimed, reclaimed: reclaimed,
-                               stranded: request.leases ? 0 : stranded)
+                               stranded: request.leases ? 0 : stranded, passDeferred: deferred)
         }
     }
 
@@ -402,12 +411,17 @@ public final class Ledger {
     }
 
     /// Records how a pass ended, the head last seen, the next desired run and, for a successful pass, the sync time.
+    /// The pass's row is made here when its start was deferred (a claim that found nothing, then no page applied).
     public func endPass(_ record: PassRecord) throws {
         try database.transaction {
             try database.run("""
-                UPDATE passes SET ended_sim = ?, outcome = ?, sent = ?, pulled = ?, cut_off = ?, success = ?
-                WHERE id = ?
-                """, record.ended, record.outcome.rawValue, record.sent, record.pulled, record.cutOff, record.success, record.id)
+                INSERT INTO passes(id, trigger, started_sim, ended_sim, outcome, sent, pulled, cut_off, success)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET ended_sim = excluded.ended_sim, outcome = excluded.outcome,
+                    sent = excluded.sent, pulled = excluded.pulled, cut_off = excluded.cut_off,
+                    success = excluded.success
+                """, record.id, record.trigger.rawValue, record.started, record.ended, record.outcome.rawValue,
+                record.sent, record.pulled, record.cutOff, record.success)
             try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", record.head)
             if record.success { try setState("last_sync_sim", record.ended) }
             try setState("next_desired_sim", record.nextDesired.map { SQLValue.real($0) } ?? .null)
