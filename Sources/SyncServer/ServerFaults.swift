@@ -18,6 +18,9 @@ public struct ServerFaults: Sendable, Equatable {
     /// Probability that a push is dropped before its commit: nothing applied, no reply. The device sees an unknown
     /// outcome the server did NOT apply, which only a resend with the same key settles.
     public var dropRequest: Double = 0
+    /// Every page of a pull waits this long before it is sent (the page is read at once; a slow read as the device
+    /// sees it), on top of `replyDelayMs`.
+    public var slowPullMs: Int = 0
 
     /// The reason an injected rejection carries.
     public static let injectedReason = "injected"

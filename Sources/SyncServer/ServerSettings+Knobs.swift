@@ -22,6 +22,8 @@ extension ServerSettings: KnobSettings {
                 "probability a push is dropped before its commit: nothing applied, no reply").atRuntime,
         .number("failCommit", "fail-commit", 0...1, \.faults.failCommit,
                 "probability a push's commit fails after its ops were decided (nothing applied)").atRuntime,
+        .integer("slowPullMs", "slow-pull-ms", 0...600_000, \.faults.slowPullMs,
+                 "delay serving every pull by N real ms (a slow read)").atRuntime,
         .named("notifyMode", "notify-mode", \.notifyMode,
                "push: a notice that would block is dropped; pub: lost silently if slow"),
         .integer("notifyHwm", "notify-hwm", 1...1_000_000, \.notifyHighWaterMark,
