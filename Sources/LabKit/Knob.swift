@@ -36,6 +36,10 @@ public struct Knob<Settings: Sendable>: Sendable {
     public let flag: String
     public let values: Values
     public let help: String
+    /// Also changed while the process runs, by its control command (the server's `faults`, the broker's `chaos`),
+    /// a scenario step of that name and a nemesis window: marked in the table with `.atRuntime`
+    /// (Knob+Runtime.swift).
+    public internal(set) var runtime = false
     /// The setting's value, as text.
     let read: @Sendable (Settings) -> String
     /// Stores an already-checked value.
@@ -140,7 +144,12 @@ extension Knob where Settings: KnobSettings {
 /// A value a knob does not accept.
 public struct KnobError: Error, Sendable, CustomStringConvertible {
     public let problem: String
-    public init(problem: String) { self.problem = problem }
+    /// The argument or key it is about, when the caller did not already say (a control command's arguments).
+    public let key: String?
+    public init(problem: String, key: String? = nil) {
+        self.problem = problem
+        self.key = key
+    }
     public var description: String { problem }
 }
 

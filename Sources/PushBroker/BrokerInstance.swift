@@ -341,15 +341,13 @@ public struct BrokerInstance: Sendable {
             guard directory[device] != nil else { throw .invalid("unknown device \"\(device)\"") }
             chaosByDevice[device] = nil
             fields = [("scope", "device"), ("device", .string(device)), ("off", true)]
-        case .set(nil, _, _, _, _, _):
-            let settings = change.applied(to: chaos)
-            try settings.validate()
+        case .set(nil, _):
+            let settings = try change.applied(to: chaos)
             chaos = settings
             fields = [("scope", "global")] + settings.fields
-        case .set(let device?, _, _, _, _, _):
+        case .set(let device?, _):
             guard directory[device] != nil else { throw .invalid("unknown device \"\(device)\"") }
-            let settings = change.applied(to: chaosByDevice[device] ?? chaos)
-            try settings.validate()
+            let settings = try change.applied(to: chaosByDevice[device] ?? chaos)
             chaosByDevice[device] = settings
             fields = [("scope", "device"), ("device", .string(device))] + settings.fields
         }

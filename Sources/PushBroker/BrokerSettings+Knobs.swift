@@ -4,6 +4,10 @@ import LabKit
 /// reading of a topology's `broker: {…}` and the argv it builds are all made from this table. To add a broker
 /// setting: a field with its default (BrokerSettings, ProfileSettings or ChaosSettings), one entry below, the code
 /// that uses it, and its line in docs/TOPOLOGY.md (a test checks that the doc names every key with its default).
+///
+/// The entries marked `.atRuntime` (fields of `ChaosSettings`) are what the control command `chaos`, a scenario's
+/// `chaos` step and a nemesis `chaos` window change while the broker runs, and the timeline draws
+/// (Knob+Runtime.swift).
 extension BrokerSettings: KnobSettings {
     public static let knobs: [Knob<BrokerSettings>] = [
         // No topology key: the launcher sets these from the server's `notifyMode` and `notifyHwm`.
@@ -27,13 +31,17 @@ extension BrokerSettings: KnobSettings {
                 "fcm: simulated minutes between doze maintenance windows"),
         .duration("webpushTtlSec", "webpush-ttl-sec", 0...1e9, \.profiles.webpushTTLSec,
                   "webpush: simulated seconds a hint is kept for an unreachable browser"),
-        .number("loss", "loss", 0...1, \.chaos.loss, "chaos: probability a hint is lost (reason chaos-loss)"),
-        .number("duplicate", "duplicate", 0...1, \.chaos.duplicate, "chaos: probability a delivered hint is sent twice"),
-        .named("delayKind", "delay-kind", \.chaos.delayKind, "chaos: how the delay before the profile is drawn"),
+        .number("loss", "loss", 0...1, \.chaos.loss,
+                "chaos: probability a hint is lost (reason chaos-loss)").atRuntime,
+        .number("duplicate", "duplicate", 0...1, \.chaos.duplicate,
+                "chaos: probability a delivered hint is sent twice").atRuntime,
+        .named("delayKind", "delay-kind", \.chaos.delayKind,
+               "chaos: how the delay before the profile is drawn").atRuntime,
         .duration("delaySec", "delay-sec", 0...1e9, \.chaos.delaySec,
-                  "chaos: the delay (constant), or its mean (uniform on [0, 2x), exponential), simulated seconds"),
+                  "chaos: the delay (constant), or its mean (uniform on [0, 2x), exponential), simulated seconds")
+            .atRuntime,
         .number("reorder", "reorder", 0...1, \.chaos.reorder,
-                "chaos: probability a hint waits until the device's next hint has overtaken it"),
+                "chaos: probability a hint waits until the device's next hint has overtaken it").atRuntime,
         .duration("reorderWindowSec", "reorder-window-sec", 0...1e9, \.reorderWindowSec,
                   "chaos: simulated seconds a reordered hint waits at most"),
         .bool("hintCarriesData", "hint-carries-data", spelled: .presence, \.hintCarriesData,

@@ -1,19 +1,23 @@
+import LabKit
 import SyncProtocol
 
-/// The control command `chaos`, parsed: `{loss, duplicate, delayKind, delaySec, reorder, device?}` changes the named
-/// fields (globally, or for one device starting from the global settings); `{"off": true}` clears every setting, or
-/// only `device`'s override when one is named.
+/// The control command `chaos`, parsed: the broker's runtime knobs (`BrokerSettings.knobs` marked `.atRuntime`:
+/// loss, duplicate, delayKind, delaySec, reorder) and `device?` change the named settings (globally, or for one
+/// device starting from the global settings); `{"off": true}` clears every setting, or only `device`'s override
+/// when one is named. Every value is checked by its knob, with the same range as the broker's flag and the
+/// topology's key.
 public enum ChaosChange: Sendable, Equatable {
-    case set(device: String?, loss: Double?, duplicate: Double?, delayKind: DelayKind?, delaySec: Double?,
-             reorder: Double?)
+    /// The runtime knobs named, as their control arguments (already checked).
+    case set(device: String?, args: [String: JSONValue])
     case off(device: String?)
-
-    static let keys: Set<String> = ["loss", "duplicate", "delayKind", "delaySec", "reorder", "device", "off"]
 
     /// Parses control arguments; throws a message that names the bad argument.
     public static func parse(_ args: [String: JSONValue]) throws(BrokerError) -> ChaosChange {
-        for key in args.keys.sorted() where !keys.contains(key) {
-            throw .invalid("unknown chaos argument \"\(key)\"; known: \(keys.sorted().joined(separator: ", "))")
+        do {
+            try BrokerSettings.checkRuntimeNames(args, others: ["device", "off"])
+        } catch {
+            let known = (BrokerSettings.runtimeKeys + ["device", "off"]).sorted().joined(separator: ", ")
+            throw .invalid("unknown chaos argument \"\(error.key ?? "")\"; known: \(known)")
         }
         var device: String?
         if let value = args["device"] {
@@ -29,34 +33,24 @@ public enum ChaosChange: Sendable, Equatable {
                 return .off(device: device)
             }
         }
-        func number(_ key: String) throws(BrokerError) -> Double? {
-            guard let value = args[key] else { return nil }
-            guard let number = value.doubleValue, number.isFinite else { throw .invalid("\(key) must be a number") }
-            return number
-        }
-        var delayKind: DelayKind?
-        if let value = args["delayKind"] {
-            guard let text = value.stringValue, let kind = DelayKind(rawValue: text) else {
-                let known = DelayKind.allCases.map(\.rawValue).joined(separator: "|")
-                throw .invalid("delayKind must be one of \(known)")
-            }
-            delayKind = kind
-        }
-        return .set(device: device, loss: try number("loss"), duplicate: try number("duplicate"),
-                    delayKind: delayKind, delaySec: try number("delaySec"), reorder: try number("reorder"))
+        var settings = args
+        settings["device"] = nil
+        settings["off"] = nil
+        // Checked now, so that a bad value is refused before anything changes.
+        _ = try ChaosChange.set(device: device, args: settings).applied(to: .off)
+        return .set(device: device, args: settings)
     }
 
-    /// `base` with this change's fields applied (for `.set`).
-    func applied(to base: ChaosSettings) -> ChaosSettings {
-        guard case .set(_, let loss, let duplicate, let delayKind, let delaySec, let reorder) = self else {
-            return .off
+    /// `base` with this change's settings applied (for `.set`).
+    func applied(to base: ChaosSettings) throws(BrokerError) -> ChaosSettings {
+        guard case .set(_, let args) = self else { return .off }
+        var settings = BrokerSettings()
+        settings.chaos = base
+        do {
+            try settings.applyRuntime(args)
+        } catch {
+            throw .invalid("\(error.key ?? "chaos") \(error.problem)")
         }
-        var settings = base
-        if let loss { settings.loss = loss }
-        if let duplicate { settings.duplicate = duplicate }
-        if let delayKind { settings.delayKind = delayKind }
-        if let delaySec { settings.delaySec = delaySec }
-        if let reorder { settings.reorder = reorder }
-        return settings
+        return settings.chaos
     }
 }

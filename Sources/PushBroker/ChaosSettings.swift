@@ -30,22 +30,10 @@ public struct ChaosSettings: Sendable, Equatable {
         }
     }
 
-    /// Checks bounds; throws a message naming the bad field.
-    public func validate() throws(BrokerError) {
-        for (name, value) in [("loss", loss), ("duplicate", duplicate), ("reorder", reorder)]
-        where !(0...1).contains(value) {
-            throw .invalid("\(name) must be between 0 and 1, got \(value)")
-        }
-        guard delaySec.isFinite, delaySec >= 0 else {
-            throw .invalid("delaySec must be a finite number of simulated seconds >= 0, got \(delaySec)")
-        }
-    }
-
-    /// The settings as event fields and control data.
+    /// The settings as event fields and control data: the broker's runtime knobs, in table order.
     public var fields: [(String, JSONValue)] {
-        [
-            ("loss", .double(loss)), ("duplicate", .double(duplicate)), ("delayKind", .string(delayKind.rawValue)),
-            ("delaySec", .double(delaySec)), ("reorder", .double(reorder)),
-        ]
+        var settings = BrokerSettings()
+        settings.chaos = self
+        return settings.runtimeFields
     }
 }

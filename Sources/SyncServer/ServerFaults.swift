@@ -18,6 +18,9 @@ public struct ServerFaults: Sendable, Equatable {
     /// Probability that a push is dropped before its commit: nothing applied, no reply. The device sees an unknown
     /// outcome the server did NOT apply, which only a resend with the same key settles.
     public var dropRequest: Double = 0
+    /// Every page of a pull waits this long before it is sent (the page is read at once; a slow read as the device
+    /// sees it), on top of `replyDelayMs`.
+    public var slowPullMs: Int = 0
 
     /// The reason an injected rejection carries.
     public static let injectedReason = "injected"
@@ -25,49 +28,33 @@ public struct ServerFaults: Sendable, Equatable {
     /// No faults.
     public static let off = ServerFaults()
 
-    /// The argument names of the control command `faults`.
-    public static let argumentNames = ["dropReply", "transient", "reject", "replyDelayMs", "dropRequest", "failCommit",
-                                       "off"]
+    /// The argument names of the control command `faults`: the runtime knobs of `ServerSettings.knobs`, and `off`.
+    public static var argumentNames: [String] { ServerSettings.runtimeKeys + ["off"] }
 
-    /// These settings changed by the arguments of the control command `faults`: `{dropReply, transient, reject,
-    /// replyDelayMs, dropRequest}`, each optional (a missing one keeps its value), or `{"off": true}` to reset all
-    /// first.
+    /// These settings changed by the arguments of the control command `faults`: each runtime knob of the server's
+    /// table (ServerSettings+Knobs.swift), optional (a missing one keeps its value) and checked by that knob (the
+    /// same range as the server's flag and the topology's key), or `{"off": true}` to reset all first.
     public func updated(with args: [String: JSONValue]) throws(ServerError) -> ServerFaults {
-        for name in args.keys.sorted() where !Self.argumentNames.contains(name) {
-            throw .invalidArgument(command: "faults", name: name,
-                                   problem: "is unknown: use \(Self.argumentNames.joined(separator: ", "))")
-        }
-        var next = self
-        if let off = args["off"] {
-            guard let on = off.boolValue else {
-                throw .invalidArgument(command: "faults", name: "off", problem: "must be true or false")
-            }
-            if on { next = .off }
-        }
-        // Each value is checked by the knob that sets it (ServerSettings+Knobs.swift): the same range as the
-        // server's flag and the topology's key.
         var settings = ServerSettings()
-        settings.faults = next
-        for name in Self.argumentNames where name != "off" {
-            guard let value = args[name] else { continue }
-            guard let knob = ServerSettings.knob(key: name) else { preconditionFailure("\(name) is not a knob") }
-            guard let number = value.doubleValue else {
-                throw .invalidArgument(command: "faults", name: name, problem: "must be a number, got \(value)")
+        settings.faults = self
+        do throws(KnobError) {
+            try ServerSettings.checkRuntimeNames(args, others: ["off"])
+            if let off = args["off"] {
+                guard let on = off.boolValue else { throw KnobError(problem: "must be true or false", key: "off") }
+                if on { settings.faults = .off }
             }
-            do {
-                try knob.apply(number.flagText, to: &settings)
-            } catch {
-                throw .invalidArgument(command: "faults", name: name, problem: error.problem)
-            }
+            try settings.applyRuntime(args)
+        } catch {
+            throw .invalidArgument(command: "faults", name: error.key ?? "", problem: error.problem)
         }
         return settings.faults
     }
 
-    /// The settings as event fields and control data.
+    /// The settings as event fields and control data: the runtime knobs, in table order.
     public var fields: [(String, JSONValue)] {
-        [("dropReply", .double(dropReply)), ("transient", .double(transient)), ("reject", .double(reject)),
-         ("replyDelayMs", .int(replyDelayMs)), ("dropRequest", .double(dropRequest)),
-         ("failCommit", .double(failCommit))]
+        var settings = ServerSettings()
+        settings.faults = self
+        return settings.runtimeFields
     }
 
     // MARK: - Draws

@@ -160,7 +160,7 @@ public struct ServerInstance: Sendable {
             ("count", .int(page.changes.count)), ("next", .int(page.next)), ("head", .int(page.head)),
         ])
         let message = Message.page(Page(req: request.req, changes: page.changes, next: page.next, head: page.head))
-        return [.log(served)] + reply(request.peer, message)
+        return [.log(served)] + reply(request.peer, message, slowedByMs: faults.slowPullMs)
     }
 
     /// The store could not read the page: a cursor beyond the head, or a database failure.
@@ -228,15 +228,19 @@ public struct ServerInstance: Sendable {
         for (id, session) in sessions where session.connection == connection { sessions[id] = nil }
     }
 
-    /// A reply to a device, delayed by the fault plan when it says so (each delay is an injected fault).
-    mutating func reply(_ peer: Peer, _ message: Message) -> [ServerDirective] {
-        guard faults.replyDelayMs > 0 else { return [.reply(to: peer, message: message, delayMs: 0)] }
-        stats.faultsInjected += 1
-        var fields: [(String, JSONValue)] = [("kind", .string("replyDelay"))]
-        if let device = session(of: peer)?.device { fields.append(("device", .string(device))) }
-        fields.append(("delayMs", .int(faults.replyDelayMs)))
-        return [.log(EventLine("fault.injected", fields)),
-                .reply(to: peer, message: message, delayMs: faults.replyDelayMs)]
+    /// A reply to a device, delayed by the fault plan when it says so (each delay is an injected fault):
+    /// `replyDelayMs` for every reply, and `slowedByMs` more for this one (a pull's page: `slowPullMs`).
+    mutating func reply(_ peer: Peer, _ message: Message, slowedByMs slow: Int = 0) -> [ServerDirective] {
+        guard faults.replyDelayMs > 0 || slow > 0 else { return [.reply(to: peer, message: message, delayMs: 0)] }
+        var out: [ServerDirective] = []
+        for (kind, delayMs) in [("replyDelay", faults.replyDelayMs), ("slowPull", slow)] where delayMs > 0 {
+            stats.faultsInjected += 1
+            var fields: [(String, JSONValue)] = [("kind", .string(kind))]
+            if let device = session(of: peer)?.device { fields.append(("device", .string(device))) }
+            fields.append(("delayMs", .int(delayMs)))
+            out.append(.log(EventLine("fault.injected", fields)))
+        }
+        return out + [.reply(to: peer, message: message, delayMs: faults.replyDelayMs + slow)]
     }
 
     /// How many sessions are held at most, now.

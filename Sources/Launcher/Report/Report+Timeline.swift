@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 
 /// The pictures of report.html (the timeline, the plots, the failing checks linked to the timeline) and the lists
 /// of what needs a reader's attention (ops that need attention, hints that died, by reason).
@@ -17,12 +18,8 @@ extension Report {
 
     /// The server's faults from its flags (the topology's `server` block), as a band label, or nil when none.
     var serverFlagFaults: String? {
-        let s = data.topology.server.faults
-        var parts: [String] = []
-        if s.dropReply > 0 { parts.append("dropReply \(format(s.dropReply))") }
-        if s.transient > 0 { parts.append("transient \(format(s.transient))") }
-        if s.reject > 0 { parts.append("reject \(format(s.reject))") }
-        if s.replyDelayMs > 0 { parts.append("replyDelayMs \(s.replyDelayMs)") }
+        // Every runtime knob of the server's table (ServerSettings+Knobs.swift) set off its default.
+        let parts = data.topology.server.runtimeLabels
         return parts.isEmpty ? nil : "faults (flags): " + parts.joined(separator: ", ")
     }
 

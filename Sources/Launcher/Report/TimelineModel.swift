@@ -1,5 +1,8 @@
 import Foundation
+import LabKit
+import PushBroker
 import SyncProtocol
+import SyncServer
 
 /// What the report's timeline draws, computed from a run's events alone: lanes (one per process), bands (app state,
 /// offline, doze, process down or paused, faults on, the heal and quiesce phases), marks and links (each edit's
@@ -398,10 +401,7 @@ extension TimelineModel {
                 }
             case "fault.set":
                 closeFaults(prefix: "server/", at: e.sim)
-                let parts = ["dropReply", "transient", "reject", "replyDelayMs"].compactMap { name -> String? in
-                    guard let v = e[name]?.doubleValue, v != 0 else { return nil }
-                    return "\(name) \(format(v))"
-                }
+                let parts = ServerSettings.runtimeLabels { e[$0] }
                 if !parts.isEmpty { faultOn["server/control"] = (e.sim, "faults: " + parts.joined(separator: ", ")) }
             case "op.applied":
                 guard let key = e.string("key"), let seq = e.int("seq") else { return }
@@ -467,11 +467,7 @@ extension TimelineModel {
                 if let open = faultOn.removeValue(forKey: key) {
                     band(TimelineModel.brokerLane, .fault, open.since, e.sim, open.label)
                 }
-                var parts: [String] = []
-                for name in ["loss", "duplicate", "reorder", "delaySec"] {
-                    if let v = e[name]?.doubleValue, v != 0 { parts.append("\(name) \(format(v))") }
-                }
-                if let kind = e.string("delayKind"), kind != "none" { parts.append("delay \(kind)") }
+                let parts = BrokerSettings.runtimeLabels { e[$0] }
                 if !parts.isEmpty {
                     faultOn[key] = (e.sim, "chaos\(device.map { " on \($0)" } ?? ""): " + parts.joined(separator: ", "))
                 }

@@ -115,19 +115,15 @@ extension Topology {
             let settings = nemesis?.generators[fault.generator].settings ?? [:]
             if target == "broker" {
                 // Back to the topology's chaos: every field of it, as the control command `chaos` takes them.
-                return (.chaos(args: settings), .chaos(args: Dictionary(uniqueKeysWithValues: broker.chaos.fields)))
+                return (.chaos(args: settings), .chaos(args: Dictionary(uniqueKeysWithValues: broker.runtimeFields)))
             }
             var own = settings
             own["device"] = .string(target)
             return (.chaos(args: own), .chaos(args: ["off": true, "device": .string(target)]))
         case .faults:
             let settings = nemesis?.generators[fault.generator].settings ?? [:]
-            let faults = server.faults
-            return (.faults(args: settings), .faults(args: [
-                "dropReply": .double(faults.dropReply), "dropRequest": .double(faults.dropRequest),
-                "transient": .double(faults.transient), "reject": .double(faults.reject),
-                "replyDelayMs": .int(faults.replyDelayMs),
-            ]))
+            // Back to the topology's faults: every runtime knob of the server's table.
+            return (.faults(args: settings), .faults(args: Dictionary(uniqueKeysWithValues: server.runtimeFields)))
         }
     }
 

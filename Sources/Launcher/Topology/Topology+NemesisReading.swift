@@ -6,8 +6,10 @@ import SyncServer
 extension Topology {
     static let nemesisKeys = ["maxDown", "serverWithBroker", "from", "until", "generators"]
     static let generatorKeys = ["kind", "targets", "rate", "interval", "downtime", "points"]
-    static let chaosKeys = ["loss", "duplicate", "reorder", "delayKind", "delaySec"]
-    static let faultKeys = ["dropReply", "dropRequest", "transient", "reject", "replyDelayMs"]
+    /// A `chaos` step's or window's settings: the broker's runtime knobs (BrokerSettings+Knobs.swift).
+    static var chaosKeys: [String] { BrokerSettings.runtimeKeys }
+    /// A `faults` step's or window's settings: the server's runtime knobs (ServerSettings+Knobs.swift).
+    static var faultKeys: [String] { ServerSettings.runtimeKeys }
 
     /// Reads `nemesis`: an object with limits and `generators`, or just the list of generators. Every target name must
     /// stand for something the kind can act on, every crash point must be one of a target's role.

@@ -222,12 +222,7 @@ extension Topology {
         for key in keys {
             guard let knob = S.knob(key: key) else { preconditionFailure("\(key) is not a key of \(S.self).knobs") }
             guard let text = try knobText(knob, in: reader, key) else { continue }
-            switch knob.values {
-            case .integer: args[key] = .int(Int(text)!)
-            case .number, .duration: args[key] = .double(Double(text)!)
-            case .bool: args[key] = .bool(text == "true")
-            case .choice, .accounts: args[key] = .string(text)
-            }
+            args[key] = knob.json(text)
         }
         return args
     }
@@ -406,8 +401,8 @@ extension Topology {
             guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, off)") }
             action = .chaos(args: args)
         case "faults":
-            try s.onlyKeys(["at", "action", "off"] + faultKeys + ["failCommit"])
-            var args = try knobArguments(s, faultKeys + ["failCommit"], of: ServerSettings.self)
+            try s.onlyKeys(["at", "action", "off"] + faultKeys)
+            var args = try knobArguments(s, faultKeys, of: ServerSettings.self)
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             guard !args.isEmpty else { throw s.fail("a faults step needs at least one setting (dropReply, …, off)") }
             action = .faults(args: args)
