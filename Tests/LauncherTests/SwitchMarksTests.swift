@@ -115,6 +115,13 @@ import Testing
                 .prefix(while: { $0 != ">" }).contains("lane-ring") == true
         }
         #expect(ringed(device), "\(lesson): \(device)'s lane is not ringed")
+        // The halves' plots drawn apart: the broken device's group and the correct one's, each named.
+        let halves = r.html.components(separatedBy: "<h4 class=\"half\"").dropFirst()
+            .map { $0.prefix(while: { $0 != "<" }) }
+        #expect(halves.count >= 2, "\(lesson): \(halves)")
+        #expect(halves.contains { $0.contains(": \(device)") || $0.contains(", \(device)") })
+        #expect(halves.contains { $0.contains(correct) })
+        #expect(!halves.contains { $0.contains(device) && $0.contains(correct) }, "\(lesson): one group holds both")
         #expect(!ringed(correct), "\(lesson): the correct half's lane \(correct) is ringed")
     }
 }

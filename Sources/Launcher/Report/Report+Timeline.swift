@@ -113,7 +113,7 @@ extension Report {
             events: data.events, devices: devices, lineages: figures.lineages,
             budgetSec: data.topology.device.freshnessBudgetSec,
             scenarioEnd: data.scenarioEndSim)
-        return "<h2>Plots</h2>\n" + Plots(data: plotData).html
+        return "<h2>Plots</h2>\n" + Plots(data: plotData).html + halvesPlotsHTML
     }
 
     /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason (markdown).
