@@ -18,7 +18,7 @@ import Testing
     }
 
     static let both = """
-        "platforms.android.syncsPerInstall": { seed: 3, band: [2, 4], source: "hand-made, inside" },
+        "platforms.android.syncsPerInstall": { seed: 3, band: [2, 4], source: "seed 000: hand-made, inside" },
         "platforms.ios.syncsPerInstall": { seed: 19, band: [12, 28], source: "seed 000, 7 days" },
         """
 
@@ -58,8 +58,8 @@ import Testing
 
     @Test func everyFigureInsideItsBandHolds() throws {
         let fixture = try fixture(reference: """
-            "platforms.android.syncsPerInstall": { seed: 3, band: [2, 4] },
-            "platforms.ios.syncsPerInstall": { seed: 0, band: [0, 1] },
+            "platforms.android.syncsPerInstall": { seed: 3, band: [2, 4], source: "seed 000" },
+            "platforms.ios.syncsPerInstall": { seed: 0, band: [0, 1], source: "seed 000" },
             """)
         let report = try fixture.report()
         #expect(report.checks.first { $0.name == "reference-figures" }?.held == true)
@@ -102,9 +102,9 @@ import Testing
 
     @Test func aVariantFigureIsMeasuredOverItsDevicesAndAnUnknownVariantIsRefused() throws {
         let fixture = try fixture(reference: """
-            "variants.a.syncsPerInstall": { seed: 3, band: [3, 3] },
-            "variants.b.receivedPercent": { seed: 100, band: [100, 100] },
-            "variants.a.receivedPercent": { seed: 100, band: [100, 100] },
+            "variants.a.syncsPerInstall": { seed: 3, band: [3, 3], source: "seed 000" },
+            "variants.b.receivedPercent": { seed: 100, band: [100, 100], source: "seed 000" },
+            "variants.a.receivedPercent": { seed: 100, band: [100, 100], source: "seed 000" },
             """)
         let report = try fixture.report()
         // "a" got three scheduled syncs; "b" received "a"'s edit; "a" received nothing (no edit came from "b").

@@ -8,8 +8,22 @@ public struct ReferenceFigure: Sendable, Equatable {
     public var name: String
     /// The article's value (key `seed`).
     public var published: Double
+    /// A tolerance around `published`, never around the lab's own value (the reading refuses a band without it).
     public var band: ClosedRange<Double>
+    /// Where it was published: it names the seed (`seed 000: …`).
     public var source: String
+    /// The article's section and its own words for the figure.
+    public var section: String? = nil
+    public var quote: String? = nil
+    /// The published value is the lab's reading of the article's words ("unsynced for days" read as 0 %), not a
+    /// number it printed; the report says so.
+    public var reading = false
+    /// False for a figure the lab cannot reproduce (`reason` says why): printed beside the run's, never judged.
+    public var reproduced = true
+    public var reason: String? = nil
+    /// The seed says this design fails: no band of the same figure for a design that works may contain this
+    /// published value, nor this band another's (a band that cannot tell the two apart cannot fail).
+    public var fails = false
 }
 
 /// The `reference-figures` check: each reference figure measured, compared with its published value, and one
@@ -149,7 +163,12 @@ enum ReferenceFigures {
     struct Row {
         let figure: ReferenceFigure
         let measured: Double?
-        var within: Bool { measured.map { figure.band.contains($0) } ?? false }
+        var within: Bool { figure.reproduced && (measured.map { figure.band.contains($0) } ?? false) }
+        /// The report's "within band?": yes, no, or not reproduced and why.
+        var verdict: String {
+            guard figure.reproduced else { return "not reproduced: \(figure.reason ?? "")" }
+            return within ? "yes" : "**no**"
+        }
         var ratio: Double? {
             guard let measured, figure.published != 0 else { return nil }
             return measured / figure.published
@@ -165,14 +184,17 @@ enum ReferenceFigures {
     /// The check: held when every figure is inside its band; nil for a topology without references.
     static func check(_ rows: [Row]) -> InvariantResult? {
         guard !rows.isEmpty else { return nil }
-        let violations = rows.filter { !$0.within }.map { row in
+        let violations = rows.filter { !$0.within && $0.figure.reproduced }.map { row in
             Violation(device: nil, account: nil,
                       "\(row.figure.name): measured " + (row.measured.map(format) ?? "nothing (not measured in this run)")
                         + ", outside the band \(format(row.figure.band.lowerBound))–\(format(row.figure.band.upperBound))"
                         + " around the published \(format(row.figure.published)) (\(row.figure.source))")
         }
+        let judged = rows.filter(\.figure.reproduced).count
+        let skipped = rows.count - judged
         return InvariantResult(checkName, violations,
-                               held: "\(rows.count) reference figure\(rows.count == 1 ? "" : "s") inside their bands")
+                               held: "\(judged) reference figure\(judged == 1 ? "" : "s") inside their bands"
+                                + (skipped > 0 ? "; \(skipped) not reproduced (not judged)" : ""))
     }
 
     static func format(_ x: Double) -> String {
@@ -192,8 +214,9 @@ enum ReferenceFigures {
             let f = row.figure
             md += "| `\(f.name)` | \(format(f.published)) | \(row.measured.map(format) ?? "—") | "
             md += (row.ratio.map { String(format: "%.2f", $0) } ?? "—")
-            md += " | \(format(f.band.lowerBound))–\(format(f.band.upperBound)) | \(row.within ? "yes" : "**no**") | "
-            md += "\(f.source) |\n"
+            md += " | \(format(f.band.lowerBound))–\(format(f.band.upperBound)) | \(row.verdict) | "
+            md += "\(f.source)" + (f.section.map { ", \($0)" } ?? "") + (f.quote.map { ": \"\($0)\"" } ?? "")
+                + (f.reading ? " (a reading of the article's words, not a number it printed)" : "") + " |\n"
         }
         return md
     }
@@ -206,6 +229,10 @@ enum ReferenceFigures {
                 ("ratio", row.ratio.map { .double(round3($0)) } ?? .null),
                 ("band", .array([.double(row.figure.band.lowerBound), .double(row.figure.band.upperBound)])),
                 ("within", .bool(row.within)), ("source", .string(row.figure.source)),
+                ("section", row.figure.section.map { .string($0) } ?? .null),
+                ("quote", row.figure.quote.map { .string($0) } ?? .null), ("reading", .bool(row.figure.reading)),
+                ("reproduced", .bool(row.figure.reproduced)),
+                ("reason", row.figure.reason.map { .string($0) } ?? .null), ("fails", .bool(row.figure.fails)),
             ])
         })
     }
@@ -230,7 +257,7 @@ extension Topology {
                              + "variants.<device-id-prefix>.<any platform figure>", at: pair.node, key: key)
             }
             let f = NodeReader(file: r.file, node: pair.node, path: key)
-            try f.onlyKeys(["seed", "band", "source"])
+            try f.onlyKeys(["seed", "band", "source", "section", "quote", "reading", "reproduced", "reason", "fails"])
             guard let published = try f.number("seed") else {
                 throw f.fail("missing required key \"seed\" (the figure the article published)")
             }
@@ -247,9 +274,18 @@ extension Topology {
             guard bounds.count == 2, bounds[0] <= bounds[1] else {
                 throw f.fail("expected [low, high] with low ≤ high", at: pair.node["band"], key: f.child("band"))
             }
-            figures.append(ReferenceFigure(name: pair.key, published: published, band: bounds[0]...bounds[1],
-                                           source: try f.string("source") ?? ""))
+            var figure = ReferenceFigure(name: pair.key, published: published, band: bounds[0]...bounds[1],
+                                         source: try f.string("source") ?? "")
+            figure.section = try f.string("section")
+            figure.quote = try f.string("quote")
+            figure.reading = try f.bool("reading") ?? false
+            figure.reproduced = try f.bool("reproduced") ?? true
+            figure.reason = try f.string("reason")
+            figure.fails = try f.bool("fails") ?? false
+            try ReferenceFigures.validate(figure, f, node: pair.node)
+            figures.append(figure)
         }
+        try ReferenceFigures.validate(figures, r, topology: t, nodes: pairs.map(\.node))
         return figures
     }
 }

@@ -65,7 +65,26 @@ struct Explain {
         var heldFor: [String: String] = [:]     // "incarnation/hint" → device, accepted and not yet settled
         var brokerKilled: Double?
         func it(_ key: String) -> String { named ? key : "it" }
+        // What the devices really did, from their own events: a device that renews keys resends under a new one.
+        var alias: [String: String] = [:]  // renewed key → the op's own key
+        let renewing = Set(events.filter { $0.type == "op.keyRenewed" }.map(\.proc))
+        var accountOf: [String: String] = [:]  // device → account, from the server's hellos
+        var accountOfKey: [String: String] = [:]
+        var appliedSeq: [String: Int] = [:]  // op key → its first seq
+        var applies: [String: Int] = [:]
+        var repeats: [String: Int] = [:]  // "device/event" → lines left out after the first
+        // A switch that acts on every pass (a pull skipped, a lease stranded) is told once per device, then counted.
+        func once(_ what: String, _ type: String, _ line: Line) {
+            guard ["pass.skippedPull", "lease.stranded"].contains(type) else { return lines.append(line) }
+            if repeats[what] == nil { lines.append(line); repeats[what] = 0 } else { repeats[what]! += 1 }
+        }
+        func keyIn(_ e: Event, _ field: String) -> String? {
+            (e[field]?.arrayValue ?? []).compactMap(\.stringValue).map { alias[$0] ?? $0 }.first(where: keys.contains)
+        }
         for e in events {
+            if e.proc == "server", e.type == "hello.accepted", let device = e.string("device") {
+                accountOf[device] = e.string("account")
+            }
             if e.proc == "launcher" && e.type == "process.killed" && e.string("target") == "broker" { brokerKilled = e.sim }
             if e.proc == "broker" && e.type == "process.started" {
                 for (id, device) in heldFor.sorted(by: { $0.key < $1.key }) {
@@ -77,10 +96,22 @@ struct Explain {
                 brokerKilled = nil
                 incarnation += 1
             }
-            let key = e.string("key")
+            let sentKey = e.string("key")
+            let key = sentKey.map { alias[$0] ?? $0 }
+            if let line = switchLine(e, keys: keys, it: it, keyIn: keyIn, origin: origin, accountOf: accountOf,
+                                     accountOfKey: accountOfKey, appliedSeq: appliedSeq, appliedOn: appliedOn) {
+                once("\(e.proc)/\(e.type)", e.type, line)
+            }
             switch e.type {
+            case "op.keyRenewed" where key.map(keys.contains) == true:
+                guard let to = e.string("to") else { continue }
+                alias[to] = key!
+                lines.append(Line(sim: e.sim, text: "\(e.proc) gave \(it(key!)) a new idempotency key for attempt "
+                    + "\(e.int("attempt") ?? 0), \(to) (switch keyPerAttempt): to the server the resend is a new "
+                    + "intent"))
             case "op.saved" where key.map(keys.contains) == true:
                 origin[key!] = e.proc
+                accountOfKey[key!] = e.string("account") ?? accountOf[e.proc]
                 lines.append(
                     Line(
                         sim: e.sim,
@@ -92,7 +123,9 @@ struct Explain {
                     Line(
                         sim: e.sim,
                         text: "\(e.proc) sent \(it(key!))"
-                            + (attempt > 1 ? " again with the same key (attempt \(attempt))" : "")
+                            + (attempt > 1 && sentKey != key
+                                ? " again under the new key \(sentKey!) (attempt \(attempt))"
+                                : attempt > 1 ? " again with the same key (attempt \(attempt))" : "")
                             + (e.int("pass").map { " in pass \($0)" } ?? "")))
             case "op.result" where key.map(keys.contains) == true:
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
@@ -104,7 +137,9 @@ struct Explain {
                 case "unknown":
                     text =
                         "got no answer for \(it(key!)) in time, outcome unknown\(reason); it stays "
-                            + "confirmationDelayed and is resent with the same key"
+                            + "confirmationDelayed and is resent "
+                            + (renewing.contains(e.proc) ? "under a new key (switch keyPerAttempt)"
+                                : "with the same key")
                 case "retry": text = "was told to retry \(it(key!)) later\(reason)"
                 case "needsAttention": text = "gave up on \(it(key!)): it needs attention\(reason)"
                 case let other: text = "recorded outcome \(other) for \(it(key!))\(reason)"
@@ -114,7 +149,12 @@ struct Explain {
                 let account = e.string("account") ?? "?"
                 let seq = e.int("seq") ?? 0
                 seqs["\(account)/\(seq)"] = key!
-                var text = "server applied \(it(key!)) as seq \(seq) of account \(account)"
+                let again = appliedSeq[key!] != nil
+                if !again { appliedSeq[key!] = seq }
+                applies[key!, default: 0] += 1
+                var text = "server applied \(it(key!))" + (again ? " AGAIN" : "")
+                    + (sentKey != key ? " (under key \(sentKey!))" : "") + " as seq \(seq) of account \(account)"
+                if again { text += ": the same intent applied \(applies[key!]!) times now" }
                 if let version = e.int("version") { text += ", draft version \(version)" }
                 if e["conflict"]?.boolValue == true { text += " (a conflict: the server's policy settled it)" }
                 lines.append(Line(sim: e.sim, text: text))
@@ -193,6 +233,11 @@ struct Explain {
             default:
                 break
             }
+        }
+        for (what, more) in repeats.sorted(by: { $0.key < $1.key }) where more > 0 {
+            let parts = what.split(separator: "/")
+            lines.append(Line(sim: lines.last?.sim ?? 0, text: "(\(parts[0]) did the same \(more) more time(s): "
+                + "\(parts.count > 1 ? parts[1] : "") events, in events.jsonl)"))
         }
         for key in keys.sorted() where seqs.values.contains(key) == false && origin[key] != nil {
             lines.append(

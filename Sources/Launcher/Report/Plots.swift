@@ -30,6 +30,13 @@ struct Plots {
         return s
     }
 
+    /// The plots that tell a lesson's halves apart: what woke the devices, and how old their data was at each open.
+    var halfHTML: String {
+        "<div class=\"plots\">\n" + stacked(
+            title: "Passes per trigger over time (simulated)", buckets: data.passBuckets,
+            bucketSec: data.bucketSec, colours: Timeline.triggerColours) + dataAge() + "</div>\n"
+    }
+
     private var plotW: Double { Self.width - Self.margin.left - Self.margin.right }
     private var plotH: Double { Self.height - Self.margin.top - Self.margin.bottom }
 

@@ -31,6 +31,14 @@ extension Report {
         let words = result.detail.split(whereSeparator: { " ,;:()\"'=≠".contains($0) }).map(String.init)
         var out: [String] = []
         for word in words where known.contains(word) && !out.contains(word) { out.append(word) }
+        // A check that names no op, hint or draft (a product check: devices and their opens) rings every device its
+        // counter-examples are about, not only the first its detail names.
+        let devices = Set(data.devices.map(\.id))
+        if out.allSatisfy(devices.contains) {
+            for device in result.violations.compactMap(\.device) where devices.contains(device) {
+                if !out.contains(device) { out.append(device) }
+            }
+        }
         return out
     }
 
@@ -60,7 +68,8 @@ extension Report {
 
     /// The timeline section of report.html.
     var timelineHTML: String {
-        let failed = invariants.filter { !$0.held }
+        // Invariants and product checks alike: a lesson's broken half may fail only a product check.
+        let failed = (invariants + checks).filter { !$0.held }
         var focus = Set<String>()
         for result in failed { focus.formUnion(self.focus(of: result)) }
         let model = TimelineModel(
@@ -74,10 +83,13 @@ extension Report {
         s += "its edit; Ctrl or Shift + wheel zooms, dragging pans. How to read it: docs/REPORT.md.</p>\n"
         for rule in model.rules { s += "<p class=\"rules\">\(xmlEscape(rule))</p>\n" }
         if !failed.isEmpty {
-            s += "<div class=\"focus-list\"><b>Failed checks, their first counter-example ringed in red:</b><ul>\n"
+            let expected = expectation?.met == true ? " (as the topology expects)" : ""
+            s += "<div class=\"focus-list\"><b>Failed checks\(expected), "
+                + "their first counter-example ringed in red (a device a check names: its lane):</b><ul>\n"
             for result in failed {
                 let names = self.focus(of: result)
-                s += "<li><b>\(xmlEscape(result.name))</b>: \(xmlEscape(result.detail))"
+                s += "<li class=\"failed-check\" data-check=\"\(xmlEscape(result.name))\">"
+                    + "<b>\(xmlEscape(result.name))</b>: \(xmlEscape(result.detail))"
                 if let t = firstMoment(of: names, in: model) {
                     s += " — <a href=\"#timeline\" data-focus-t=\"\(svgNum(t))\">show at \(formatSim(t))</a>"
                 }
@@ -98,7 +110,7 @@ extension Report {
             events: data.events, devices: devices, lineages: figures.lineages,
             budgetSec: data.topology.device.freshnessBudgetSec,
             scenarioEnd: data.scenarioEndSim)
-        return "<h2>Plots</h2>\n" + Plots(data: plotData).html
+        return "<h2>Plots</h2>\n" + Plots(data: plotData).html + halvesPlotsHTML
     }
 
     /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason (markdown).

@@ -136,6 +136,7 @@ public struct Report {
             ("deviceSettings", .object(deviceSettingsOverrides.map { row in
                 (row.device, .object(row.settings.map { ($0.key, .string($0.value)) }))
             })),
+            ("switchEvents", switchEventsJSON),
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
             ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
@@ -228,6 +229,7 @@ public struct Report {
     var markdown: String {
         let f = figures
         var md = "# \(data.topology.name): \(interruptedIn == nil ? (passed ? "pass" : "FAIL") : verdictWord)\n\n"
+        md += headline
         if let phase = interruptedIn {
             md += "The run was stopped during its \(phase) phase, before heal and quiesce: the invariants below were "
                 + "checked on what it had done, and some cannot hold yet (edits still on their way, replicas behind).\n\n"
@@ -248,6 +250,7 @@ public struct Report {
         }
         md += expectationMarkdown
         md += deviceSettingsMarkdown
+        md += switchEventsMarkdown
         if !notes.isEmpty {
             md += "\n## Notes\n\n" + notes.map { "- \(escape($0))" }.joined(separator: "\n") + "\n"
         }

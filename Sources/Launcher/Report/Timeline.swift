@@ -89,7 +89,8 @@ struct Timeline {
             let focused = model.focus.contains(row.lane.id)
             s += "<g class=\"lane\" data-lane=\"\(xmlEscape(row.lane.id))\">"
             s += "<rect x=\"0\" y=\"\(svgNum(row.top))\" width=\"\(Int(Self.width))\" height=\"\(svgNum(row.height))\" "
-            s += "fill=\"\(index % 2 == 0 ? "#f8f9fa" : "#ffffff")\"/>"
+            // A lane a failed check names (a product check names devices, not marks) is ringed in red.
+            s += "fill=\"\(index % 2 == 0 ? "#f8f9fa" : "#ffffff")\"\(focused ? Self.laneRing : "")/>"
             s += "<text x=\"6\" y=\"\(svgNum(row.top + 15))\" font-weight=\"600\"\(focused ? " fill=\"#c92a2a\"" : "")>"
             s += "\(xmlEscape(row.lane.label))</text>"
             if case .device = row.lane.kind {
@@ -228,6 +229,7 @@ struct Timeline {
             let focused = model.focused(mark.keys)
             var y = markY(row)
             if mark.kind == .step { y = row.top + 6 }
+            if mark.kind == .switchEvent { y = row.top + 15 }
             s +=
                 "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" "
                     + "data-lane=\"\(xmlEscape(mark.lane))\" "
@@ -243,6 +245,9 @@ struct Timeline {
                 s +=
                     "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" "
                         + "fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
+            }
+            if mark.kind == .switchEvent, fits("\(mark.lane)/switch", x(mark.sim), mark.reason ?? "", size: 9) {
+                s += Self.switchLabel(mark.reason ?? "")
             }
             if mark.kind == .step, Self.faultSteps.contains(where: { mark.label.contains(" \($0) ") }),
                 fits("\(mark.lane)/step", x(mark.sim), mark.label)
@@ -271,7 +276,7 @@ struct Timeline {
 
     static let markKinds: [TimelineModel.MarkKind] = [
         .saved, .sent, .applied, .hintAccepted, .hintDelivered, .hintDied, .hintDuplicated, .hintReceived, .hintIgnored,
-        .changeApplied, .step, .unknownOutcome, .needsAttention,
+        .changeApplied, .step, .unknownOutcome, .needsAttention, .switchEvent,
     ]
 
     /// How links and passes look, by class.
@@ -313,6 +318,7 @@ struct Timeline {
         case .needsAttention:
             return ring + "<circle r=\"5\" fill=\"#c92a2a\"/>"
                 + "<text y=\"3.5\" text-anchor=\"middle\" font-size=\"9\" font-weight=\"700\" fill=\"#fff\">!</text>"
+        case .switchEvent: return ring + Self.switchShape
         }
     }
 
@@ -392,6 +398,7 @@ struct Timeline {
             (.hintDied, "hint died (reason beside)"), (.hintDuplicated, "duplicate"),
             (.changeApplied, "change applied on another device"), (.step, "scenario step"),
             (.unknownOutcome, "no reply: outcome unknown"), (.needsAttention, "op needs attention"),
+            (.switchEvent, "what a design switch or a platform limit did (its event beside)"),
         ]
         for (kind, label) in marks {
             s +=

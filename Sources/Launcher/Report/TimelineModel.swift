@@ -53,6 +53,8 @@ struct TimelineModel {
     enum MarkKind: String {
         case saved, sent, applied, hintAccepted, hintDelivered, hintDied, hintDuplicated, hintReceived, hintIgnored
         case changeApplied, step, unknownOutcome, needsAttention
+        /// An event a design switch or a platform limit emitted (`SwitchEvents`): the cause of a broken half.
+        case switchEvent
     }
 
     /// A moment on a lane. `keys` names what it belongs to (op key, hint id, draft, device), for highlighting.
@@ -194,6 +196,7 @@ struct TimelineModel {
         for event in events { builder.add(event) }
         builder.finish()
         self = builder.model
+        marks += Self.switchMarks(events: events, devices: Set(devices.map(\.id)), lanes: laneSet)
     }
 
     /// Bands, marks and links of one lane.

@@ -16,8 +16,9 @@ extension Topology {
         for account in accounts { for device in account.devices { platforms[device.id] = device.platform } }
         for behaviour in behaviours {
             for device in behaviour.devices {
-                var generator = SeededGenerator.derived(seed: seed, name: "behaviour/\(device)/\(behaviour.line)")
-                var deletes = SeededGenerator.derived(seed: seed, name: "behaviour-delete/\(device)/\(behaviour.line)")
+                let stream = behaviour.users ?? "\(behaviour.line)"
+                var generator = SeededGenerator.derived(seed: seed, name: "behaviour/\(device)/\(stream)")
+                var deletes = SeededGenerator.derived(seed: seed, name: "behaviour-delete/\(device)/\(stream)")
                 var written: Set<String> = []
                 guard behaviour.opensPerDay > 0 else { continue }
                 let meanGap = 86_400 / behaviour.opensPerDay

@@ -111,7 +111,7 @@ extension Topology {
 
         for b in try r.array("behaviours") ?? [] {
             try b.onlyKeys(["devices", "accounts", "opensPerDay", "editsPerSession", "sessionMinutes", "drafts",
-                            "deleteShare"])
+                            "deleteShare", "users"])
             var ids: [String] = []
             for d in try b.array("devices") ?? [] {
                 guard case .string(let id) = d.node.value else { throw d.fail("expected a device id string") }
@@ -135,7 +135,7 @@ extension Topology {
                 sessionMinutes: try b.number("sessionMinutes", in: 0.1...1440) ?? 5,
                 drafts: try b.int("drafts", in: 1...100_000) ?? 5,
                 line: b.node.line,
-                deleteShare: try b.number("deleteShare", in: 0...1) ?? 0.1))
+                deleteShare: try b.number("deleteShare", in: 0...1) ?? 0.1, users: try b.string("users")))
         }
         if root["nemesis"] != nil { t.nemesis = try readNemesis(r, topology: t) }
         return t

@@ -112,6 +112,10 @@ public struct Behaviour: Sendable {
     /// Share of a session's edits that delete the draft instead of updating it (only a draft this device has
     /// written before in the run, so most deletes find a live draft; one deleted meanwhile elsewhere is refused).
     public var deleteShare = 0.1
+    /// Names the users' draws (`users: "seed000-week"`): two topologies with the same seed and the same name give
+    /// each device id the same sessions and edits whatever the settings or the file's layout, so a before/after pair
+    /// differs only by its fix. Without it the draws are named by the behaviour's line.
+    public var users: String? = nil
 }
 
 /// One thing that happens at a simulated time.

@@ -1,0 +1,171 @@
+import Foundation
+
+/// The events a design switch or a platform limit emits: the cause of a lesson's broken half, which the other checks
+/// see only as its effect (a lost edit, a stale open). Each is drawn as a mark on its device's lane and counted per
+/// device (report.md "Switch and platform-limit events", report.json `switchEvents`). Names are the events' own, as
+/// the roles write them; a kind that is one event type read in one way (an `op.result` retried by `retryPermanent`)
+/// is named `type (qualifier)`.
+struct SwitchEvents {
+    /// What makes a device emit the event.
+    enum Cause: Equatable, Sendable {
+        /// A device design switch set to `value` (nil: to anything but the lab's default).
+        case device(key: String, value: String?)
+        /// A switch of the server (`server.KEY`) or the broker (`broker.KEY`) for the device's account.
+        case role(String)
+        /// A platform's limit or a lifecycle step: emitted by the lab's design too.
+        case platform(String)
+
+        var words: String {
+            switch self {
+            case .device(let key, let value): return "switch \(key)\(value.map { " = \($0)" } ?? " (not the lab's)")"
+            case .role(let key): return "switch \(key)"
+            case .platform(let what): return what
+            }
+        }
+    }
+
+    struct Kind: Sendable {
+        let name: String
+        let type: String
+        let cause: Cause
+        let matches: @Sendable (Event) -> Bool
+
+        init(_ type: String, _ cause: Cause) { self.init(type, nil, cause) }
+
+        init(_ type: String, _ qualifier: String?, _ cause: Cause,
+             matches: @escaping @Sendable (Event) -> Bool = { _ in true }) {
+            self.name = qualifier.map { "\(type) (\($0))" } ?? type
+            self.type = type
+            self.cause = cause
+            self.matches = matches
+        }
+    }
+
+    /// One occurrence: on `device` (the device the event is about; `broker`/`server` when it names none).
+    struct Occurrence: Equatable {
+        let device: String
+        let sim: Double
+        let kind: String
+        let cause: Cause
+        let words: String
+    }
+
+    /// Every kind, in the order report.md lists them. A new switch that emits an event adds its row here.
+    static let catalogue: [Kind] = [
+        Kind("pass.skippedPull", .device(key: "pullOn", value: nil)),
+        Kind("queue.lost", .device(key: "opQueue", value: "memory")),
+        Kind("op.keyRenewed", .device(key: "keyPerAttempt", value: "true")),
+        Kind("lease.stranded", .device(key: "leases", value: "false")),
+        Kind("cursor.committedBeforePage", .device(key: "cursorCommit", value: "beforePage")),
+        Kind("page.lost", .device(key: "cursorCommit", value: "beforePage")),
+        Kind("op.result", "retried anyway", .device(key: "retryPermanent", value: "true")) {
+            $0.string("reason")?.contains("retryPermanent") == true
+        },
+        Kind("trigger", "queued", .device(key: "coalesce", value: "false")) { $0["queued"] != nil },
+        Kind("pass.queuedStarting", .device(key: "coalesce", value: "false")),
+        Kind("ios.window.expired", "killed", .device(key: "expirationHandler", value: "false")) {
+            $0["handled"]?.boolValue == false
+        },
+        Kind("budget.shrunk", .device(key: "expirationHandler", value: "false")),
+        Kind("ios.schedule.lost", .device(key: "reschedule", value: "last")),
+        Kind("schedule.submitted", "processing", .device(key: "taskKind", value: "processing")) {
+            $0.string("api")?.contains("BGProcessingTaskRequest") == true
+        },
+        Kind("trigger.refused", "not wired", .device(key: "webTriggers", value: nil)) {
+            $0.string("reason")?.hasPrefix("webTriggers=") == true
+        },
+        Kind("trigger.refused", "foregroundPull off", .device(key: "foregroundPull", value: "false")) {
+            $0.string("reason")?.hasPrefix("foregroundPull") == true
+        },
+        Kind("unload.taskAbandoned", .device(key: "unloadFlush", value: "task")),
+        Kind("beacon.sent", .device(key: "unloadFlush", value: "beacon")),
+        Kind("op.reapplied", .role("server.idempotency = false")),
+        Kind("reply.beforeCommit", .role("server.replyBeforeCommit")),
+        Kind("ack.lost", .role("server.replyBeforeCommit")),
+        Kind("notice.beforeCommit", .role("server.noticeBeforeCommit")),
+        Kind("notice.phantom", .role("server.noticeBeforeCommit")),
+        Kind("hint.dataAttached", .role("broker.hintCarriesData")),
+        Kind("hint.malformed", .role("broker.hintCarriesData")),
+        Kind("ios.window.expired", "handled", .platform("iOS: the window's execution time ran out")) {
+            $0["handled"]?.boolValue == true
+        },
+        Kind("schedule.unavailable", .platform("iOS: BGTaskScheduler.submit refused")),
+        Kind("passes.dropped", .platform("the app's process ended with passes waiting")),
+        Kind("app.reinstalled", "ops lost", .platform("the app was deleted and installed again")) {
+            ($0.int("lost") ?? 0) > 0
+        },
+    ]
+
+    /// The kinds of each event type, so the walk over a run's events looks up one dictionary per event.
+    private static let byType: [String: [Kind]] = Dictionary(grouping: catalogue, by: \.type)
+
+    let occurrences: [Occurrence]
+
+    /// - Parameter devices: the run's devices; an event of the server or the broker goes to the device it names.
+    init(events: [Event], devices: Set<String>) {
+        var out: [Occurrence] = []
+        // The broker names a hint's device only when it accepts the hint, just after attaching its data.
+        var waitingForDevice: [String: Int] = [:]
+        for e in events {
+            if e.proc == "broker", e.type == "hint.accepted", let hint = e.string("hint"),
+               let index = waitingForDevice.removeValue(forKey: hint), let device = e.string("device")
+            {
+                let o = out[index]
+                out[index] = Occurrence(device: device, sim: o.sim, kind: o.kind, cause: o.cause, words: o.words)
+            }
+            guard let kinds = Self.byType[e.type], let kind = kinds.first(where: { $0.matches(e) }) else { continue }
+            let device: String
+            if devices.contains(e.proc) {
+                device = e.proc
+            } else if e.proc == "server" || e.proc == "broker" {
+                device = e.string("device").flatMap { devices.contains($0) ? $0 : nil } ?? e.proc
+            } else {
+                continue
+            }
+            if e.proc == "broker", device == "broker", let hint = e.string("hint") {
+                waitingForDevice[hint] = out.count
+            }
+            out.append(Occurrence(device: device, sim: e.sim, kind: kind.name, cause: kind.cause,
+                                  words: Self.words(e, kind)))
+        }
+        occurrences = out
+    }
+
+    /// The event in words: its kind, its fields, its own reason, and the switch or limit behind it.
+    static func words(_ e: Event, _ kind: Kind) -> String {
+        var text = (e.proc == "server" || e.proc == "broker" ? "\(e.proc): " : "") + kind.name
+        let fields = (e.fields.objectValue ?? []).filter { $0.0 != "reason" }.map { pair -> String in
+            let value: String
+            if let items = pair.1.arrayValue {
+                let shown = items.prefix(4).map { $0.stringValue ?? $0.description }
+                value = "[" + shown.joined(separator: ", ") + (items.count > 4 ? ", …" : "") + "]"
+            } else {
+                value = pair.1.stringValue ?? pair.1.description
+            }
+            return "\(pair.0) \(value)"
+        }
+        if !fields.isEmpty { text += " {" + fields.joined(separator: ", ") + "}" }
+        if let reason = e.string("reason") { text += ": \(reason)" }
+        return text + " [\(kind.cause.words)]"
+    }
+
+    /// Count per device (or `server`/`broker`) and kind.
+    var counts: [String: [String: Int]] {
+        var out: [String: [String: Int]] = [:]
+        for o in occurrences { out[o.device, default: [:]][o.kind, default: 0] += 1 }
+        return out
+    }
+
+    /// The kinds seen, in catalogue order.
+    var kindsSeen: [String] {
+        let seen = Set(occurrences.map(\.kind))
+        var names: [String] = []
+        for kind in Self.catalogue where seen.contains(kind.name) && !names.contains(kind.name) {
+            names.append(kind.name)
+        }
+        return names
+    }
+
+    /// The cause of a kind, by its name.
+    static func cause(of name: String) -> Cause? { catalogue.first { $0.name == name }?.cause }
+}

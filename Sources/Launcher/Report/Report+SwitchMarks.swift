@@ -1,0 +1,70 @@
+import Foundation
+import SyncProtocol
+
+/// The switch and platform-limit events (`SwitchEvents`) on the page: a flag on the device's lane with its words on
+/// hover, and a count per device in report.md, report.html and report.json (`switchEvents`).
+extension TimelineModel {
+    /// One flag per event, on the lane of the device it is about (a device summed in an aggregate lane has none:
+    /// its count is in the table). The mark's `reason` holds the kind, written beside the flag where it fits.
+    static func switchMarks(events: [Event], devices: Set<String>, lanes: Set<String>) -> [Mark] {
+        SwitchEvents(events: events, devices: devices).occurrences.compactMap { o in
+            guard lanes.contains(o.device) else { return nil }
+            return Mark(lane: o.device, sim: o.sim, kind: .switchEvent, label: o.words, keys: [o.device, o.kind],
+                        reason: o.kind)
+        }
+    }
+}
+
+extension Timeline {
+    /// A small magenta flag.
+    static let switchShape = "<path d=\"M-2,6V-6\" stroke=\"#ae3ec9\" stroke-width=\"1.5\"/>"
+        + "<path d=\"M-2,-6L6,-3L-2,0z\" fill=\"#ae3ec9\"/>"
+
+    /// The outline of a lane a failed check names.
+    static let laneRing = " class=\"lane-ring\" stroke=\"#e03131\" stroke-width=\"2.5\""
+
+    /// The kind of a flag, written beside it.
+    static func switchLabel(_ kind: String) -> String {
+        "<text x=\"7\" y=\"-2\" font-size=\"9\" fill=\"#862e9c\" stroke=\"#fff\" stroke-width=\"2.5\" "
+            + "paint-order=\"stroke\">\(xmlEscape(kind))</text>"
+    }
+}
+
+extension Report {
+    var switchEvents: SwitchEvents { SwitchEvents(events: data.events, devices: Set(data.devices.map(\.id))) }
+
+    /// report.json's `switchEvents`: device (or `server`/`broker`) → kind → count; devices with none are left out.
+    var switchEventsJSON: JSONValue {
+        let counts = switchEvents.counts
+        return .object(counts.keys.sorted().map { device in
+            (device, .object(counts[device]!.keys.sorted().map { ($0, .int(counts[device]![$0]!)) }))
+        })
+    }
+
+    /// report.md's table: one row per device and kind, with the switch or limit behind it.
+    var switchEventsMarkdown: String {
+        let events = switchEvents
+        let counts = events.counts
+        guard !counts.isEmpty else { return "" }
+        var md = "\n## Switch and platform-limit events\n\nWhat a design switch (or a platform's limit) did, per "
+            + "device: the cause the checks above see only by its effect. Each is a flag on the device's lane of the "
+            + "timeline, its words on hover; `grep` events.jsonl for the fields.\n\n"
+        md += "| device | event | count | first | emitted by |\n| --- | --- | --- | --- | --- |\n"
+        let order = data.devices.map(\.id) + ["server", "broker"]
+        var rows = 0
+        for device in order {
+            guard let kinds = counts[device] else { continue }
+            for kind in events.kindsSeen where kinds[kind] != nil {
+                rows += 1
+                guard rows <= Self.devicesListed * 2 else { continue }
+                let first = events.occurrences.first { $0.device == device && $0.kind == kind }
+                md += "| \(device) | `\(kind)` | \(kinds[kind]!) | \(first.map { formatSim($0.sim) } ?? "—") | "
+                    + "\(SwitchEvents.cause(of: kind)?.words ?? "—") |\n"
+            }
+        }
+        if rows > Self.devicesListed * 2 {
+            md += "| … \(rows - Self.devicesListed * 2) more rows (report.json `switchEvents`) | | | | |\n"
+        }
+        return md
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import LabTestSupport
+import SyncProtocol
+import Testing
+@testable import Launcher
+
+/// A lesson's page in real headless Chromium: after its scripts ran, the broken half's switch events are flags on
+/// its lane (as many as report.json counts), its lane is ringed for the failed product check, the correct half has
+/// neither, and the screenshot is not blank.
+@Suite(.serialized) struct LessonBrowserTests {
+    @Test func aLessonsPageShowsTheBrokenHalfsSwitchEventsInChromium() throws {
+        guard let chromium = ReportBrowserTests.chromium else {
+            let why: Comment = "chromium is not installed: scripts/test installs it (apt-get install chromium)"
+            Issue.record(why)
+            return
+        }
+        let r = try SwitchMarksTests.render("ios-expiration-handler")
+        let page = "\(r.folder)/report.html"
+        let dom = try ReportBrowserTests.browse(chromium, ["--dump-dom", "--virtual-time-budget=5000"], page: page)
+        #expect(dom.contains("data-timeline-ready=\"1\"") && !dom.contains("data-script-error=\""))
+        let counts = r.json["switchEvents"]?["killed"]?.objectValue ?? []
+        let shrunk = counts.first { $0.0 == "budget.shrunk" }?.1.intValue ?? 0
+        #expect(shrunk > 0, "killed's budget never shrank: \(counts)")
+        let flags = SwitchMarksTests.flags(on: "killed", in: dom)
+        #expect(flags.filter { $0 == "budget.shrunk" }.count == shrunk)
+        #expect(!SwitchMarksTests.flags(on: "handled", in: dom).contains("budget.shrunk"))
+        #expect(dom.contains("<g class=\"lane\" data-lane=\"killed\"><rect") && dom.contains("lane-ring"))
+        #expect(dom.contains("data-check=\"data-age-at-open\""))
+
+        let folder = TempFolder()
+        let empty = folder.file("empty.html")
+        try "<!doctype html><html><body></body></html>\n".write(toFile: empty, atomically: true, encoding: .utf8)
+        func shot(_ page: String, _ name: String) throws -> Int {
+            let png = folder.file(name)
+            _ = try ReportBrowserTests.browse(chromium, ["--screenshot=\(png)", "--window-size=1280,2400"], page: page)
+            return ((try? FileManager.default.attributesOfItem(atPath: png)[.size]) as? Int) ?? 0
+        }
+        let blank = try shot(empty, "empty.png")
+        let lesson = try shot(page, "lesson.png")
+        #expect(blank > 0 && lesson > 20 * blank, "lesson \(lesson) bytes, blank \(blank)")
+    }
+}
