@@ -111,6 +111,7 @@ PrintMotd no
 AcceptEnv no
 MaxStartups 64:30:128
 MaxSessions 64
+Subsystem sftp /usr/lib/openssh/sftp-server
 EOF
         record "sshd $bed/sshd-h$i.pid"
         ip netns exec "$prefix-$i" /usr/sbin/sshd -f "$bed/sshd-h$i.conf" -E "$bed/sshd-h$i.log"

@@ -16,7 +16,7 @@ public final class LabRun: TopologyRunner {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    private var processes: [String: RoleProcess] = [:]
+    private var processes: [String: any LabProcess] = [:]
     private var controls: [String: ControlClient] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
@@ -36,6 +36,8 @@ public final class LabRun: TopologyRunner {
     private var cpuAtScenario: [(String, JSONValue)] = []
     /// … and when it ended (`cpuSecondsAtHeal`), before healing and quiescing poll every process.
     private var cpuAtHeal: [(String, JSONValue)] = []
+    /// The hosts the processes run on (nil: all on this machine, docs/HOSTS.md).
+    let hosts: HostRun?
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
         self.topology = topology
@@ -47,6 +49,9 @@ public final class LabRun: TopologyRunner {
         self.clock = SimClock(epochMicros: SimClock.wallMicros() + 1_000_000, scale: topology.timeScale)
         self.poolOf = topology.poolAssignment
         self.context = try Context()
+        self.hosts = topology.placement.isLocal ? nil : HostRun(placement: topology.placement, folder: folder)
+        // Every host answers before anything is made or started.
+        try hosts?.preflight(topology.processNames)
         try folder.create(topologyText: topologyText, topology: topology, clock: clock)
         self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
     }
@@ -60,6 +65,14 @@ public final class LabRun: TopologyRunner {
                                      ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale))])
         defer {
             stopAll()
+            if let hosts {
+                hosts.measureClocks(order, phase: "end")
+                hosts.finish(order)
+                if !hosts.failures.isEmpty, !FileManager.default.fileExists(atPath: folder.path("stats.json")) {
+                    folder.write("stats.json", JSONValue.object([("notes", .array((notes + hosts.failures)
+                        .map { .string($0) }))]).description + "\n")
+                }
+            }
             log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
             folder.mergeEvents()
         }
@@ -86,6 +99,7 @@ public final class LabRun: TopologyRunner {
     // MARK: - Processes
 
     private func endpoint(_ name: String) -> String {
+        if let hosts { return hosts.endpoint(name) }
         switch topology.transport {
         case .tcp: return "tcp://127.0.0.1:\(freePort())"
         case .ipc: return "ipc://\(folder.socketDirectory)/\(name).sock"
@@ -108,6 +122,9 @@ public final class LabRun: TopologyRunner {
         self.keys = keys
         try RunKeys.writeAccounts(topology, keys: keys, to: folder.accountsPath)
     }
+
+    /// Each process's executable (`synclab-server`, …), for what a host needs copied.
+    private var executables: [String: String] = [:]
 
     private func startAll() throws {
         try makeKeys()
@@ -147,6 +164,12 @@ public final class LabRun: TopologyRunner {
             try add(pool, executable: "synclab-device",
                     arguments: ["pool", "--spec", specPath] + arguments.sharedDeviceArguments, with: arguments)
         }
+        if let hosts {
+            say("copying the binaries and files to \(hosts.usedHosts(order).count) hosts…")
+            try hosts.ship(processes: order, executables: executables, poolDevices: poolDevices,
+                           binDirectory: binDirectory)
+            hosts.measureClocks(order, phase: "start")
+        }
         say("starting \(order.count) processes…")
         for name in order {
             try start(name)
@@ -159,11 +182,11 @@ public final class LabRun: TopologyRunner {
     /// Registers a process: its argv (with the flags every process takes) and a control client for it.
     private func add(_ name: String, executable: String, arguments: [String], with run: RunArguments) throws {
         let control = endpoint("\(name).control")
-        let process = RoleProcess(name: name, executable: "\(binDirectory)/\(executable)",
-                                   arguments: arguments + run.common(name, control: control,
-                                                                     events: folder.eventsPath(for: name)),
-                                   logPath: folder.logPath(for: name))
-        processes[name] = process
+        let argv = arguments + run.common(name, control: control, events: folder.eventsPath(for: name))
+        executables[name] = executable
+        processes[name] = hosts?.process(name, executable: executable, arguments: argv)
+            ?? RoleProcess(name: name, executable: "\(binDirectory)/\(executable)", arguments: argv,
+                           logPath: folder.logPath(for: name))
         controls[name] = try ControlClient(context: context, name: name, endpoint: control,
                                            curve: keys.map { ($0.pairs["launcher"]!, $0.pairs[name]!.publicKey) })
         order.append(name)
@@ -180,6 +203,7 @@ public final class LabRun: TopologyRunner {
         for name in order.reversed() {
             guard let process = processes[name], process.running else { continue }
             if process.paused { process.signal(SIGCONT) }
+            (process as? RemoteProcess)?.expectEnd()
             controls[name]?.post("stop")
         }
         for name in order.reversed() {
@@ -220,6 +244,7 @@ public final class LabRun: TopologyRunner {
             let now = clock.now()
             progress(now: now)
             watchCrashes()
+            try hosts?.watch(processes)
             if now >= sim { return }
             let realLeft = clock.realSeconds(sim - now)
             usleep(UInt32(max(200, min(realLeft, 0.1) * 1_000_000)))
@@ -292,6 +317,8 @@ public final class LabRun: TopologyRunner {
     /// again: its shadow must be the server's changes replayed up to its stored cursor. A check of the durable state
     /// at the moment a kill left it, which a later heal cannot repair away.
     func checkState(of target: String) {
+        // The files of a process on a host are there until the run ends (docs/HOSTS.md, "Not supported yet").
+        guard hosts == nil else { return }
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in topology.account(of: id).map { (id, $0, folder.devicePath(id)) } }
         for fields in StopChecks.stateChecked(serverPath: folder.path("server.sqlite"), ledgers: ledgers) {
@@ -404,8 +431,7 @@ public final class LabRun: TopologyRunner {
     /// CPU seconds of every running process, by name.
     private func cpuSeconds() -> [(String, JSONValue)] {
         order.compactMap { name in
-            guard let process = processes[name], process.running, let seconds = ProcessCPU.seconds(pid: process.pid)
-            else { return nil }
+            guard let process = processes[name], process.running, let seconds = process.cpuSeconds else { return nil }
             return (name, .double((seconds * 100).rounded() / 100))
         }
     }

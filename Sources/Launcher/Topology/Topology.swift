@@ -41,6 +41,8 @@ public struct Topology: Sendable {
     public var pools = 0
     /// Seeded fault generators whose schedule joins the scenario (`Nemesis.swift`); nil: none.
     public var nemesis: Nemesis?
+    /// Which host each process runs on (`hosts`, `host`, `poolHosts`; docs/HOSTS.md); empty: all on `local`.
+    public var placement = Placement()
 
     public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
 
