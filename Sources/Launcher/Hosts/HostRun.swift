@@ -17,10 +17,18 @@ final class HostRun {
     /// Where an ssh failure stopped the run, for hosts.json and the report.
     private(set) var failures: [String] = []
     private(set) var partitions: [String] = []
+    /// Pooled device → its pool, so a partition may name a pooled device.
+    let poolOf: [String: String]
+    /// Hosts with partition rules now, and every host that ever had some (their chains go at the end).
+    var cut: Set<String> = [] {
+        didSet { everCut.formUnion(cut) }
+    }
+    private(set) var everCut: Set<String> = []
 
-    init(placement: Placement, folder: RunFolder) {
+    init(placement: Placement, folder: RunFolder, poolOf: [String: String]) {
         self.placement = placement
         self.folder = folder
+        self.poolOf = poolOf
         self.runID = (folder.root as NSString).lastPathComponent
     }
 
@@ -76,19 +84,13 @@ final class HostRun {
     /// Copies to each host what its processes need, and nothing more: the binaries they run, every public key, the
     /// secret key and token of each process and pooled device placed there (modes kept: 0600 in a 0700 folder),
     /// the accounts file where the server or the broker runs, and each pool's spec with the host's paths.
-    func ship(processes: [String], executables: [String: String], poolDevices: [String: [String]],
-              binDirectory: String) throws {
+    func ship(processes: [String], poolDevices: [String: [String]]) throws {
         let fm = FileManager.default
         let keyFiles = ((try? fm.contentsOfDirectory(atPath: folder.path("keys"))) ?? []).sorted()
         for host in usedHosts(processes) {
             let root = remoteRoot(host)
             let here = processes.filter { placement.host(of: $0) == host.name }
             let ssh = SSH(host: host)
-            let made = ssh.run("umask 077 && mkdir -p " + ["bin", "keys", "events", "logs", "devices", "pids"]
-                .map { shellQuote("\(root)/\($0)") }.joined(separator: " "))
-            guard made.status == 0 else { throw failure(host, "cannot make \(root): \(made.err)") }
-            let binaries = Set(here.compactMap { executables[$0] }).sorted().map { "\(binDirectory)/\($0)" }
-            try copy(ssh, binaries, to: "\(root)/bin", host)
             var owners = here
             for pool in here { owners += poolDevices[pool] ?? [] }
             let keys = keyFiles.filter { file in
@@ -110,6 +112,24 @@ final class HostRun {
             }
             if !top.isEmpty { try copy(ssh, top, to: root, host) }
         }
+    }
+
+    /// The host's run folder and the binaries its processes run (the slow part: done before the run's clock starts).
+    func shipBinaries(_ processes: [String], binDirectory: String) throws {
+        for host in usedHosts(processes) {
+            let root = remoteRoot(host)
+            let ssh = SSH(host: host)
+            let made = ssh.run("umask 077 && mkdir -p " + ["bin", "keys", "events", "logs", "devices", "pids"]
+                .map { shellQuote("\(root)/\($0)") }.joined(separator: " "))
+            guard made.status == 0 else { throw failure(host, "cannot make \(root): \(made.err)") }
+            let here = processes.filter { placement.host(of: $0) == host.name }
+            let binaries = Set(here.map(Self.executable)).sorted().map { "\(binDirectory)/\($0)" }
+            try copy(ssh, binaries, to: "\(root)/bin", host)
+        }
+    }
+
+    static func executable(_ process: String) -> String {
+        process == "server" ? "synclab-server" : process == "broker" ? "synclab-broker" : "synclab-device"
     }
 
     private func copy(_ ssh: SSH, _ files: [String], to remote: String, _ host: HostSpec) throws {
@@ -151,6 +171,7 @@ final class HostRun {
     /// Brings every host's events, logs and SQLite files into the run folder, removes the host's folder, and
     /// writes hosts.json (each host, its processes, clock offsets, partitions, failures).
     func finish(_ processes: [String]) {
+        removeChains()
         for host in usedHosts(processes) {
             let root = remoteRoot(host)
             let ssh = SSH(host: host)

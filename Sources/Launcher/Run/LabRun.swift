@@ -45,13 +45,22 @@ public final class LabRun: TopologyRunner {
         self.binDirectory = binDirectory
         self.quiet = quiet
         self.progressOnTerminal = !quiet && isatty(2) != 0
-        // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn.
-        self.clock = SimClock(epochMicros: SimClock.wallMicros() + 1_000_000, scale: topology.timeScale)
         self.poolOf = topology.poolAssignment
+        self.hosts = topology.placement.isLocal
+            ? nil : HostRun(placement: topology.placement, folder: folder, poolOf: poolOf)
+        // Every host answers before anything is made or started; the binaries go before the clock starts.
+        if let hosts {
+            try hosts.preflight(topology.processNames)
+            let count = hosts.usedHosts(topology.processNames).count
+            if !quiet { Output.stderr("synclab: copying the binaries to \(count) hosts…\n") }
+            try hosts.shipBinaries(topology.processNames, binDirectory: binDirectory)
+            hosts.measureClocks(topology.processNames, phase: "start")
+        }
+        // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn
+        // (on hosts, a second more per host: the run's files are copied and every role starts over ssh).
+        let lead = 1_000_000 + Int64(hosts?.usedHosts(topology.processNames).count ?? 0) * 1_000_000
+        self.clock = SimClock(epochMicros: SimClock.wallMicros() + lead, scale: topology.timeScale)
         self.context = try Context()
-        self.hosts = topology.placement.isLocal ? nil : HostRun(placement: topology.placement, folder: folder)
-        // Every host answers before anything is made or started.
-        try hosts?.preflight(topology.processNames)
         try folder.create(topologyText: topologyText, topology: topology, clock: clock)
         self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
     }
@@ -79,11 +88,20 @@ public final class LabRun: TopologyRunner {
         try startAll()
         cpuAtScenario = cpuSeconds()
         phase("scenario")
+        // Started after its simulated 0 (a slow start-up): the first steps play at once, and the report says so.
+        if clock.realSeconds(clock.now()) > 0.5 {
+            notes.append(String(format: "the scenario began %.1f s (real) after its epoch; steps due before then "
+                + "played at once", clock.realSeconds(clock.now())))
+        }
         try playTimeline()
         cpuAtHeal = cpuSeconds()
         phase("heal")
         // A process that crashed at its point since the last step is told (and its point forgotten) before the heal.
         watchCrashes()
+        // The network first: the heal's control commands and restarts need every host to reach every other.
+        if let hosts, !hosts.cut.isEmpty {
+            do { try network("heal", halves: []) } catch { notes.append("heal: \(error)") }
+        }
         heal()
         phase("quiesce")
         quiesce()
@@ -123,9 +141,6 @@ public final class LabRun: TopologyRunner {
         try RunKeys.writeAccounts(topology, keys: keys, to: folder.accountsPath)
     }
 
-    /// Each process's executable (`synclab-server`, …), for what a host needs copied.
-    private var executables: [String: String] = [:]
-
     private func startAll() throws {
         try makeKeys()
         let arguments = RunArguments(topology: topology, folder: folder, server: endpoint("server"),
@@ -164,12 +179,7 @@ public final class LabRun: TopologyRunner {
             try add(pool, executable: "synclab-device",
                     arguments: ["pool", "--spec", specPath] + arguments.sharedDeviceArguments, with: arguments)
         }
-        if let hosts {
-            say("copying the binaries and files to \(hosts.usedHosts(order).count) hosts…")
-            try hosts.ship(processes: order, executables: executables, poolDevices: poolDevices,
-                           binDirectory: binDirectory)
-            hosts.measureClocks(order, phase: "start")
-        }
+        try hosts?.ship(processes: order, poolDevices: poolDevices)
         say("starting \(order.count) processes…")
         for name in order {
             try start(name)
@@ -183,7 +193,6 @@ public final class LabRun: TopologyRunner {
     private func add(_ name: String, executable: String, arguments: [String], with run: RunArguments) throws {
         let control = endpoint("\(name).control")
         let argv = arguments + run.common(name, control: control, events: folder.eventsPath(for: name))
-        executables[name] = executable
         processes[name] = hosts?.process(name, executable: executable, arguments: argv)
             ?? RoleProcess(name: name, executable: "\(binDirectory)/\(executable)", arguments: argv,
                            logPath: folder.logPath(for: name))
@@ -311,6 +320,13 @@ public final class LabRun: TopologyRunner {
         default:
             throw LabError.usage("unknown signal command \(command)")
         }
+    }
+
+    /// A `partition` or `heal` step: iptables on the hosts (`HostRun`), with its event.
+    func network(_ command: String, halves: [[String]]) throws {
+        guard let hosts else { throw LabError.usage("\(command) needs processes on hosts (docs/HOSTS.md)") }
+        let fields = command == "heal" ? try hosts.heal() : try hosts.partition(halves, processes: order)
+        log.emit(command == "heal" ? "network.healed" : "network.partitioned", fields)
     }
 
     /// Cursor safety on the files of a stopped device (or of every device of a stopped pool), before it starts

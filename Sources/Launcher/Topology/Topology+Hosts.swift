@@ -115,6 +115,7 @@ extension Topology {
             throw r.fail("processes on hosts talk over tcp: set transport: \"tcp\"", at: r.node["transport"],
                          key: "transport")
         }
+        try checkPartitions(t, placement, file: r.file)
         return placement
     }
 
@@ -137,5 +138,59 @@ extension NodeReader {
         guard case .object(let pairs) = node.value else { return self }
         return NodeReader(file: file, node: JSON5Node(value: .object(pairs.filter { $0.key != key }), line: node.line),
                           path: path)
+    }
+}
+
+extension Topology {
+    /// A `partition` step's `halves`: two non-empty lists of process names (server, broker, a device id, pool-N) or
+    /// host names; which hosts they are is checked with the `hosts` block (`checkPartitions`).
+    static func readHalves(_ s: NodeReader, topology t: Topology) throws(TopologyError) -> [[String]] {
+        guard let halves = try s.array("halves"), halves.count == 2 else {
+            throw s.fail("needs \"halves\": two lists of process or host names, e.g. [[\"server\"], [\"broker\"]]")
+        }
+        var out: [[String]] = []
+        for half in halves {
+            guard case .array(let items) = half.node.value, !items.isEmpty else {
+                throw half.fail("expected a non-empty list of process or host names")
+            }
+            var names: [String] = []
+            for item in items {
+                guard case .string(let name) = item.value, !name.isEmpty else {
+                    throw half.fail("expected a process or host name, got \(item.typeName)", at: item)
+                }
+                names.append(name)
+            }
+            out.append(names)
+        }
+        return out
+    }
+
+    /// Every `partition` step cuts hosts the run uses: each name is a process or a declared host, and the halves
+    /// share no host (processes on one host cannot be cut from each other by its network).
+    static func checkPartitions(_ t: Topology, _ placement: Placement, file: String) throws(TopologyError) {
+        for (index, step) in t.scenario.enumerated() {
+            guard case .partition(let halves) = step.action else { continue }
+            let key = "scenario[\(index)].halves"
+            guard !placement.hosts.isEmpty else {
+                throw TopologyError(file: file, line: step.line, key: key,
+                                    message: "a partition needs processes on hosts (a \"hosts\" block, docs/HOSTS.md)")
+            }
+            let sides = try halves.map { half throws(TopologyError) in
+                try Set(half.map { name throws(TopologyError) in
+                    if placement.host(named: name) != nil { return name }
+                    guard t.processNames.contains(name) || t.poolAssignment[name] != nil || t.account(of: name) != nil
+                    else {
+                        throw TopologyError(file: file, line: step.line, key: key,
+                                            message: "\"\(name)\" is neither a process nor a host of this topology")
+                    }
+                    return placement.host(of: t.poolAssignment[name] ?? name)
+                })
+            }
+            let shared = sides[0].intersection(sides[1])
+            guard shared.isEmpty else {
+                throw TopologyError(file: file, line: step.line, key: key, message: "both halves are on host "
+                    + "\(shared.sorted().joined(separator: ", ")): a partition cuts between hosts")
+            }
+        }
     }
 }

@@ -371,7 +371,7 @@ extension Topology {
             throw s.fail("is after the end of the scenario (duration \(format(t.duration))s)", at: s.node["at"],
                          key: s.child("at"))
         }
-        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash"] + deviceCommands + signalCommands
+        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash", "partition", "heal"] + deviceCommands + signalCommands
         guard let name = try s.oneOf("action", all) else {
             throw s.fail("missing required key \"action\" (one of \(all.joined(separator: ", ")))")
         }
@@ -412,6 +412,12 @@ extension Topology {
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             guard !args.isEmpty else { throw s.fail("a faults step needs at least one setting (dropReply, …, off)") }
             action = .faults(args: args)
+        case "partition":
+            try s.onlyKeys(["at", "action", "halves"])
+            action = .partition(halves: try readHalves(s, topology: t))
+        case "heal":
+            try s.onlyKeys(["at", "action"])
+            action = .healNetwork
         case "crash":
             try s.onlyKeys(["at", "action", "target", "point", "nth"])
             let target = try s.requiredString("target")

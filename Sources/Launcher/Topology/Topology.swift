@@ -141,6 +141,11 @@ public enum ScenarioAction: Sendable, Equatable {
     /// Arms a crash point (`crashAt`) in "server", "broker" or a device: the process SIGKILLs itself on the `nth`
     /// time it reaches `point` from now.
     case crash(target: String, point: String, nth: Int)
+    /// A real network partition between two halves (process or host names), with iptables on the hosts; a run on
+    /// hosts only (docs/HOSTS.md).
+    case partition(halves: [[String]])
+    /// Ends every partition.
+    case healNetwork
 
     public var name: String {
         switch self {
@@ -152,6 +157,8 @@ public enum ScenarioAction: Sendable, Equatable {
         case .chaos: return "chaos"
         case .faults: return "faults"
         case .crash: return "crash"
+        case .partition: return "partition"
+        case .healNetwork: return "heal"
         }
     }
 }
