@@ -87,16 +87,16 @@ final class HostRun {
     func ship(processes: [String], poolDevices: [String: [String]]) throws {
         let fm = FileManager.default
         let keyFiles = ((try? fm.contentsOfDirectory(atPath: folder.path("keys"))) ?? []).sorted()
+        var copies: [(host: HostSpec, files: [String], to: String)] = []
         for host in usedHosts(processes) {
             let root = remoteRoot(host)
             let here = processes.filter { placement.host(of: $0) == host.name }
-            let ssh = SSH(host: host)
             var owners = here
             for pool in here { owners += poolDevices[pool] ?? [] }
             let keys = keyFiles.filter { file in
                 file.hasSuffix(".public") || owners.contains { file == "\($0).secret" || file == "\($0).token" }
             }.map { folder.path("keys/\($0)") }
-            if !keys.isEmpty { try copy(ssh, keys, to: "\(root)/keys", host) }
+            if !keys.isEmpty { copies.append((host, keys, "\(root)/keys")) }
             var top: [String] = []
             if here.contains("server") || here.contains("broker") { top.append(folder.accountsPath) }
             for pool in here where poolDevices[pool] != nil {
@@ -110,7 +110,18 @@ final class HostRun {
                 }
                 top.append(named)
             }
-            if !top.isEmpty { try copy(ssh, top, to: root, host) }
+            if !top.isEmpty { copies.append((host, top, root)) }
+        }
+        // Every copy at once: start-up then costs about one scp, however many hosts.
+        let answers = Answers(copies.count)
+        let jobs = copies
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let copy = jobs[index]
+            let done = SSH(host: copy.host).copy(copy.files, to: copy.to)
+            answers.set(index, (copy.host.name, done.status, done.err))
+        }
+        for (index, answer) in answers.all.enumerated() where answer.status != 0 {
+            throw failure(copies[index].host, "cannot copy files to \(copies[index].to): \(answer.err)")
         }
     }
 
@@ -119,6 +130,7 @@ final class HostRun {
         for host in usedHosts(processes) {
             let root = remoteRoot(host)
             let ssh = SSH(host: host)
+            // A folder only its owner may enter, as the run folder's keys/ (docs/SECURITY.md).
             let made = ssh.run("umask 077 && mkdir -p " + ["bin", "keys", "events", "logs", "devices", "pids"]
                 .map { shellQuote("\(root)/\($0)") }.joined(separator: " "))
             guard made.status == 0 else { throw failure(host, "cannot make \(root): \(made.err)") }

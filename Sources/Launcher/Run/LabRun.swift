@@ -57,8 +57,9 @@ public final class LabRun: TopologyRunner {
             hosts.measureClocks(topology.processNames, phase: "start")
         }
         // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn
-        // (on hosts, a second more per host: the run's files are copied and every role starts over ssh).
-        let lead = 1_000_000 + Int64(hosts?.usedHosts(topology.processNames).count ?? 0) * 1_000_000
+        // (on hosts, 4 s and a quarter of one per process: the run's files are copied and every role starts over
+        // ssh; a start that takes longer is noted in the report).
+        let lead = hosts == nil ? 1_000_000 : 4_000_000 + Int64(topology.processNames.count) * 250_000
         self.clock = SimClock(epochMicros: SimClock.wallMicros() + lead, scale: topology.timeScale)
         self.context = try Context()
         try folder.create(topologyText: topologyText, topology: topology, clock: clock)
