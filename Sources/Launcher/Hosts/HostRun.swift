@@ -162,7 +162,7 @@ final class HostRun {
             guard let remote = process as? RemoteProcess, remote.poll(), remote.sshFailed else { continue }
             let host = remote.ssh.host
             let tail = (try? String(contentsOfFile: remote.sshLogPath, encoding: .utf8))?
-                .split(separator: "\n").last.map(String.init) ?? "no message"
+                .split(whereSeparator: \.isNewline).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "no message"
             let what = "ssh to \(host.name) (\(host.address)) failed mid-run while it held \(name): \(tail)"
             failures.append(what)
             throw LabError.io(what + "; every process on every host is being stopped")

@@ -110,7 +110,6 @@ struct HostsReport {
             out += "  partition \(w.hosts): \(w.sent) notices sent, \(w.receivedDuring) reached the broker during it, "
                 + "\(w.receivedAfter) only after the heal, \(w.never) never\n"
         }
-        for failure in failures { out += "  failed: \(failure)\n" }
         return out
     }
 }

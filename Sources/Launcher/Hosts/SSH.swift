@@ -13,7 +13,8 @@ struct SSH: Sendable {
     func options(port portFlag: String = "-p") -> [String] {
         var options = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "StrictHostKeyChecking=yes",
                        "-o", "IdentitiesOnly=yes", "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3",
-                       "-o", "LogLevel=ERROR", "-o", "ControlMaster=no", "-i", host.identity, portFlag, String(host.port)]
+                       "-o", "LogLevel=ERROR", "-o", "ControlMaster=no",
+                       "-i", host.identity, portFlag, String(host.port)]
         if let known = host.knownHosts { options += ["-o", "UserKnownHostsFile=\(known)"] }
         return options
     }
