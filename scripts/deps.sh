@@ -18,6 +18,16 @@ synclab_need_bench_peers() {
     command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || missing+=(redis-server)
     synclab_install "${missing[@]}"
 }
+# The hosts bed (scripts/hosts.sh) and runs on hosts: sshd for the bed's hosts, the ssh/scp clients the launcher
+# starts roles with, iptables for the partitions, ip for the namespaces.
+synclab_need_hosts_bed() {
+    local missing=()
+    [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+    command -v ssh >/dev/null 2>&1 && command -v scp >/dev/null 2>&1 || missing+=(openssh-client)
+    command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+    command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing+=(iproute2)
+    synclab_install_for "SyncLab's hosts bed" "network namespaces with an sshd each" "${missing[@]}"
+}
 # Installs the Debian packages named (none: nothing to do) with apt-get; exits 2 when it cannot.
 synclab_install() {
     synclab_install_for "SyncLab" "" "$@"

@@ -220,6 +220,7 @@ public struct Report {
         }
         if let nemesis { out += "  \(nemesis.summary)\n" }
         for note in notes { out += "  note: \(note)\n" }
+        if let hosts = HostsReport(data) { out += hosts.summary }
         out += "  report: \(data.folder.path("report.md"))\n"
         return out
     }
@@ -254,6 +255,7 @@ public struct Report {
         if !notes.isEmpty {
             md += "\n## Notes\n\n" + notes.map { "- \(escape($0))" }.joined(separator: "\n") + "\n"
         }
+        if let hosts = HostsReport(data) { md += hosts.markdown }
         let h = f.hints
         md += "\n## Hints (push is a hint)\n\nEvery hint the broker accepted, and its fate.\n\n"
         md += "| accepted | delivered | dropped | coalesced | throttled | discarded | expired | held | lost with a killed broker | duplicated (beside) |\n"

@@ -16,7 +16,7 @@ public final class LabRun: TopologyRunner {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    private var processes: [String: RoleProcess] = [:]
+    private var processes: [String: any LabProcess] = [:]
     private var controls: [String: ControlClient] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
@@ -36,6 +36,8 @@ public final class LabRun: TopologyRunner {
     private var cpuAtScenario: [(String, JSONValue)] = []
     /// … and when it ended (`cpuSecondsAtHeal`), before healing and quiescing poll every process.
     private var cpuAtHeal: [(String, JSONValue)] = []
+    /// The hosts the processes run on (nil: all on this machine, docs/HOSTS.md).
+    let hosts: HostRun?
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
         // Before anything is written: every file and folder of the run, and of every process it starts (they
@@ -46,9 +48,22 @@ public final class LabRun: TopologyRunner {
         self.binDirectory = binDirectory
         self.quiet = quiet
         self.progressOnTerminal = !quiet && isatty(2) != 0
-        // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn.
-        self.clock = SimClock(epochMicros: SimClock.wallMicros() + 1_000_000, scale: topology.timeScale)
         self.poolOf = topology.poolAssignment
+        self.hosts = topology.placement.isLocal
+            ? nil : HostRun(placement: topology.placement, folder: folder, poolOf: poolOf)
+        // Every host answers before anything is made or started; the binaries go before the clock starts.
+        if let hosts {
+            try hosts.preflight(topology.processNames)
+            let count = hosts.usedHosts(topology.processNames).count
+            if !quiet { Output.stderr("synclab: copying the binaries to \(count) hosts…\n") }
+            try hosts.shipBinaries(topology.processNames, binDirectory: binDirectory)
+            hosts.measureClocks(topology.processNames, phase: "start")
+        }
+        // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn
+        // (on hosts, 4 s and a quarter of one per process: the run's files are copied and every role starts over
+        // ssh; a start that takes longer is noted in the report).
+        let lead = hosts == nil ? 1_000_000 : 4_000_000 + Int64(topology.processNames.count) * 250_000
+        self.clock = SimClock(epochMicros: SimClock.wallMicros() + lead, scale: topology.timeScale)
         self.context = try Context()
         try folder.create(topologyText: topologyText, topology: topology, clock: clock)
         self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
@@ -63,17 +78,34 @@ public final class LabRun: TopologyRunner {
                                      ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale))])
         defer {
             stopAll()
+            if let hosts {
+                hosts.measureClocks(order, phase: "end")
+                hosts.finish(order)
+                if !hosts.failures.isEmpty, !FileManager.default.fileExists(atPath: folder.path("stats.json")) {
+                    folder.write("stats.json", JSONValue.object([("notes", .array((notes + hosts.failures)
+                        .map { .string($0) }))]).description + "\n")
+                }
+            }
             log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
             folder.mergeEvents()
         }
         try startAll()
         cpuAtScenario = cpuSeconds()
         phase("scenario")
+        // Started after its simulated 0 (a slow start-up): the first steps play at once, and the report says so.
+        if clock.realSeconds(clock.now()) > 0.5 {
+            notes.append(String(format: "the scenario began %.1f s (real) after its epoch; steps due before then "
+                + "played at once", clock.realSeconds(clock.now())))
+        }
         try playTimeline()
         cpuAtHeal = cpuSeconds()
         phase("heal")
         // A process that crashed at its point since the last step is told (and its point forgotten) before the heal.
         watchCrashes()
+        // The network first: the heal's control commands and restarts need every host to reach every other.
+        if let hosts, !hosts.cut.isEmpty {
+            do { try network("heal", halves: []) } catch { notes.append("heal: \(error)") }
+        }
         heal()
         phase("quiesce")
         quiesce()
@@ -89,6 +121,7 @@ public final class LabRun: TopologyRunner {
     // MARK: - Processes
 
     private func endpoint(_ name: String) -> String {
+        if let hosts { return hosts.endpoint(name) }
         switch topology.transport {
         case .tcp: return "tcp://127.0.0.1:\(freePort())"
         case .ipc: return "ipc://\(folder.socketDirectory)/\(name).sock"
@@ -148,6 +181,7 @@ public final class LabRun: TopologyRunner {
             try add(pool, executable: "synclab-device",
                     arguments: ["pool", "--spec", specPath] + arguments.sharedDeviceArguments, with: arguments)
         }
+        try hosts?.ship(processes: order, poolDevices: poolDevices)
         say("starting \(order.count) processes…")
         for name in order {
             try start(name)
@@ -160,11 +194,10 @@ public final class LabRun: TopologyRunner {
     /// Registers a process: its argv (with the flags every process takes) and a control client for it.
     private func add(_ name: String, executable: String, arguments: [String], with run: RunArguments) throws {
         let control = endpoint("\(name).control")
-        let process = RoleProcess(name: name, executable: "\(binDirectory)/\(executable)",
-                                   arguments: arguments + run.common(name, control: control,
-                                                                     events: folder.eventsPath(for: name)),
-                                   logPath: folder.logPath(for: name))
-        processes[name] = process
+        let argv = arguments + run.common(name, control: control, events: folder.eventsPath(for: name))
+        processes[name] = hosts?.process(name, executable: executable, arguments: argv)
+            ?? RoleProcess(name: name, executable: "\(binDirectory)/\(executable)", arguments: argv,
+                           logPath: folder.logPath(for: name))
         controls[name] = try ControlClient(context: context, name: name, endpoint: control,
                                            curve: keys.map { ($0.pairs["launcher"]!, $0.pairs[name]!.publicKey) })
         order.append(name)
@@ -181,6 +214,7 @@ public final class LabRun: TopologyRunner {
         for name in order.reversed() {
             guard let process = processes[name], process.running else { continue }
             if process.paused { process.signal(SIGCONT) }
+            (process as? RemoteProcess)?.expectEnd()
             controls[name]?.post("stop")
         }
         for name in order.reversed() {
@@ -221,6 +255,7 @@ public final class LabRun: TopologyRunner {
             let now = clock.now()
             progress(now: now)
             watchCrashes()
+            try hosts?.watch(processes)
             if now >= sim { return }
             let realLeft = clock.realSeconds(sim - now)
             usleep(UInt32(max(200, min(realLeft, 0.1) * 1_000_000)))
@@ -289,10 +324,19 @@ public final class LabRun: TopologyRunner {
         }
     }
 
+    /// A `partition` or `heal` step: iptables on the hosts (`HostRun`), with its event.
+    func network(_ command: String, halves: [[String]]) throws {
+        guard let hosts else { throw LabError.usage("\(command) needs processes on hosts (docs/HOSTS.md)") }
+        let fields = command == "heal" ? try hosts.heal() : try hosts.partition(halves, processes: order)
+        log.emit(command == "heal" ? "network.healed" : "network.partitioned", fields)
+    }
+
     /// Cursor safety on the files of a stopped device (or of every device of a stopped pool), before it starts
     /// again: its shadow must be the server's changes replayed up to its stored cursor. A check of the durable state
     /// at the moment a kill left it, which a later heal cannot repair away.
     func checkState(of target: String) {
+        // The files of a process on a host are there until the run ends (docs/HOSTS.md, "Not supported yet").
+        guard hosts == nil else { return }
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in topology.account(of: id).map { (id, $0, folder.devicePath(id)) } }
         for fields in StopChecks.stateChecked(serverPath: folder.path("server.sqlite"), ledgers: ledgers) {
@@ -405,8 +449,7 @@ public final class LabRun: TopologyRunner {
     /// CPU seconds of every running process, by name.
     private func cpuSeconds() -> [(String, JSONValue)] {
         order.compactMap { name in
-            guard let process = processes[name], process.running, let seconds = ProcessCPU.seconds(pid: process.pid)
-            else { return nil }
+            guard let process = processes[name], process.running, let seconds = process.cpuSeconds else { return nil }
             return (name, .double((seconds * 100).rounded() / 100))
         }
     }

@@ -20,6 +20,8 @@ protocol TopologyRunner: AnyObject {
     func control(_ name: String, _ command: String, _ args: [String: JSONValue]) throws -> JSONValue?
     /// A `kill`, `restart`, `pause` or `resume` step for a process, or for a pooled device's pool.
     func signal(_ device: String, _ command: String) throws
+    /// A `partition` (two halves of process or host names) or `heal` of the network between hosts.
+    func network(_ command: String, halves: [[String]]) throws
     /// What the runner does once a step has played (the terminal's line of it, for a real run).
     func played(_ step: ScenarioStep, _ fields: [(String, JSONValue)])
     /// Resumes `name` if it is paused, with its `process.resumed` event (`by: heal`).
@@ -56,6 +58,8 @@ extension TopologyRunner {
                 }
             case .signal(let target, let command):
                 try signal(target, command)
+            case .network(let command, let halves):
+                try network(command, halves: halves)
             }
             emit("scenario.action", fields)
             played(step, fields)

@@ -330,6 +330,10 @@ public final class SimRun: TopologyRunner {
         device == target ? [] : [("device", .string(device))]
     }
 
+    func network(_ command: String, halves: [[String]]) throws {
+        throw LabError.usage("\(command) acts on the network between hosts; the simulation has none (docs/HOSTS.md)")
+    }
+
     func signal(_ device: String, _ command: String) throws {
         let target = poolOf[device] ?? device
         guard order.contains(target) else { throw LabError.io("no process \(target)") }

@@ -33,7 +33,7 @@ extension Topology {
         try r.onlyKeys([
             "name", "description", "seed", "timeScale", "duration", "transport", "security", "server", "broker", "device",
             "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks", "nemesis",
-            "reference",
+            "reference", "hosts", "poolHosts",
         ])
         var t = Topology(
             name: try r.string("name") ?? defaultName,
@@ -50,8 +50,8 @@ extension Topology {
             t.security = Security(rawValue: security)!
         }
 
-        if let s = try r.object("server") { t.server = try readSettings(s, over: t.server) }
-        if let b = try r.object("broker") { t.broker = try readSettings(b, over: t.broker) }
+        if let s = try r.object("server") { t.server = try readSettings(s.without("host"), over: t.server) }
+        if let b = try r.object("broker") { t.broker = try readSettings(b.without("host"), over: t.broker) }
         if let d = try r.object("device") { t.device = try readDeviceSettings(d, over: t.device) }
         if let h = try r.object("heal") {
             try h.onlyKeys(["timeoutSec"])
@@ -63,7 +63,7 @@ extension Topology {
         var seenDevices: [String: Int] = [:]
         var generator = SeededGenerator.derived(seed: t.seed, name: "tokens")
         for a in accounts {
-            try a.onlyKeys(["id", "devices", "device"])
+            try a.onlyKeys(["id", "devices", "device", "host"])
             let id = try a.requiredString("id")
             var accountSettings = t.device
             if let d = try a.object("device") { accountSettings = try readDeviceSettings(d, over: t.device) }
@@ -81,7 +81,7 @@ extension Topology {
                                                tokens: &generator)
                     continue
                 }
-                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device"])
+                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device", "host"])
                 let deviceID = try d.requiredString("id")
                 try checkDeviceID(deviceID, d, "id", seen: &seenDevices)
                 guard let platformName = try d.oneOf("platform", Platform.allCases.map(\.rawValue)),
@@ -138,6 +138,7 @@ extension Topology {
                 deleteShare: try b.number("deleteShare", in: 0...1) ?? 0.1, users: try b.string("users")))
         }
         if root["nemesis"] != nil { t.nemesis = try readNemesis(r, topology: t) }
+        t.placement = try readPlacement(r, topology: t)
         return t
     }
 
@@ -314,7 +315,7 @@ extension Topology {
     private static func readGenerator(_ d: NodeReader, account: String, settings accountSettings: DeviceSettings,
                                       seen: inout [String: Int],
                                       tokens: inout SeededGenerator) throws(TopologyError) -> [DeviceSpec] {
-        try d.onlyKeys(["generate", "prefix", "platforms", "engagement", "start", "charging", "device"])
+        try d.onlyKeys(["generate", "prefix", "platforms", "engagement", "start", "charging", "device", "host"])
         var settings = accountSettings
         if let o = try d.object("device") { settings = try readDeviceSettings(o, over: accountSettings) }
         guard let count = try d.int("generate", in: 1...10_000) else {
@@ -365,7 +366,7 @@ extension Topology {
             throw s.fail("is after the end of the scenario (duration \(format(t.duration))s)", at: s.node["at"],
                          key: s.child("at"))
         }
-        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash"] + deviceCommands + signalCommands
+        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash", "partition", "heal"] + deviceCommands + signalCommands
         guard let name = try s.oneOf("action", all) else {
             throw s.fail("missing required key \"action\" (one of \(all.joined(separator: ", ")))")
         }
@@ -406,6 +407,12 @@ extension Topology {
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             guard !args.isEmpty else { throw s.fail("a faults step needs at least one setting (dropReply, …, off)") }
             action = .faults(args: args)
+        case "partition":
+            try s.onlyKeys(["at", "action", "halves"])
+            action = .partition(halves: try readHalves(s, topology: t))
+        case "heal":
+            try s.onlyKeys(["at", "action"])
+            action = .healNetwork
         case "crash":
             try s.onlyKeys(["at", "action", "target", "point", "nth"])
             let target = try s.requiredString("target")

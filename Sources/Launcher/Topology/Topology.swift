@@ -41,6 +41,8 @@ public struct Topology: Sendable {
     public var pools = 0
     /// Seeded fault generators whose schedule joins the scenario (`Nemesis.swift`); nil: none.
     public var nemesis: Nemesis?
+    /// Which host each process runs on (`hosts`, `host`, `poolHosts`; docs/HOSTS.md); empty: all on `local`.
+    public var placement = Placement()
 
     public var devices: [DeviceSpec] { accounts.flatMap(\.devices) }
 
@@ -143,6 +145,11 @@ public enum ScenarioAction: Sendable, Equatable {
     /// Arms a crash point (`crashAt`) in "server", "broker" or a device: the process SIGKILLs itself on the `nth`
     /// time it reaches `point` from now.
     case crash(target: String, point: String, nth: Int)
+    /// A real network partition between two halves (process or host names), with iptables on the hosts; a run on
+    /// hosts only (docs/HOSTS.md).
+    case partition(halves: [[String]])
+    /// Ends every partition.
+    case healNetwork
 
     public var name: String {
         switch self {
@@ -154,6 +161,8 @@ public enum ScenarioAction: Sendable, Equatable {
         case .chaos: return "chaos"
         case .faults: return "faults"
         case .crash: return "crash"
+        case .partition: return "partition"
+        case .healNetwork: return "heal"
         }
     }
 }

@@ -1,0 +1,232 @@
+import Foundation
+import LabKit
+import SyncProtocol
+
+/// A run whose processes are placed on hosts (docs/HOSTS.md): checks every host before anything starts, chooses
+/// each socket's address on its host, copies the binaries and the run's files there with scp, builds each role's
+/// ssh process, measures the hosts' clocks, cuts and heals the network between them, and at the end brings every
+/// host's events, logs and SQLite files back, so the run folder reads exactly like a local one.
+final class HostRun {
+    let placement: Placement
+    let folder: RunFolder
+    let runID: String
+    /// Ports are chosen per host from a base drawn once per run: the hosts' own port spaces are not visible here.
+    private var nextPort: [String: Int] = [:]
+    private let basePort = Int.random(in: 20_000...40_000)
+    private(set) var clocks: [String: [ClockOffset]] = [:]
+    /// Where an ssh failure stopped the run, for hosts.json and the report.
+    private(set) var failures: [String] = []
+    private(set) var partitions: [String] = []
+    /// Pooled device → its pool, so a partition may name a pooled device.
+    let poolOf: [String: String]
+    /// Hosts with partition rules now, and every host that ever had some (their chains go at the end).
+    var cut: Set<String> = [] {
+        didSet { everCut.formUnion(cut) }
+    }
+    private(set) var everCut: Set<String> = []
+
+    init(placement: Placement, folder: RunFolder, poolOf: [String: String]) {
+        self.placement = placement
+        self.folder = folder
+        self.poolOf = poolOf
+        self.runID = (folder.root as NSString).lastPathComponent
+    }
+
+    /// The hosts the run uses, in declaration order.
+    func usedHosts(_ processes: [String]) -> [HostSpec] {
+        let names = Set(processes.map { placement.host(of: $0) })
+        return placement.hosts.filter { names.contains($0.name) }
+    }
+
+    func ssh(_ host: String) -> SSH { SSH(host: placement.host(named: host)!) }
+
+    func remoteRoot(_ host: HostSpec) -> String { "\(host.directory)/synclab-\(runID)-\(host.name)" }
+
+    /// A socket of the run (`server`, `notices`, `broker`, `NAME.control`) on the host of the process that binds it.
+    func endpoint(_ socket: String) -> String {
+        var process = socket.hasSuffix(".control") ? String(socket.dropLast(8)) : socket
+        if process == "notices" { process = "broker" }
+        let host = placement.host(named: placement.host(of: process))!
+        let port = nextPort[host.name, default: basePort]
+        nextPort[host.name] = port + 1
+        return "tcp://\(host.address):\(port)"
+    }
+
+    // MARK: - Before anything starts
+
+    /// Logs in to every host the run uses (`true` over ssh): an unreachable address, a refused key or an unknown
+    /// host key fails here, naming the topology file, the key and the host.
+    func preflight(_ processes: [String]) throws {
+        for host in usedHosts(processes) {
+            let answer = SSH(host: host).run("command -v tar >/dev/null && echo ok", timeout: 20)
+            guard answer.status == 0, answer.out.hasPrefix("ok") else {
+                let why = answer.err.split(separator: "\n").last.map(String.init) ?? "exit \(answer.status)"
+                throw LabError.config("\(placement.file):\(host.line): hosts.\(host.name): cannot log in to "
+                    + "\(host.user)@\(host.address):\(host.port) with \(host.identity): \(why)")
+            }
+        }
+    }
+
+    /// A local path of the run folder as the same file's path on `host`.
+    func relocate(_ argument: String, to host: HostSpec) -> String {
+        argument.hasPrefix(folder.root + "/") ? remoteRoot(host) + argument.dropFirst(folder.root.count) : argument
+    }
+
+    /// The ssh-held process of role `name` on its host.
+    func process(_ name: String, executable: String, arguments: [String]) -> RemoteProcess {
+        let host = placement.host(named: placement.host(of: name))!
+        let root = remoteRoot(host)
+        return RemoteProcess(name: name, ssh: SSH(host: host), executable: "\(root)/bin/\(executable)",
+                             arguments: arguments.map { relocate($0, to: host) }, remoteRoot: root,
+                             sshLogPath: folder.path("logs/\(name).ssh.log"))
+    }
+
+    /// Copies to each host what its processes need, and nothing more: the binaries they run, every public key, the
+    /// secret key and token of each process and pooled device placed there (modes kept: 0600 in a 0700 folder),
+    /// the accounts file where the server or the broker runs, and each pool's spec with the host's paths.
+    func ship(processes: [String], poolDevices: [String: [String]]) throws {
+        let fm = FileManager.default
+        let keyFiles = ((try? fm.contentsOfDirectory(atPath: folder.path("keys"))) ?? []).sorted()
+        var copies: [(host: HostSpec, files: [String], to: String)] = []
+        for host in usedHosts(processes) {
+            let root = remoteRoot(host)
+            let here = processes.filter { placement.host(of: $0) == host.name }
+            var owners = here
+            for pool in here { owners += poolDevices[pool] ?? [] }
+            let keys = keyFiles.filter { file in
+                file.hasSuffix(".public") || owners.contains { file == "\($0).secret" || file == "\($0).token" }
+            }.map { folder.path("keys/\($0)") }
+            if !keys.isEmpty { copies.append((host, keys, "\(root)/keys")) }
+            var top: [String] = []
+            if here.contains("server") || here.contains("broker") { top.append(folder.accountsPath) }
+            for pool in here where poolDevices[pool] != nil {
+                let text = (try? String(contentsOfFile: folder.path("\(pool).json"), encoding: .utf8)) ?? ""
+                let relocated = text.replacingOccurrences(of: "\"\(folder.root)/", with: "\"\(root)/")
+                let staging = "\(folder.socketDirectory)/\(host.name)"
+                try? fm.createDirectory(atPath: staging, withIntermediateDirectories: true)
+                let named = "\(staging)/\(pool).json"
+                guard fm.createFile(atPath: named, contents: Data(relocated.utf8)) else {
+                    throw LabError.io("cannot write \(named)")
+                }
+                top.append(named)
+            }
+            if !top.isEmpty { copies.append((host, top, root)) }
+        }
+        // Every copy at once: start-up then costs about one scp, however many hosts.
+        let answers = Answers(copies.count)
+        let jobs = copies
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let copy = jobs[index]
+            let done = SSH(host: copy.host).copy(copy.files, to: copy.to)
+            answers.set(index, (copy.host.name, done.status, done.err))
+        }
+        for (index, answer) in answers.all.enumerated() where answer.status != 0 {
+            throw failure(copies[index].host, "cannot copy files to \(copies[index].to): \(answer.err)")
+        }
+    }
+
+    /// The host's run folder and the binaries its processes run (the slow part: done before the run's clock starts).
+    func shipBinaries(_ processes: [String], binDirectory: String) throws {
+        for host in usedHosts(processes) {
+            let root = remoteRoot(host)
+            let ssh = SSH(host: host)
+            // A folder only its owner may enter, as the run folder's keys/ (docs/SECURITY.md).
+            let made = ssh.run("umask 077 && mkdir -p " + ["bin", "keys", "events", "logs", "devices", "pids"]
+                .map { shellQuote("\(root)/\($0)") }.joined(separator: " "))
+            guard made.status == 0 else { throw failure(host, "cannot make \(root): \(made.err)") }
+            let here = processes.filter { placement.host(of: $0) == host.name }
+            let binaries = Set(here.map(Self.executable)).sorted().map { "\(binDirectory)/\($0)" }
+            try copy(ssh, binaries, to: "\(root)/bin", host)
+        }
+    }
+
+    static func executable(_ process: String) -> String {
+        process == "server" ? "synclab-server" : process == "broker" ? "synclab-broker" : "synclab-device"
+    }
+
+    private func copy(_ ssh: SSH, _ files: [String], to remote: String, _ host: HostSpec) throws {
+        let copied = ssh.copy(files, to: remote)
+        guard copied.status == 0 else { throw failure(host, "cannot copy files to \(remote): \(copied.err)") }
+    }
+
+    private func failure(_ host: HostSpec, _ what: String) -> LabError {
+        LabError.config("\(placement.file):\(host.line): hosts.\(host.name): \(what)")
+    }
+
+    // MARK: - During the run
+
+    /// Throws when a role's ssh client failed on its own (exit 255): the host or the connection went away. The
+    /// launcher then stops every process on every host; hosts.json and the report say where.
+    func watch(_ processes: [String: any LabProcess]) throws {
+        for (name, process) in processes.sorted(by: { $0.key < $1.key }) {
+            guard let remote = process as? RemoteProcess, remote.poll(), remote.sshFailed else { continue }
+            let host = remote.ssh.host
+            let tail = (try? String(contentsOfFile: remote.sshLogPath, encoding: .utf8))?
+                .split(whereSeparator: \.isNewline).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "no message"
+            let what = "ssh to \(host.name) (\(host.address)) failed mid-run while it held \(name): \(tail)"
+            failures.append(what)
+            throw LabError.io(what + "; every process on every host is being stopped")
+        }
+    }
+
+    /// Each host's clock offset against the launcher's, NTP-style (`ClockOffset`), at `phase` (start or end).
+    func measureClocks(_ processes: [String], phase: String) {
+        for host in usedHosts(processes) {
+            if let offset = ClockOffset.measure(SSH(host: host), phase: phase) {
+                clocks[host.name, default: []].append(offset)
+            }
+        }
+    }
+
+    // MARK: - At the end
+
+    /// Brings every host's events, logs and SQLite files into the run folder, removes the host's folder, and
+    /// writes hosts.json (each host, its processes, clock offsets, partitions, failures).
+    func finish(_ processes: [String]) {
+        removeChains()
+        for host in usedHosts(processes) {
+            let root = remoteRoot(host)
+            let ssh = SSH(host: host)
+            var sources = ["events", "logs", "devices"].map { "\(ssh.destination):\(root)/\($0)" }
+            if processes.contains(where: { $0 == "server" && placement.host(of: $0) == host.name }) {
+                sources.append("\(ssh.destination):\(root)/server.sqlite*")
+            }
+            let fetched = ssh.copyBack(sources, to: folder.root)
+            if fetched.status != 0 { failures.append("could not bring back \(host.name)'s files: \(fetched.err)") }
+            ssh.run("rm -rf \(shellQuote(root))", timeout: 20)
+        }
+        let hosts: [JSONValue] = usedHosts(processes).map { host in
+            .object([
+                ("name", .string(host.name)), ("address", .string(host.address)),
+                ("processes", .array(processes.filter { placement.host(of: $0) == host.name }.map { .string($0) })),
+                ("clock", .array((clocks[host.name] ?? []).map(\.json))),
+            ])
+        }
+        folder.write("hosts.json", JSONValue.object([
+            ("hosts", .array(hosts)), ("partitions", .array(partitions.map { .string($0) })),
+            ("failures", .array(failures.map { .string($0) })),
+        ]).description + "\n")
+    }
+
+    func recordPartition(_ line: String) { partitions.append(line) }
+}
+
+extension SSH {
+    /// Copies remote files and folders (`HOST:PATH`, globs allowed) into a local folder with scp, recursively.
+    func copyBack(_ sources: [String], to local: String, timeout: Double = 120) -> (status: Int32, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/scp")
+        process.arguments = ["-q", "-p", "-r"] + options(port: "-P") + sources + [local + "/"]
+        let errPipe = Pipe()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errPipe
+        do { try process.run() } catch { return (-1, "cannot start scp: \(error)") }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let err = String(decoding: errPipe.fileHandleForReading.availableData, as: UTF8.self)
+        return (process.terminationStatus, err.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}

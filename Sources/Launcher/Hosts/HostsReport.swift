@@ -1,0 +1,115 @@
+import Foundation
+import SyncProtocol
+
+/// The report's part for a run on hosts (hosts.json beside the events, docs/HOSTS.md): where each process ran,
+/// each host's clock offset at the start and the end with its uncertainty, what each partition did to the server's
+/// notices, and where an ssh failure stopped the run. Empty for a run on this machine.
+struct HostsReport {
+    let hosts: [JSONValue]
+    let failures: [String]
+    let windows: [Window]
+
+    /// One partition, from its `network.partitioned` to the next `network.healed` (or the run's end).
+    struct Window {
+        let hosts: String
+        /// Notices the server sent during it, and what became of them at the broker.
+        var sent = 0, receivedDuring = 0, receivedAfter = 0, never = 0
+    }
+
+    init?(_ data: RunData) {
+        guard let text = try? String(contentsOfFile: data.folder.path("hosts.json"), encoding: .utf8),
+              let json = try? JSONValue.parse(text)
+        else { return nil }
+        hosts = json["hosts"]?.arrayValue ?? []
+        failures = (json["failures"]?.arrayValue ?? []).compactMap(\.stringValue)
+        windows = Self.windows(data.events)
+    }
+
+    static func windows(_ events: [Event]) -> [Window] {
+        var received: [String: Int64] = [:]
+        for event in events where event.type == "notice.received" {
+            let key = "\(event.string("account") ?? "")@\(event.int("head") ?? -1)"
+            if received[key] == nil { received[key] = event.wall }
+        }
+        var out: [Window] = []
+        var open: (window: Window, healedAt: Int64?)?
+        var spans: [(start: Int64, end: Int64, window: Window)] = []
+        var start: Int64 = 0
+        for event in events {
+            if event.type == "network.partitioned", open == nil {
+                let sides = (event["hosts"]?.arrayValue ?? []).map {
+                    ($0.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+                }
+                open = (Window(hosts: sides.joined(separator: " | ")), nil)
+                start = event.wall
+            } else if event.type == "network.healed", let current = open {
+                spans.append((start, event.wall, current.window))
+                open = nil
+            }
+        }
+        if let current = open { spans.append((start, Int64.max, current.window)) }
+        for span in spans {
+            var window = span.window
+            for event in events where event.type == "notice.sent" && event.wall >= span.start && event.wall < span.end {
+                window.sent += 1
+                let key = "\(event.string("account") ?? "")@\(event.int("head") ?? -1)"
+                switch received[key] {
+                case .none: window.never += 1
+                case .some(let at) where at < span.end: window.receivedDuring += 1
+                case .some: window.receivedAfter += 1
+                }
+            }
+            out.append(window)
+        }
+        return out
+    }
+
+    private func clock(_ host: JSONValue, _ phase: String) -> String {
+        guard let c = (host["clock"]?.arrayValue ?? []).first(where: { $0["phase"]?.stringValue == phase }),
+              let offset = c["offsetMs"]?.doubleValue, let uncertainty = c["uncertaintyMs"]?.doubleValue
+        else { return "not measured" }
+        return String(format: "%+.2f ± %.2f ms", offset, uncertainty)
+    }
+
+    var markdown: String {
+        var md = "\n## Hosts\n\nEach process ran on its host, started over ssh (docs/HOSTS.md). Clock offsets are the "
+            + "host's clock minus the launcher's, measured NTP-style over ssh (the shortest of 8 round trips; ± half "
+            + "of it). On the test bed every host is a network namespace of one machine, one clock: the offsets "
+            + "there are ~0 and only show the method's resolution.\n\n"
+            + "| host | address | processes | clock at start | clock at end |\n| --- | --- | --- | --- | --- |\n"
+        for host in hosts {
+            let processes = (host["processes"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+            md += "| \(host["name"]?.stringValue ?? "") | \(host["address"]?.stringValue ?? "") | \(processes) | "
+                + "\(clock(host, "start")) | \(clock(host, "end")) |\n"
+        }
+        if !windows.isEmpty {
+            md += "\n### Partitions\n\niptables on the hosts dropped every packet between the halves. Notices the "
+                + "server sent meanwhile (head-moved, the source of every hint):\n\n"
+                + "| halves | notices sent | reached the broker during it | only after the heal | never |\n"
+                + "| --- | --- | --- | --- | --- |\n"
+            for w in windows {
+                md += "| \(w.hosts) | \(w.sent) | \(w.receivedDuring) | \(w.receivedAfter) | \(w.never) |\n"
+            }
+            md += "\nA notice that arrives only after the heal, or never, is a hint the devices did not get in time: "
+                + "they got those changes by pulling from their cursors (foreground, periodic and heal passes), which "
+                + "`convergence` and `no-lost-edit` check. ZeroMQ's TCP stream holds what a dropped link could not "
+                + "carry and delivers it once the link is back, so most are late rather than lost.\n"
+        }
+        if !failures.isEmpty {
+            md += "\n### Where the run failed\n\n" + failures.map { "- \($0)" }.joined(separator: "\n") + "\n"
+        }
+        return md
+    }
+
+    /// The lines the terminal's summary adds.
+    var summary: String {
+        var out = "  hosts: " + hosts.map { host in
+            "\(host["name"]?.stringValue ?? "") clock \(clock(host, "start")) → \(clock(host, "end"))"
+        }.joined(separator: "; ") + "\n"
+        for w in windows {
+            out += "  partition \(w.hosts): \(w.sent) notices sent, \(w.receivedDuring) reached the broker during it, "
+                + "\(w.receivedAfter) only after the heal, \(w.never) never\n"
+        }
+        return out
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import Launcher
+
+/// The `hosts` block, the `host` keys and the `partition`/`heal` steps (docs/HOSTS.md): what each places where,
+/// and each mistake refused with the file, the line and the key.
+@Suite struct HostsTopologyTests {
+    static func topology(hosts: String = "h1: { address: \"10.231.0.11\", identity: \"/k\" }, "
+                             + "h2: { address: \"10.231.0.12\", identity: \"/k\", port: 2222, user: \"lab\" }",
+                         server: String = "h1", broker: String = "h2", account: String = "host: \"h2\",",
+                         device: String = "", transport: String = "tcp", scenario: String = "") -> String {
+        """
+        {
+          transport: "\(transport)",
+          hosts: { \(hosts) },
+          server: { host: "\(server)", dropReply: 0.1 },
+          broker: { host: "\(broker)" },
+          accounts: [{ id: "acme", \(account) devices: [
+            { id: "a", platform: "android" \(device) },
+            { id: "b", platform: "ios" },
+          ] }],
+          scenario: [\(scenario)],
+        }
+        """
+    }
+
+    static func error(_ text: String) -> TopologyError? {
+        do {
+            _ = try Topology.parse(text, file: "t.json5", defaultName: "t")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func everyProcessIsPlacedOnItsHost() throws {
+        let t = try Topology.parse(Self.topology(device: ", host: \"h1\""), file: "t.json5", defaultName: "t")
+        let p = t.placement
+        #expect(p.hosts.map(\.name) == ["h1", "h2"])
+        #expect(p.hosts[1].port == 2222 && p.hosts[1].user == "lab" && p.hosts[0].user == "root")
+        #expect(p.hosts[0].port == 22 && p.hosts[0].directory == "/tmp")
+        #expect(p.host(of: "server") == "h1" && p.host(of: "broker") == "h2")
+        // A device's own host wins over its account's.
+        #expect(p.host(of: "a") == "h1" && p.host(of: "b") == "h2")
+        #expect(!p.isLocal)
+        // The server's `host` is not one of its knobs, and its knobs are still read.
+        #expect(t.server.faults.dropReply == 0.1)
+    }
+
+    @Test func withoutHostsEverythingIsLocalAsBefore() throws {
+        let t = try Topology.parse(TopologyTests.minimal, file: "t.json5", defaultName: "t")
+        #expect(t.placement.isLocal && t.placement.hosts.isEmpty && t.placement.host(of: "server") == "local")
+    }
+
+    @Test func poolsTakeTheirHostsInTurn() throws {
+        let pools = "transport: \"tcp\", pools: 3, poolHosts: [\"h1\", \"h2\"],"
+        let text = Self.topology().replacingOccurrences(of: "transport: \"tcp\",", with: pools)
+        let t = try Topology.parse(text, file: "t.json5", defaultName: "t")
+        #expect(["pool-1", "pool-2", "pool-3"].map { t.placement.host(of: $0) } == ["h1", "h2", "h1"])
+    }
+
+    @Test func anUnknownHostIsRefusedNamingTheKey() {
+        let broker = Self.error(Self.topology(broker: "h9"))
+        #expect(broker?.key == "broker.host" && broker?.message.contains("unknown host \"h9\"") == true,
+                "\(String(describing: broker))")
+        let device = Self.error(Self.topology(device: ", host: \"h7\""))
+        #expect(device?.key == "accounts[0].devices[0].host", "\(String(describing: device))")
+        let entry = Self.error(Self.topology(hosts: "h1: { address: \"x\" }"))
+        #expect(entry?.key == "hosts.h1" && entry?.message.contains("identity") == true, "\(String(describing: entry))")
+        let local = Self.error(Self.topology(hosts: "local: { address: \"x\", identity: \"/k\" }"))
+        #expect(local?.key == "hosts.local", "\(String(describing: local))")
+        let quote = Self.error(Self.topology(hosts: "h1: { address: \"x'y\", identity: \"/k\" }"))
+        #expect(quote?.key == "hosts.h1.address", "\(String(describing: quote))")
+    }
+
+    @Test func aRunOnHostsNeedsTcpAndEveryProcessOnAHost() {
+        let ipc = Self.error(Self.topology(transport: "ipc"))
+        #expect(ipc?.key == "transport", "\(String(describing: ipc))")
+        let mixed = Self.error(Self.topology(account: ""))
+        #expect(mixed?.key == "hosts" && mixed?.message.contains("local") == true, "\(String(describing: mixed))")
+    }
+
+    @Test func partitionAndHealStepsAreReadAndChecked() throws {
+        let steps = "{ at: \"1m\", action: \"partition\", halves: [[\"server\"], [\"broker\", \"a\"]] }, "
+            + "{ at: \"2m\", action: \"heal\" }"
+        let t = try Topology.parse(Self.topology(scenario: steps), file: "t.json5", defaultName: "t")
+        #expect(t.scenario.map(\.action) == [.partition(halves: [["server"], ["broker", "a"]]), .healNetwork])
+        #expect(t.scenario[0].json.description.contains("\"halves\""))
+        // Both halves on h2: a host's network cannot cut its own processes apart.
+        func partition(_ halves: String) -> String { "{ at: 1, action: \"partition\", halves: \(halves) }" }
+        let same = Self.error(Self.topology(scenario: partition("[[\"a\"], [\"broker\"]]")))
+        #expect(same?.key == "scenario[0].halves" && same?.message.contains("h2") == true,
+                "\(String(describing: same))")
+        let unknown = Self.error(Self.topology(scenario: partition("[[\"zz\"], [\"h1\"]]")))
+        #expect(unknown?.message.contains("\"zz\"") == true, "\(String(describing: unknown))")
+        let one = Self.error(Self.topology(scenario: partition("[[\"h1\"]]")))
+        #expect(one?.key == "scenario[0]", "\(String(describing: one))")
+        let local = Self.error(TopologyTests.minimal.replacingOccurrences(
+            of: "accounts:", with: "scenario: [\(partition("[[\"server\"], [\"a\"]]"))], accounts:"))
+        #expect(local?.message.contains("hosts") == true, "\(String(describing: local))")
+    }
+}
