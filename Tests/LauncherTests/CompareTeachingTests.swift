@@ -38,6 +38,25 @@ import Testing
         let ends = html.components(separatedBy: "data-t1=\"").dropFirst().map { $0.prefix { $0 != "\"" } }
         #expect(ends.count == 2 && ends[0] == ends[1], "\(ends)")
         #expect(html.contains("run-kind-a\">simulation (virtual clock)"))
+
+        // In real headless Chromium: the page's script runs without error, and its screenshot is not blank.
+        guard let chromium = ReportBrowserTests.chromium else {
+            let why: Comment = "chromium is not installed: scripts/test installs it (apt-get install chromium)"
+            Issue.record(why)
+            return
+        }
+        let dom = try ReportBrowserTests.browse(chromium, ["--dump-dom", "--virtual-time-budget=5000"], page: page)
+        #expect(dom.contains("data-timeline-ready=\"1\"") && !dom.contains("data-script-error=\""))
+        #expect(dom.contains("<svg id=\"timeline-b\""))
+        let (blank, shot) = (home.file("empty.html"), home.file("compare.png"))
+        try "<!doctype html><html><body></body></html>\n".write(toFile: blank, atomically: true, encoding: .utf8)
+        func size(_ page: String, _ png: String) throws -> Int {
+            _ = try ReportBrowserTests.browse(chromium, ["--screenshot=\(png)", "--window-size=1280,2400"], page: page)
+            return ((try? FileManager.default.attributesOfItem(atPath: png)[.size]) as? Int) ?? 0
+        }
+        let empty = try size(blank, home.file("empty.png"))
+        let compared = try size(page, shot)
+        #expect(empty > 0 && compared > 20 * empty, "compare \(compared) bytes, blank \(empty)")
     }
 
     @Test func aRealRunBesideASimulationIsMarked() {
