@@ -228,9 +228,10 @@ public enum LauncherCommand {
             return 2
         }
         let (a, b) = (options.positional[0], options.positional[1])
-        let compare: Compare
+        var compare: Compare
         do {
             compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b, b: try Compare.reportJSON(folder: b))
+            compare.timelines = Compare.timelines(folderA: a, folderB: b)
         } catch {
             Output.stderr("synclab compare: \(error)\n")
             return 2

@@ -26,6 +26,9 @@ import Testing
         #expect(!SwitchMarksTests.flags(on: "handled", in: dom).contains("budget.shrunk"))
         #expect(dom.contains("<g class=\"lane\" data-lane=\"killed\"><rect") && dom.contains("lane-ring"))
         #expect(dom.contains("data-check=\"data-age-at-open\""))
+        // The iOS budget: a line on the lane whose budget shrank, none on the lane whose never did.
+        #expect(dom.contains("<polyline class=\"budget\" data-lane=\"killed\""))
+        #expect(!dom.contains("<polyline class=\"budget\" data-lane=\"handled\""))
 
         let folder = TempFolder()
         let empty = folder.file("empty.html")

@@ -68,6 +68,7 @@ struct SwitchEvents {
             $0["handled"]?.boolValue == false
         },
         Kind("budget.shrunk", .device(key: "expirationHandler", value: "false")),
+        Kind("budget.recovered", .device(key: "expirationHandler", value: "false")),
         Kind("ios.schedule.lost", .device(key: "reschedule", value: "last")),
         Kind("schedule.submitted", "processing", .device(key: "taskKind", value: "processing")) {
             $0.string("api")?.contains("BGProcessingTaskRequest") == true

@@ -16,10 +16,17 @@ struct Compare {
     let nameA: String
     let nameB: String
     let rows: [Row]
+    /// "real processes" or "simulation (virtual clock)", from each report.json's `simulated`.
+    let kindA: String
+    let kindB: String
+    /// Each run's timeline section (report.html's), on one clock; empty when a folder's report cannot be made.
+    var timelines: [String] = []
 
     init(nameA: String, a: JSONValue, nameB: String, b: JSONValue) {
         self.nameA = nameA
         self.nameB = nameB
+        kindA = Self.kind(a)
+        kindB = Self.kind(b)
         let fa = Self.flatten(a)
         let fb = Self.flatten(b)
         var names = fa.map(\.0)
@@ -42,11 +49,21 @@ struct Compare {
             if let object = v.objectValue {
                 for (key, child) in object { walk(child, path.isEmpty ? key : "\(path).\(key)") }
             } else if let array = v.arrayValue {
-                if path == "invariants" {
+                if path == "invariants" || path == "checks" {
+                    let word = path == "invariants" ? "invariant" : "check"
                     for item in array {
                         let name = item["name"]?.stringValue ?? "?"
-                        out.append(("invariant \(name)", item["held"] ?? .null))
-                        out.append(("invariant \(name) detail", item["detail"] ?? .null))
+                        out.append(("\(word) \(name)", item["held"] ?? .null))
+                        out.append(("\(word) \(name) detail", item["detail"] ?? .null))
+                    }
+                } else if path == "expectation.expected" {
+                    // Read the right way: `seen` is the expected failure seen, not a check that held.
+                    for item in array {
+                        let check = item["check"]?.stringValue ?? "?"
+                        let subject = item["subject"]?.stringValue ?? "?"
+                        let seen = item["seen"]?.boolValue == true
+                        out.append(("expected: \(check) fails for \(subject)",
+                                    .string(seen ? "failed, as expected" : "held: NOT as expected")))
                     }
                 } else if path == "platforms" {
                     for item in array {
@@ -60,16 +77,30 @@ struct Compare {
                 } else {
                     for (index, item) in array.enumerated() { walk(item, "\(path)[\(index)]") }
                 }
+            } else if path == "expectation.met", let met = v.boolValue {
+                out.append((path, .string(met ? "met" : "NOT met")))
+            } else if path == "simulated" {
+                out.append(("run", .string(kind(value))))
             } else {
                 out.append((path, v))
             }
         }
         walk(value, "")
-        // The verdict first, then the invariants, then the figures in report.json's order.
-        let verdict = out.filter { $0.0 == "verdict" }
-        let invariants = out.filter { $0.0.hasPrefix("invariant ") }
-        let rest = out.filter { $0.0 != "verdict" && !$0.0.hasPrefix("invariant ") }
-        return verdict + invariants + rest
+        // The verdict and the kind of run first, then the checks and the expectation, then the figures in
+        // report.json's order.
+        let verdict = out.filter { $0.0 == "verdict" || $0.0 == "run" }
+        let checks = out.filter { isCheck($0.0) }
+        let rest = out.filter { $0.0 != "verdict" && $0.0 != "run" && !isCheck($0.0) }
+        return verdict + checks + rest
+    }
+
+    /// A row about a check or the expectation (listed first, and first among those that differ).
+    static func isCheck(_ name: String) -> Bool {
+        ["invariant ", "check ", "expected: ", "expectation."].contains { name.hasPrefix($0) }
+    }
+
+    static func kind(_ report: JSONValue) -> String {
+        report["simulated"]?.boolValue == true ? "simulation (virtual clock)" : "real processes"
     }
 
     static func text(_ v: JSONValue) -> String {
@@ -111,30 +142,6 @@ struct Compare {
                 + "  " + cell(row.b, column) + "  " + row.difference + "\n"
         }
         return out
-    }
-
-    var html: String {
-        var s = """
-            <!doctype html><html><head><meta charset="utf-8"><title>SyncLab: \(xmlEscape(nameA)) vs \(xmlEscape(nameB))</title>
-            <style>body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#222}
-            table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;font-size:13px}
-            th{background:#f3f3f3}tr.changed td{background:#fff9db}td.bad{color:#c92a2a;font-weight:600}
-            td.good{color:#1a7f37}</style></head><body>
-            <h1>Two runs side by side</h1>
-            <p>A: <code>\(xmlEscape(nameA))</code><br>B: <code>\(xmlEscape(nameB))</code><br>Rows that differ are yellow.</p>
-            <table><tr><th>figure</th><th>A</th><th>B</th><th>B − A</th></tr>
-
-            """
-        for row in rows {
-            func cls(_ v: String) -> String {
-                v == "FAILED" || v == "fail" ? " class=\"bad\"" : (v == "held" || v == "pass" ? " class=\"good\"" : "")
-            }
-            s +=
-                "<tr\(row.changed && !row.difference.isEmpty ? " class=\"changed\"" : "")><td>\(xmlEscape(row.name))</td>"
-            s += "<td\(cls(row.a))>\(xmlEscape(row.a))</td><td\(cls(row.b))>\(xmlEscape(row.b))</td>"
-            s += "<td>\(xmlEscape(row.difference))</td></tr>\n"
-        }
-        return s + "</table></body></html>\n"
     }
 
     /// A run folder's report.json, or the report made from its events and databases when it has none.

@@ -15,7 +15,47 @@ extension TimelineModel {
     }
 }
 
+extension TimelineModel {
+    /// The budget factor of each lane that reported one, as steps from 1 at the start.
+    static func budgetSteps(events: [Event], lanes: Set<String>) -> [String: [(sim: Double, value: Double)]] {
+        var out: [String: [(sim: Double, value: Double)]] = [:]
+        for e in events where (e.type == "budget.shrunk" || e.type == "budget.recovered") && lanes.contains(e.proc) {
+            guard let to = e["to"]?.doubleValue else { continue }
+            out[e.proc, default: []].append((e.sim, to))
+        }
+        return out
+    }
+}
+
 extension Timeline {
+    /// An iOS lane's budget: a magenta step line across the lane's event strip, full height at 1 (the whole budget),
+    /// lower as the system shrinks it after killed tasks; its value on hover.
+    func budgetLines(_ rowOf: [String: Row]) -> String {
+        var s = ""
+        for lane in model.budgets.keys.sorted() {
+            guard let row = rowOf[lane], let steps = model.budgets[lane], !steps.isEmpty else { continue }
+            let top = row.top + 12.0
+            let span = 22.0
+            func y(_ v: Double) -> Double { top + span * (1 - min(max(v, 0), 1)) }
+            // (time, y) pairs: `points` for the whole run, `data-pts` for the page's zoom.
+            var pairs: [(Double, Double)] = [(model.start, y(1))]
+            var last = 1.0
+            for step in steps {
+                pairs += [(step.sim, y(last)), (step.sim, y(step.value))]
+                last = step.value
+            }
+            pairs.append((model.end, y(last)))
+            let points = pairs.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
+            let times = pairs.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
+            let words = steps.map { "\(formatSim($0.sim)) ×\(format($0.value))" }.joined(separator: ", ")
+            s += "<polyline class=\"budget\" data-lane=\"\(xmlEscape(lane))\" data-pts=\"\(times)\" "
+                + "points=\"\(points)\" fill=\"none\" "
+                + "stroke=\"#ae3ec9\" stroke-width=\"1.2\" stroke-dasharray=\"3,2\"><title>iOS background budget "
+                + "(1 = the whole): \(xmlEscape(words))</title></polyline>\n"
+        }
+        return s
+    }
+
     /// A small magenta flag.
     static let switchShape = "<path d=\"M-2,6V-6\" stroke=\"#ae3ec9\" stroke-width=\"1.5\"/>"
         + "<path d=\"M-2,-6L6,-3L-2,0z\" fill=\"#ae3ec9\"/>"

@@ -67,13 +67,20 @@ extension Report {
     }
 
     /// The timeline section of report.html.
-    var timelineHTML: String {
+    var timelineHTML: String { timelineHTML(clockEnd: nil) }
+
+    /// The run's last moment on the timeline: `synclab compare` draws two runs on the clock of the longer.
+    var timelineEnd: Double { max(data.events.map(\.sim).max() ?? 0, 0) }
+
+    /// The timeline section, its clock running to `clockEnd` when that is later than the run's own end.
+    func timelineHTML(clockEnd: Double?) -> String {
         // Invariants and product checks alike: a lesson's broken half may fail only a product check.
         let failed = (invariants + checks).filter { !$0.held }
         var focus = Set<String>()
         for result in failed { focus.formUnion(self.focus(of: result)) }
-        let model = TimelineModel(
+        var model = TimelineModel(
             events: data.events, devices: timelineDevices, focus: focus, serverFlags: serverFlagFaults)
+        if let clockEnd { model.end = max(model.end, clockEnd) }
         let timeline = Timeline(model: model)
         var s = "<h2>Timeline</h2>\n"
         s +=

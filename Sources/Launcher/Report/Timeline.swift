@@ -222,6 +222,7 @@ struct Timeline {
                 "x2=\"\(svgNum(x(link.toSim)))\" "
                     + "y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
         }
+        s += budgetLines(rowOf)
         // Marks.
         let labelDead = model.marks.filter { $0.kind == .hintDied || $0.kind == .hintIgnored }.count <= 40
         for mark in model.marks {

@@ -115,6 +115,8 @@ struct TimelineModel {
     var passes: [Pass] = []
     var cursors: [CursorLine] = []
     var aggregates: [Aggregate] = []
+    /// Each iOS lane's background budget factor over time, from `budget.shrunk`/`budget.recovered` (absent: 1).
+    var budgets: [String: [(sim: Double, value: Double)]] = [:]
     /// What the page must say about what was left out (devices summed, edits sampled).
     var rules: [String] = []
     /// Keys (op keys, hint ids, devices, drafts) to highlight: the failing invariants' counter-examples.
@@ -197,6 +199,7 @@ struct TimelineModel {
         builder.finish()
         self = builder.model
         marks += Self.switchMarks(events: events, devices: Set(devices.map(\.id)), lanes: laneSet)
+        budgets = Self.budgetSteps(events: events, lanes: laneSet)
     }
 
     /// Bands, marks and links of one lane.

@@ -183,6 +183,12 @@ public struct IOSScheduler: PlatformScheduler {
             budgetFactor = min(1, budgetFactor * rules.completionRecovery)
         }
         drawGrant(now: now, rng: &rng)
+        if budgetFactor > before {
+            // Only after a shrink: the report draws the budget as a line, which needs its way back up too.
+            return SchedulerOutput(events: events + [EventLine("budget.recovered", [
+                ("from", .double(before)), ("to", .double(budgetFactor)), ("trigger", .string(trigger.rawValue)),
+            ])])
+        }
         guard budgetFactor < before else { return SchedulerOutput(events: events) }
         return SchedulerOutput(events: events + [EventLine("budget.shrunk", [("from", .double(before)),
                                                                            ("to", .double(budgetFactor)),
