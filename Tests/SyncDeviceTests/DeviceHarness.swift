@@ -32,6 +32,8 @@ final class DeviceHarness: DeviceIO {
     private var cursorAtLastCommit = 0
     /// Commits that wrote WAL frames (the `-wal` file grew; the tests never write enough for a checkpoint).
     var writingCommits = 0
+    /// Commits of a step's open transaction made before a send or a reply (each one a `.commit` boundary).
+    var commitBoundaries = 0
     private var walBytes: Int64 = 0
 
     init(platform: Platform, device: String = "b", settings: DeviceSettings = DeviceSettings(), now: Double = 0,
@@ -82,6 +84,7 @@ final class DeviceHarness: DeviceIO {
     func dies(after boundary: DeviceBoundary) -> Bool {
         observeWAL()
         guard boundary == .commit else { return false }
+        commitBoundaries += 1
         let cursor = (try? ledger.cursor()) ?? cursorAtLastCommit
         defer { cursorAtLastCommit = cursor }
         return killAfterCursorCommit && cursor != cursorAtLastCommit

@@ -61,6 +61,25 @@ import Testing
         #expect(h.writingCommits - before == 2)
     }
 
+    @Test func aReceiverWithNothingPendingClaimsWithoutATransaction() throws {
+        let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
+        h.start()
+        h.hint("h0", head: 0)
+        _ = h.server.remoteEdit(draft: "d1", title: "one")
+        h.hold = { if case .pull = $0 { true } else { false } }
+        let before = h.commitBoundaries
+        h.hint("h1", head: 1)
+        // The claim was a read: no transaction was open when the pull left, so nothing was committed before it.
+        #expect(h.held.count == 1)
+        #expect(h.commitBoundaries == before)
+        h.releaseHeld()
+        #expect(h.passes(.push).map(\.pulled) == [0, 1])
+        // With an op waiting, the claim writes its lease and commits it before the push leaves.
+        try h.edit("d2")
+        #expect(h.commitBoundaries > before)
+        #expect(h.sentPushes().count == 1)
+    }
+
     @Test func anUnknownOutcomeIsResentWithTheSameKeyAndAppliedOnce() throws {
         let h = try DeviceHarness(platform: .android, settings: foregroundSettings())
         h.start()

@@ -95,6 +95,20 @@ import Testing
         }
     }
 
+    @Test func anIdleClaimIsAReadAndOnlyWhenNothingIsUnsettled() throws {
+        try withLedger { ledger, _ in
+            var begins = request(5)
+            begins.beginsPass = .push
+            #expect(try ledger.idleClaim(begins) == ClaimResult(purpose: .pass(1), ops: [], reclaimed: 0,
+                                                                passDeferred: true))
+            #expect(try ledger.idleClaim(request(5)) == nil)  // a claim that does not begin its pass runs as before
+            _ = try ledger.save(LocalEdit(draft: "d1", action: .create, title: "t"), device: "pixel", wall: 1)
+            #expect(try ledger.idleClaim(begins) == nil)
+            _ = try ledger.claim(begins)  // the op is `sending` now, under a lease: still unsettled
+            #expect(try ledger.idleClaim(begins) == nil)
+        }
+    }
+
     @Test func aLeaseSurvivesAReopenAndIsReclaimedByTheNextProcess() throws {
         let folder = TempFolder()
         let path = folder.file("device.sqlite")

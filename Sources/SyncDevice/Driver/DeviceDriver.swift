@@ -183,7 +183,9 @@ public final class DeviceDriver {
         case .beginPass(let id, let trigger, let at):
             try ledgerStep { try ledger.beginPass(id: id, trigger: trigger, at: at) }
         case .claim(let request):
-            let result = try ledgerStep { try ledger.claim(request) }
+            // A receiver's pass usually has nothing to send: then its claim is a read, outside the step's transaction.
+            let idle = try? ledger.idleClaim(request)
+            let result = try idle ?? ledgerStep { try ledger.claim(request) }
             try reach(.deviceAfterClaim, work: result.ops.count)
             try perform(instance.onClaimed(result, now: now))
         case .recordOutcomes(let outcomes, _):
