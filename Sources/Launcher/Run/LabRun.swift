@@ -50,7 +50,7 @@ public final class LabRun: TopologyRunner {
         self.clock = SimClock(epochMicros: SimClock.wallMicros() + 1_000_000, scale: topology.timeScale)
         self.poolOf = topology.poolAssignment
         self.context = try Context()
-        try folder.create(topologyText: topologyText, topology: topology, clock: clock)
+        try folder.create(topologyText: topologyText, topology: self.topology, clock: clock)
         self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
     }
 
