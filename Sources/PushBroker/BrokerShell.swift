@@ -108,8 +108,8 @@ public final class BrokerShell: BrokerIO {
             if let monitor, ready.contains(where: { poller.sockets[$0] === monitor.socket }) {
                 for connection in try monitor.ended() { driver.onConnectionEnded(connection) }
             }
-            // Every turn, readable or not: its held replies fall due (ZapHandler).
-            if let zap { serveZap(zap) }
+            // Readable, or holding replies that fall due (ZapHandler).
+            if let zap, zap.holding || ready.contains(where: { poller.sockets[$0] === zap.socket }) { serveZap(zap) }
             for index in ready {
                 let socket = poller.sockets[index]
                 if socket !== zap?.socket && socket !== monitor?.socket { try drain(socket) }

@@ -153,7 +153,7 @@ public final class ServerShell: ServerIO {
         events.emit("process.started", started)
         defer { close() }
         var poller = Poller([devices] + (control.map { [$0] } ?? []))
-        if let zap { poller.add(zap.socket) }
+        let zapIndex = zap.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
         let monitorIndex = monitor.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
@@ -172,8 +172,8 @@ public final class ServerShell: ServerIO {
                     throw .io("monitor: \(error)")
                 }
             }
-            // Every turn, readable or not: its held replies fall due (ZapHandler).
-            if let zap { serveZap(zap) }
+            // Readable, or holding replies that fall due (ZapHandler).
+            if let zap, zap.holding || ready.contains(zapIndex) { serveZap(zap) }
             if ready.contains(0) { try drainDevices() }
             if ready.contains(1), let control { try drain(control) { driver.onControlFrames($0) } }
             sendDueReplies(now: SimClock.monotonicNanos())

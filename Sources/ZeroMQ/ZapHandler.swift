@@ -21,8 +21,8 @@ import Glibc
 /// often arrives in between (the woken handler thread preempts libzmq's IO thread on a busy machine), and the
 /// client's own `Identity` wins. A ROUTER rather than a REP, so requests can wait while others are read.
 ///
-/// It belongs to the IO thread that polls it: the owner adds `socket` to its `zmq_poll`, calls `serve()` on every
-/// turn of its loop (readable or not: held replies fall due) and polls no longer than `nextReplyInMs`. It must be
+/// It belongs to the IO thread that polls it: the owner adds `socket` to its `zmq_poll`, calls `serve()` when it is
+/// readable or `holding` (held replies fall due) and polls no longer than `nextReplyInMs`. It must be
 /// created before any CURVE server socket of the context binds: without a handler, libzmq admits every key.
 public final class ZapHandler {
     /// Domain → public key (Z85) → user id.
@@ -74,6 +74,9 @@ public final class ZapHandler {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+
+    /// Whether replies are held: the owner then calls `serve()` on every turn, readable or not.
+    public var holding: Bool { !held.isEmpty }
 
     /// Milliseconds until the next held reply is due (at least 1); nil when none is held.
     public var nextReplyInMs: Int? {

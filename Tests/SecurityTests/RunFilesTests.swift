@@ -15,11 +15,20 @@ import Glibc
             .appendingPathComponent("../../topologies/quickstart.json5").standardized.path
     }
 
-    /// `synclab run` of quickstart into `out`; its exit status.
-    static func run(into out: String) throws -> Int32 {
+    /// `synclab run` of quickstart (or of `file`) into `out`; its exit status.
+    static func run(into out: String, file: String = topology) throws -> Int32 {
         let bin = try Binaries.folder(holding: "synclab")
-        return try ChildProcess.run(Binaries.path("synclab"), ["run", topology, "--out", out, "--bin", bin, "--quiet"],
+        return try ChildProcess.run(Binaries.path("synclab"), ["run", file, "--out", out, "--bin", bin, "--quiet"],
                                     limit: 120, stop: SIGINT).status
+    }
+
+    /// quickstart with `security: "none"`, written into `home`.
+    static func plaintextQuickstart(in home: TempFolder) throws -> String {
+        let text = try String(contentsOfFile: topology, encoding: .utf8)
+        let path = home.file("quickstart-plain.json5")
+        try text.replacingOccurrences(of: "  seed: 7,", with: "  seed: 7,\n  security: \"none\",")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
     }
 
     /// Every path below `root` (root included) whose mode lets its group or others read, write or enter it.
@@ -37,19 +46,26 @@ import Glibc
         return found
     }
 
-    /// Every device token of a run's accounts file.
-    static func tokens(_ folder: String) throws -> Set<String> {
+    /// Every device token of a run's accounts file, by device.
+    static func tokens(_ folder: String) throws -> [String: String] {
         let accounts = try JSONValue.parse(try String(contentsOfFile: folder + "/accounts.json", encoding: .utf8))
         let devices = (accounts["accounts"]?.arrayValue ?? []).flatMap { $0["devices"]?.arrayValue ?? [] }
-        return Set(devices.compactMap { $0["token"]?.stringValue })
+        var out: [String: String] = [:]
+        for device in devices {
+            if let id = device["id"]?.stringValue, let token = device["token"]?.stringValue { out[id] = token }
+        }
+        return out
     }
 
+    /// The second run is the same topology with `security: "none"`: its accounts file and token files must agree too
+    /// (a NULL run once kept the seeded tokens in accounts.json and the fresh ones in the token files: every hello
+    /// was refused).
     @Test func aRunLeavesNothingReadableByOthersAndTwoRunsShareNoToken() throws {
         let home = TempFolder()
         var folders: [String] = []
-        for name in ["first", "second"] {
+        for (name, file) in [("first", Self.topology), ("second", try Self.plaintextQuickstart(in: home))] {
             let out = home.file(name)
-            let status = try Self.run(into: out)
+            let status = try Self.run(into: out, file: file)
             #expect(status == 0, "quickstart \(name): exit \(status)")
             let wide = Self.widerThanOwner(out)
             #expect(wide.isEmpty, "readable by group or others: \(wide.prefix(10))")
@@ -58,7 +74,15 @@ import Glibc
         }
         let first = try Self.tokens(folders[0]), second = try Self.tokens(folders[1])
         #expect(!first.isEmpty && first.count == second.count)
-        #expect(first.isDisjoint(with: second), "tokens in both runs: \(first.intersection(second))")
+        let shared = Set(first.values).intersection(second.values)
+        #expect(shared.isEmpty, "tokens in both runs: \(shared)")
+        for (folder, tokens) in zip(folders, [first, second]) {
+            for (device, token) in tokens {
+                let file = (try? String(contentsOfFile: "\(folder)/keys/\(device).token", encoding: .utf8)) ?? ""
+                #expect(file.trimmingCharacters(in: .whitespacesAndNewlines) == token,
+                        "\(folder): \(device)'s token file")
+            }
+        }
     }
 
     /// The files a local attacker would go for, by name (listing a 0700 folder fails for them).

@@ -65,7 +65,7 @@ public final class LabRun: TopologyRunner {
         let lead = hosts == nil ? 1_000_000 : 4_000_000 + Int64(topology.processNames.count) * 250_000
         self.clock = SimClock(epochMicros: SimClock.wallMicros() + lead, scale: topology.timeScale)
         self.context = try Context()
-        try folder.create(topologyText: topologyText, topology: topology, clock: clock)
+        try folder.create(topologyText: topologyText, topology: self.topology, clock: clock)
         self.log = try EventLog(path: folder.eventsPath(for: "launcher"), process: "launcher", clock: clock)
     }
 

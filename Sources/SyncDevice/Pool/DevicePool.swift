@@ -83,8 +83,10 @@ public final class DevicePool {
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
-            // Every turn, readable or not: its held replies fall due (ZapHandler).
-            try zap?.serve()
+            // Readable, or holding replies that fall due (ZapHandler).
+            if let zap, zap.holding || ready.contains(where: { poller.sockets[$0] === zap.socket }) {
+                try zap.serve()
+            }
             var touched: Set<String> = []
             for index in ready {
                 let socket = poller.sockets[index]

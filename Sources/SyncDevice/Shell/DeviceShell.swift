@@ -90,8 +90,10 @@ public final class DeviceShell: DeviceIO {
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
-            // Every turn, readable or not: its held replies fall due (ZapHandler).
-            try zap?.serve()
+            // Readable, or holding replies that fall due (ZapHandler).
+            if let zap, zap.holding || ready.contains(where: { poller.sockets[$0] === zap.socket }) {
+                try zap.serve()
+            }
             for index in ready where poller.sockets[index] !== zap?.socket {
                 try onFrames(from: poller.sockets[index])
             }
