@@ -1,6 +1,6 @@
-extension EventCatalogue {
+extension EventType {
     /// The events only the broker writes.
-    static let broker: [EventType] = [
+    static let brokerEvents: [EventType] = [
         deviceRegistered,
         deviceState,
         hintAccepted,

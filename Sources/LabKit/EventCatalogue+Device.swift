@@ -1,6 +1,7 @@
-extension EventCatalogue {
+extension EventType {
     /// The events only the device writes.
-    static let device: [EventType] = [
+    static let deviceEvents: [EventType] = [
+        appReinstalled,
         appBackground,
         appClosed,
         appForceQuit,
@@ -58,6 +59,9 @@ extension EventCatalogue {
         windowGranted,
     ]
 
+    public static let appReinstalled = EventType(
+        "app.reinstalled", [.device], "lost:i keys:a oldInstall install",
+        "the app was deleted and installed again: its database made anew, unsent ops gone")
     public static let appBackground = EventType(
         "app.background", [.device], "by from",
         "the app went to the background")

@@ -1,6 +1,6 @@
-extension EventCatalogue {
+extension EventType {
     /// The events only the server writes.
-    static let server: [EventType] = [
+    static let serverEvents: [EventType] = [
         ackLost,
         faultInjected,
         helloAccepted,

@@ -2,7 +2,12 @@
 /// and the launcher's analysis share, and docs/ARCHITECTURE.md's events table lists (`EventCatalogueTests` ties the
 /// two). Names and fields never change once a run folder has them: an old folder must still read. Here: the events
 /// more than one role writes, and the launcher's; each role's own are in `EventCatalogue+ROLE.swift`.
-public enum EventCatalogue {
+///
+/// The catalogue is the static members of `EventType`, so an emitter writes `EventLine(.opApplied, …)` and the
+/// launcher `case EventCatalogue.opApplied:`.
+public typealias EventCatalogue = EventType
+
+extension EventType {
     public static let controlReceived = EventType(
         "control.received", [.server, .broker, .device], "command args:o ok:b detail",
         "a control command arrived, and what it was answered")
@@ -18,6 +23,24 @@ public enum EventCatalogue {
     public static let nemesisSchedule = EventType(
         "nemesis.schedule", [.launcher], "faults:i skipped:i steps:i byKind:o",
         "the nemesis's seeded schedule of faults")
+    public static let scenarioFailed = EventType(
+        "scenario.failed", [.launcher], "action target error nemesis?", open: true,
+        "a scenario step could not be played: the step's fields and the error")
+    public static let quiesceDone = EventType(
+        "quiesce.done", [.launcher], "rounds:i",
+        "quiesce ended with every op settled and every cursor at its account's head")
+    public static let quiesceTimeout = EventType(
+        "quiesce.timeout", [.launcher], "rounds:i stuck:a stuckDevices:a",
+        "quiesce ran out of time: what was still stuck")
+    public static let processSpawned = EventType(
+        "process.spawned", [.launcher], "target pid:i",
+        "the launcher started a process")
+    public static let stateChecked = EventType(
+        "state.checked", [.launcher], "device", open: true,
+        "cursor safety on a stopped device's files, read before it starts again")
+    public static let crashPlanned = EventType(
+        "crash.planned", [.launcher], "count:i kills:a",
+        "the simulation's crash-anywhere plan: which kills it will make")
     public static let phase = EventType(
         "phase", [.launcher], "name",
         "the run entered a phase (scenario, heal, quiesce, check)")
@@ -51,9 +74,10 @@ public enum EventCatalogue {
         "the launcher played a scenario step")
 
     /// Every event type, each once.
-    public static let all: [EventType] = shared + server + broker + device
+    public static let all: [EventType] = sharedEvents + serverEvents + brokerEvents + deviceEvents
 
-    static let shared: [EventType] = [
+    static let sharedEvents: [EventType] = [
+        scenarioFailed, quiesceDone, quiesceTimeout, processSpawned, stateChecked, crashPlanned,
         controlReceived,
         crashArmed,
         faultSet,

@@ -52,7 +52,7 @@ public struct EventType: Sendable, Hashable, CustomStringConvertible {
     public static func ~= (pattern: EventType, type: String) -> Bool { pattern.name == type }
 }
 
-extension EventCatalogue {
+extension EventType {
     /// The catalogue's event of that name.
     public static func named(_ name: String) -> EventType? { byName[name] }
 

@@ -71,12 +71,12 @@ extension BrokerDirective {
         case let .log(line):
             return line
         case let .hintAccepted(hint, device, origin, seqs, resync):
-            return EventLine("hint.accepted", [
+            return EventLine(.hintAccepted, [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(hint.account)),
                 ("head", .int(hint.head)), ("origin", .string(origin)), ("seqs", seqs),
             ] + (resync ? [("reason", "resync")] : []))
         case let .hintDelivered(hint, device, waitedSec):
-            return EventLine("hint.delivered", [
+            return EventLine(.hintDelivered, [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
                 ("waitedSec", .double(waitedSec)),
             ])

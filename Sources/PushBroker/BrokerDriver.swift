@@ -124,7 +124,7 @@ public final class BrokerDriver {
 
     /// A refusal the shell saw itself (a key the ZAP handler refused), limited like the instance's.
     public func refused(_ fields: [(String, JSONValue)]) {
-        run([.log(EventLine("request.refused", fields))])
+        run([.log(EventLine(.requestRefused, fields))])
     }
 
     /// The batch of messages ended: what the events hold may wait for the next send or the end of the batch.

@@ -178,7 +178,7 @@ public struct BrokerInstance: Sendable {
             registeredByAccount[entry.account] = list
         }
         return [
-            .log(EventLine("device.registered", [
+            .log(EventLine(.deviceRegistered, [
                 ("device", .string(device)), ("account", .string(entry.account)),
                 ("platform", .string(entry.platform.rawValue)),
                 ("profile", .string(devices[slot].profile.kind.rawValue)), ("replaced", .bool(replaced)),
@@ -199,7 +199,7 @@ public struct BrokerInstance: Sendable {
         }
         let conditions = DeviceConditions(state)
         var out: [BrokerDirective] = [
-            .log(EventLine("device.state", [
+            .log(EventLine(.deviceState, [
                 ("device", .string(state.device)), ("online", .bool(state.online)),
                 ("app", .string(state.app.rawValue)), ("doze", .bool(state.doze)),
                 ("refreshOff", .bool(state.refreshOff)),
@@ -227,7 +227,7 @@ public struct BrokerInstance: Sendable {
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
-        out.append(.log(EventLine("notice.received", [
+        out.append(.log(EventLine(.noticeReceived, [
             ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
             ("seqs", seqs), ("hints", .int(targets.count)),
         ])))
@@ -273,13 +273,13 @@ public struct BrokerInstance: Sendable {
             out.append(.hintDelivered(hint: hint, device: device, waitedSec: roundedSeconds(now - pending.acceptedAt)))
         case .duplicate:
             if let failure {
-                out.append(.log(EventLine("hint.duplicateFailed", [
+                out.append(.log(EventLine(.hintDuplicateFailed, [
                     ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
                 ])))
                 return
             }
             devices[slot].counters.duplicated += 1
-            out.append(.log(EventLine("hint.duplicated", [
+            out.append(.log(EventLine(.hintDuplicated, [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
             ])))
         }
@@ -334,7 +334,7 @@ public struct BrokerInstance: Sendable {
             chaosByDevice[device] = settings
             fields = [("scope", "device"), ("device", .string(device))] + settings.fields
         }
-        return [.log(EventLine("fault.set", fields))]
+        return [.log(EventLine(.faultSet, fields))]
     }
 
     // MARK: - Accounting
@@ -377,7 +377,7 @@ public struct BrokerInstance: Sendable {
         hintData[hint] = data
         hintDataOrder.append(hint)
         if hintDataOrder.count > 4_096 { hintData[hintDataOrder.removeFirst()] = nil }
-        out.append(.log(EventLine("hint.dataAttached", [
+        out.append(.log(EventLine(.hintDataAttached, [
             ("hint", .string(hint)), ("changes", .int(changes.count)),
             ("reason", "hintCarriesData: the push carries the change, not only a reference"),
         ])))
@@ -473,24 +473,24 @@ public struct BrokerInstance: Sendable {
             held(pending, slot: slot, reason: reason, into: &out)
         case .coalesce(let pending, let by):
             devices[slot].counters.coalesced += 1
-            out.append(.log(EventLine("hint.coalesced", [
+            out.append(.log(EventLine(.hintCoalesced, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("by", .string(by)),
             ])))
         case .throttle(let pending):
             devices[slot].counters.throttled += 1
-            out.append(.log(EventLine("hint.throttled", [
+            out.append(.log(EventLine(.hintThrottled, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "background-budget"),
             ])))
         case .discard(let pending, let reason):
             devices[slot].counters.discarded += 1
-            out.append(.log(EventLine("hint.discarded", [
+            out.append(.log(EventLine(.hintDiscarded, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
             ])))
         case .drop(let pending, let reason):
             drop(pending, slot: slot, reason: reason, into: &out)
         case .expire(let pending):
             devices[slot].counters.expired += 1
-            out.append(.log(EventLine("hint.expired", [
+            out.append(.log(EventLine(.hintExpired, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "ttl"),
                 ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
             ])))
@@ -516,14 +516,14 @@ public struct BrokerInstance: Sendable {
                                into out: inout [BrokerDirective]) {
         devices[slot].counters.dropped += 1
         dropReasons[reason, default: 0] += 1
-        out.append(.log(EventLine("hint.dropped", [
+        out.append(.log(EventLine(.hintDropped, [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ])))
     }
 
     private func held(_ pending: PendingHint, slot: Int, reason: String, extra: [(String, JSONValue)] = [],
                       into out: inout [BrokerDirective]) {
-        out.append(.log(EventLine("hint.held", [
+        out.append(.log(EventLine(.hintHeld, [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ] + extra)))
     }
@@ -564,7 +564,7 @@ public struct BrokerInstance: Sendable {
             ack.detail = "unknown command \"\(control.command)\"; the broker answers ping, stop, stats, chaos"
         }
         let args = control.args.keys.sorted().map { ($0, control.args[$0]!) }
-        out.append(.log(EventLine("control.received", [
+        out.append(.log(EventLine(.controlReceived, [
             ("command", .string(control.command)), ("args", .object(args)), ("ok", .bool(ack.ok)),
             ("detail", .string(ack.detail)),
         ])))
@@ -593,7 +593,7 @@ public struct BrokerInstance: Sendable {
             ("peer", .string(peer.map(PeerName.describe) ?? "notices")),
         ]
         if let device { fields.append(("device", .string(device))) }
-        var out: [BrokerDirective] = [.log(EventLine("request.refused", fields))]
+        var out: [BrokerDirective] = [.log(EventLine(.requestRefused, fields))]
         if let socket, let peer {
             out.append(.reply(socket: socket, peer: peer, message: .error(ErrorReply(code: code, message: message))))
         }

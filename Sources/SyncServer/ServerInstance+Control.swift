@@ -32,7 +32,7 @@ extension ServerInstance {
             } catch {
                 return acknowledge(ticket, ok: false, detail: error.description)
             }
-            return [.log(EventLine("fault.set", faults.fields))]
+            return [.log(EventLine(.faultSet, faults.fields))]
                 + acknowledge(ticket, ok: true, detail: "faults set", data: .object(faults.fields))
         case "addDevice":
             do {
@@ -97,7 +97,7 @@ extension ServerInstance {
         // Tokens never reach the event log.
         let args = ticket.args.keys.sorted().map { ($0, $0 == "token" ? JSONValue.string("…") : ticket.args[$0]!) }
         return [
-            .log(EventLine("control.received", [
+            .log(EventLine(.controlReceived, [
                 ("command", .string(ticket.command)), ("args", .object(args)), ("ok", .bool(ok)),
                 ("detail", .string(detail)),
             ])),
@@ -112,7 +112,7 @@ extension ServerInstance {
         stats.refused += 1
         let req = Self.requestNumber(in: frames)
         return [
-            .log(EventLine("request.refused", [
+            .log(EventLine(.requestRefused, [
                 ("code", .string(code.rawValue)), ("message", .string(message)), ("peer", .string(peer.label)),
             ])),
             .controlReply(to: peer, message: .error(ErrorReply(req: req, code: code, message: message))),

@@ -62,3 +62,47 @@ struct EventCatalogueTests {
         #expect(kind("op.applied") == "applied" && kind("hint.dropped") == "dropped" && kind("op.saved") == "other")
     }
 }
+
+/// No emitter in Sources writes an event type the catalogue does not declare: every `EventLine(.x` names a catalogue
+/// member, and every string literal still handed to an `emit(…)` is a catalogue name.
+struct EventEmitterTests {
+    static let sources: [(path: String, text: String)] = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+        let walker = FileManager.default.enumerator(atPath: root.path)
+        var out: [(String, String)] = []
+        while let path = walker?.nextObject() as? String {
+            guard path.hasSuffix(".swift"), !path.contains("EventCatalogue") else { continue }
+            out.append((path, (try? String(contentsOfFile: root.path + "/" + path, encoding: .utf8)) ?? ""))
+        }
+        return out
+    }()
+
+    /// The event types written as literals: `emit("x.y"`, `emit(name, "x.y"`, `EventLine("x.y"`.
+    static func literalTypes(in text: String) -> [String] {
+        // A literal followed by `, type, ` is a process name (`log.emit("launcher", type, fields)`), not a type.
+        let literal = /(?:emit\((?:[a-z]+, )?|EventLine\()"([a-zA-Z]+(?:\.[a-zA-Z]+)*)"(?!, [a-z]+, )/
+        return text.matches(of: literal).map { String($0.1) }
+    }
+
+    @Test func everyTypeAnEmitterWritesIsInTheCatalogue() {
+        #expect(Self.sources.count > 100)
+        var unknown: [String] = []
+        for (path, text) in Self.sources {
+            for type in Self.literalTypes(in: text) where EventCatalogue.named(type) == nil {
+                unknown.append("\(path): \(type)")
+            }
+        }
+        #expect(unknown == [], "event types written outside the catalogue")
+        // The instances' events all go through the catalogue now.
+        let literalLines = Self.sources.flatMap { source in
+            source.text.matches(of: /EventLine\("/).map { _ in source.path }
+        }
+        #expect(literalLines == [])
+    }
+
+    @Test func aLiteralTypeIsSeen() {
+        let text = #"log.emit("phase", []); io.emit(name, "op.sent", x); EventLine("a.b"); emit("launcher", type, f)"#
+        #expect(Self.literalTypes(in: text) == ["phase", "op.sent", "a.b"])
+    }
+}
