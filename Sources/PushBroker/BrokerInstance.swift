@@ -539,18 +539,18 @@ public struct BrokerInstance: Sendable {
         var out: [BrokerDirective] = []
         var ack = ControlAck(req: control.req, ok: true)
         var stop = false
-        switch control.command {
-        case "ping":
+        switch BrokerControl.parse(control) {
+        case .ping?:
             ack.detail = "pong"
-        case "stop":
+        case .stop?:
             ack.detail = "stopping"
             stop = true
-        case "stats":
+        case .stats?:
             ack.detail = counters.balances ? "hints balance" : "hints do not balance"
             ack.data = stats
-        case "chaos":
+        case .chaos(let args)?:
             do {
-                out += try onChaos(ChaosChange.parse(control.args))
+                out += try onChaos(ChaosChange.parse(args))
                 ack.detail = "chaos set"
                 ack.data = .object([("global", .object(chaos.fields))] + chaosByDevice.keys.sorted().map {
                     ($0, .object(chaosByDevice[$0]!.fields))
@@ -559,7 +559,7 @@ public struct BrokerInstance: Sendable {
                 ack.ok = false
                 ack.detail = "chaos: \(error)"
             }
-        default:
+        case nil:
             ack.ok = false
             ack.detail = "unknown command \"\(control.command)\"; the broker answers ping, stop, stats, chaos"
         }
