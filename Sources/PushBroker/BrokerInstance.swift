@@ -533,46 +533,6 @@ public struct BrokerInstance: Sendable {
         return deadlines.compactMap { $0 }.min()
     }
 
-    // MARK: - Control
-
-    private mutating func onControl(_ control: Control, peer: [UInt8], now: Double) -> [BrokerDirective] {
-        var out: [BrokerDirective] = []
-        var ack = ControlAck(req: control.req, ok: true)
-        var stop = false
-        switch BrokerControl.parse(control) {
-        case .ping?:
-            ack.detail = "pong"
-        case .stop?:
-            ack.detail = "stopping"
-            stop = true
-        case .stats?:
-            ack.detail = counters.balances ? "hints balance" : "hints do not balance"
-            ack.data = stats
-        case .chaos(let args)?:
-            do {
-                out += try onChaos(ChaosChange.parse(args))
-                ack.detail = "chaos set"
-                ack.data = .object([("global", .object(chaos.fields))] + chaosByDevice.keys.sorted().map {
-                    ($0, .object(chaosByDevice[$0]!.fields))
-                })
-            } catch {
-                ack.ok = false
-                ack.detail = "chaos: \(error)"
-            }
-        case nil:
-            ack.ok = false
-            ack.detail = "unknown command \"\(control.command)\"; the broker answers ping, stop, stats, chaos"
-        }
-        let args = control.args.keys.sorted().map { ($0, control.args[$0]!) }
-        out.append(.log(EventLine(.controlReceived, [
-            ("command", .string(control.command)), ("args", .object(args)), ("ok", .bool(ack.ok)),
-            ("detail", .string(ack.detail)),
-        ])))
-        out.append(.reply(socket: .control, peer: peer, message: .controlAck(ack)))
-        if stop { out.append(.stop) }
-        return out
-    }
-
     /// A connection of the device socket ended: a device registered over it gets no more hints until it registers
     /// again (they are counted `unreachable`, as for any device that is gone), so a later connection that presents
     /// the same routing id receives nothing meant for it.
