@@ -183,28 +183,29 @@ struct RuntimeKnobTests {
         return TimelineModel(events: events, devices: [device])
     }
 
+    /// The knob set to a sample value in a `fault.set` of `proc` (its `fields` of the settings) is one fault band on
+    /// the role's lane, from that event to the one that clears it, and its label names the knob and the value.
+    static func expectBand<S: KnobSettings>(_ type: S.Type, _ proc: String, _ key: String,
+                                            fields: (S) -> [(String, JSONValue)]) throws {
+        let knob = try #require(S.knob(key: key))
+        let text = sample(knob)
+        var settings = S()
+        try knob.apply(text, to: &settings)
+        let bands = model(proc, fields(settings)).bands.filter { $0.kind == .fault }
+        #expect(bands.count == 1 && bands.first?.label.contains("\(key) \(text)") == true, "\(bands)")
+        #expect(bands.first?.lane == proc && bands.first?.start == 60 && bands.first?.end == 120)
+        #expect(settings.runtimeLabels == ["\(key) \(text)"], "the band of the role's flags names it too")
+    }
+
     @Test(arguments: serverKeys)
     func everyServerRuntimeKnobIsDrawnAsABand(key: String) throws {
-        let knob = try #require(ServerSettings.knob(key: key))
-        let text = Self.sample(knob)
-        var settings = ServerSettings()
-        try knob.apply(text, to: &settings)
-        let bands = Self.model("server", settings.faults.fields).bands.filter { $0.kind == .fault }
-        #expect(bands.count == 1 && bands.first?.label.contains("\(key) \(text)") == true, "\(bands)")
-        #expect(bands.first?.lane == TimelineModel.serverLane && bands.first?.start == 60 && bands.first?.end == 120)
-        #expect(settings.runtimeLabels == ["\(key) \(text)"], "the band of the server's flags names it too")
+        try Self.expectBand(ServerSettings.self, TimelineModel.serverLane, key) { $0.faults.fields }
     }
 
     @Test(arguments: brokerKeys)
     func everyBrokerRuntimeKnobIsDrawnAsABand(key: String) throws {
-        let knob = try #require(BrokerSettings.knob(key: key))
-        let text = Self.sample(knob)
-        var settings = BrokerSettings()
-        try knob.apply(text, to: &settings)
-        let bands = Self.model("broker", [("scope", "global")] + settings.chaos.fields).bands.filter {
-            $0.kind == .fault
+        try Self.expectBand(BrokerSettings.self, TimelineModel.brokerLane, key) {
+            [("scope", "global")] + $0.chaos.fields
         }
-        #expect(bands.count == 1 && bands.first?.label.contains("\(key) \(text)") == true, "\(bands)")
-        #expect(bands.first?.lane == TimelineModel.brokerLane && bands.first?.start == 60 && bands.first?.end == 120)
     }
 }
