@@ -18,6 +18,9 @@ public enum BrokerDirective: Sendable {
     case hintAccepted(hint: Hint, device: String, origin: String, seqs: JSONValue, resync: Bool)
     /// Write `hint.delivered`: libzmq took `hint` for `device`, `waitedSec` simulated seconds after it was accepted.
     case hintDelivered(hint: Hint, device: String, waitedSec: Double)
+    /// Arm or disarm a crash point (the control command `crashAt` from `peer`), then report to
+    /// `BrokerInstance.onCrashArmed`.
+    case armCrash(Control, peer: [UInt8])
     /// Stop serving: close the sockets, write `process.stopped`, exit 0.
     case stop
 }
@@ -37,10 +40,12 @@ extension BrokerDirective: Equatable {
             return h1 == h2 && d1 == d2 && o1 == o2 && s1 == s2 && r1 == r2
         case let (.hintDelivered(h1, d1, w1), .hintDelivered(h2, d2, w2)):
             return h1 == h2 && d1 == d2 && w1 == w2
+        case let (.armCrash(c1, p1), .armCrash(c2, p2)):
+            return c1.req == c2.req && c1.command == c2.command && c1.args == c2.args && p1 == p2
         case (.stop, .stop):
             return true
         case (.deliver, _), (.reply, _), (.scheduleTick, _), (.log, _), (.hintAccepted, _), (.hintDelivered, _),
-             (.stop, _):
+             (.armCrash, _), (.stop, _):
             return false
         }
     }
@@ -58,6 +63,9 @@ extension BrokerDirective: CustomStringConvertible {
             return "tick at \(at)"
         case .log, .hintAccepted, .hintDelivered:
             return event?.description ?? ""
+        case let .armCrash(control, peer):
+            return "arm crash \(JSONValue.object(control.args.keys.sorted().map { ($0, control.args[$0]!) })) "
+                + "for \(PeerName.describe(peer))"
         case .stop:
             return "stop"
         }
@@ -71,16 +79,16 @@ extension BrokerDirective {
         case let .log(line):
             return line
         case let .hintAccepted(hint, device, origin, seqs, resync):
-            return EventLine("hint.accepted", [
+            return EventLine(.hintAccepted, [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(hint.account)),
                 ("head", .int(hint.head)), ("origin", .string(origin)), ("seqs", seqs),
             ] + (resync ? [("reason", "resync")] : []))
         case let .hintDelivered(hint, device, waitedSec):
-            return EventLine("hint.delivered", [
+            return EventLine(.hintDelivered, [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
                 ("waitedSec", .double(waitedSec)),
             ])
-        case .deliver, .reply, .scheduleTick, .stop:
+        case .deliver, .reply, .scheduleTick, .armCrash, .stop:
             return nil
         }
     }

@@ -109,7 +109,7 @@ public final class BrokerDriver {
 
     public func onControlFrames(_ frames: [[UInt8]], peer: [UInt8], now: Double) {
         guard !killed else { return }
-        if !armCrash(frames, peer: peer) { run(instance.onControlMessage(frames, peer: peer, now: now)) }
+        run(instance.onControlMessage(frames, peer: peer, now: now))
     }
 
     /// Runs the instance's tick when `wakeAt` has come; false when it has not.
@@ -125,7 +125,7 @@ public final class BrokerDriver {
 
     /// A refusal the shell saw itself (a key the ZAP handler refused), limited like the instance's.
     public func refused(_ fields: [(String, JSONValue)]) {
-        run([.log(EventLine("request.refused", fields))])
+        run([.log(EventLine(.requestRefused, fields))])
     }
 
     /// The batch of messages ended: what the events hold may wait for the next send or the end of the batch.
@@ -191,29 +191,20 @@ public final class BrokerDriver {
             case .hintDelivered:
                 io.emitHintEvent(directive)
                 if !outcome { flushBeforeSend = true }
+            case let .armCrash(control, peer):
+                // The crash points are the driver's (it does the killing); the instance answers.
+                let answer: (ok: Bool, detail: String)
+                do {
+                    answer = (true, try crashPoints.control(control.args, role: "broker"))
+                } catch {
+                    answer = (false, "\(error)")
+                }
+                try carryOut(instance.onCrashArmed(ok: answer.ok, detail: answer.detail, control: control, peer: peer))
             case .stop:
                 stopping = true
             }
             try boundary(.directive)
         }
-    }
-
-    /// `crashAt` arms this process's crash points (the kill is the driver's: it answers); false for any other message.
-    func armCrash(_ frames: [[UInt8]], peer: [UInt8]) -> Bool {
-        guard configuration.process.control != nil, case .success(.control(let control)) = Codec.decodeOrReply(frames),
-              control.command == "crashAt"
-        else { return false }
-        let ack: ControlAck
-        do {
-            let detail = try crashPoints.control(control.args, role: "broker")
-            io.emit("crash.armed", [("detail", .string(detail))])
-            ack = ControlAck(req: control.req, ok: true, detail: detail)
-        } catch {
-            ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
-        }
-        io.flushEvents()
-        io.reply(on: .control, to: peer, [peer] + Codec.encode(.controlAck(ack)))
-        return true
     }
 
     func flushIfNeeded() {

@@ -195,7 +195,7 @@ public struct BrokerInstance: Sendable {
             registeredByAccount[entry.account] = list
         }
         return [
-            .log(EventLine("device.registered", [
+            .log(EventLine(.deviceRegistered, [
                 ("device", .string(device)), ("account", .string(entry.account)),
                 ("platform", .string(entry.platform.rawValue)),
                 ("profile", .string(devices[slot].profile.kind.rawValue)), ("replaced", .bool(replaced)),
@@ -216,7 +216,7 @@ public struct BrokerInstance: Sendable {
         }
         let conditions = DeviceConditions(state)
         var out: [BrokerDirective] = [
-            .log(EventLine("device.state", [
+            .log(EventLine(.deviceState, [
                 ("device", .string(state.device)), ("online", .bool(state.online)),
                 ("app", .string(state.app.rawValue)), ("doze", .bool(state.doze)),
                 ("refreshOff", .bool(state.refreshOff)),
@@ -244,7 +244,7 @@ public struct BrokerInstance: Sendable {
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
-        out.append(.log(EventLine("notice.received", [
+        out.append(.log(EventLine(.noticeReceived, [
             ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
             ("seqs", seqs), ("hints", .int(targets.count)),
         ])))
@@ -290,13 +290,13 @@ public struct BrokerInstance: Sendable {
             out.append(.hintDelivered(hint: hint, device: device, waitedSec: roundedSeconds(now - pending.acceptedAt)))
         case .duplicate:
             if let failure {
-                out.append(.log(EventLine("hint.duplicateFailed", [
+                out.append(.log(EventLine(.hintDuplicateFailed, [
                     ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
                 ])))
                 return
             }
             devices[slot].counters.duplicated += 1
-            out.append(.log(EventLine("hint.duplicated", [
+            out.append(.log(EventLine(.hintDuplicated, [
                 ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
             ])))
         }
@@ -351,7 +351,7 @@ public struct BrokerInstance: Sendable {
             chaosByDevice[device] = settings
             fields = [("scope", "device"), ("device", .string(device))] + settings.fields
         }
-        return [.log(EventLine("fault.set", fields))]
+        return [.log(EventLine(.faultSet, fields))]
     }
 
     // MARK: - Accounting
@@ -394,7 +394,7 @@ public struct BrokerInstance: Sendable {
         hintData[hint] = data
         hintDataOrder.append(hint)
         if hintDataOrder.count > 4_096 { hintData[hintDataOrder.removeFirst()] = nil }
-        out.append(.log(EventLine("hint.dataAttached", [
+        out.append(.log(EventLine(.hintDataAttached, [
             ("hint", .string(hint)), ("changes", .int(changes.count)),
             ("reason", "hintCarriesData: the push carries the change, not only a reference"),
         ])))
@@ -490,24 +490,24 @@ public struct BrokerInstance: Sendable {
             held(pending, slot: slot, reason: reason, into: &out)
         case .coalesce(let pending, let by):
             devices[slot].counters.coalesced += 1
-            out.append(.log(EventLine("hint.coalesced", [
+            out.append(.log(EventLine(.hintCoalesced, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("by", .string(by)),
             ])))
         case .throttle(let pending):
             devices[slot].counters.throttled += 1
-            out.append(.log(EventLine("hint.throttled", [
+            out.append(.log(EventLine(.hintThrottled, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "background-budget"),
             ])))
         case .discard(let pending, let reason):
             devices[slot].counters.discarded += 1
-            out.append(.log(EventLine("hint.discarded", [
+            out.append(.log(EventLine(.hintDiscarded, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
             ])))
         case .drop(let pending, let reason):
             drop(pending, slot: slot, reason: reason, into: &out)
         case .expire(let pending):
             devices[slot].counters.expired += 1
-            out.append(.log(EventLine("hint.expired", [
+            out.append(.log(EventLine(.hintExpired, [
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "ttl"),
                 ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
             ])))
@@ -533,14 +533,14 @@ public struct BrokerInstance: Sendable {
                                into out: inout [BrokerDirective]) {
         devices[slot].counters.dropped += 1
         dropReasons[reason, default: 0] += 1
-        out.append(.log(EventLine("hint.dropped", [
+        out.append(.log(EventLine(.hintDropped, [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ])))
     }
 
     private func held(_ pending: PendingHint, slot: Int, reason: String, extra: [(String, JSONValue)] = [],
                       into out: inout [BrokerDirective]) {
-        out.append(.log(EventLine("hint.held", [
+        out.append(.log(EventLine(.hintHeld, [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ] + extra)))
     }
@@ -548,46 +548,6 @@ public struct BrokerInstance: Sendable {
     private var nextDeadline: Double? {
         let deadlines = [delayed.first?.due] + devices.map(\.nextDeadline)
         return deadlines.compactMap { $0 }.min()
-    }
-
-    // MARK: - Control
-
-    private mutating func onControl(_ control: Control, peer: [UInt8], now: Double) -> [BrokerDirective] {
-        var out: [BrokerDirective] = []
-        var ack = ControlAck(req: control.req, ok: true)
-        var stop = false
-        switch control.command {
-        case "ping":
-            ack.detail = "pong"
-        case "stop":
-            ack.detail = "stopping"
-            stop = true
-        case "stats":
-            ack.detail = counters.balances ? "hints balance" : "hints do not balance"
-            ack.data = stats
-        case "chaos":
-            do {
-                out += try onChaos(ChaosChange.parse(control.args))
-                ack.detail = "chaos set"
-                ack.data = .object([("global", .object(chaos.fields))] + chaosByDevice.keys.sorted().map {
-                    ($0, .object(chaosByDevice[$0]!.fields))
-                })
-            } catch {
-                ack.ok = false
-                ack.detail = "chaos: \(error)"
-            }
-        default:
-            ack.ok = false
-            ack.detail = "unknown command \"\(control.command)\"; the broker answers ping, stop, stats, chaos"
-        }
-        let args = control.args.keys.sorted().map { ($0, control.args[$0]!) }
-        out.append(.log(EventLine("control.received", [
-            ("command", .string(control.command)), ("args", .object(args)), ("ok", .bool(ack.ok)),
-            ("detail", .string(ack.detail)),
-        ])))
-        out.append(.reply(socket: .control, peer: peer, message: .controlAck(ack)))
-        if stop { out.append(.stop) }
-        return out
     }
 
     /// A connection of the device socket ended: a device registered over it gets no more hints until it registers
@@ -610,7 +570,7 @@ public struct BrokerInstance: Sendable {
             ("peer", .string(peer.map(PeerName.describe) ?? "notices")),
         ]
         if let device { fields.append(("device", .string(device))) }
-        var out: [BrokerDirective] = [.log(EventLine("request.refused", fields))]
+        var out: [BrokerDirective] = [.log(EventLine(.requestRefused, fields))]
         if let socket, let peer {
             out.append(.reply(socket: socket, peer: peer, message: .error(ErrorReply(code: code, message: message))))
         }

@@ -15,6 +15,8 @@ public enum ServerDirective: Sendable, Equatable {
     case notify(Notice)
     /// Add or update the device in the database, then report to `ServerInstance.onDeviceAdded`.
     case addDevice(DeviceRecord, ControlTicket)
+    /// Arm or disarm a crash point (control `crashAt`), then report to `ServerInstance.onCrashArmed`.
+    case armCrash([String: JSONValue], ControlTicket)
     /// Write an event.
     case log(EventLine)
     /// Finish: send what is queued, close the sockets, write `process.stopped`.

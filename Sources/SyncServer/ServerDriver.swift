@@ -107,20 +107,6 @@ public final class ServerDriver {
     /// A message on the control ROUTER: the peer's routing id, then the message's frames.
     public func onControlFrames(_ frames: [[UInt8]]) {
         guard !killed, let (peer, payload) = Peer.split(frames) else { return }
-        // `crashAt` arms this process's crash points: the kill is the driver's, so it answers, not the instance.
-        if case .success(.control(let control)) = Codec.decodeOrReply(payload), control.command == "crashAt" {
-            let ack: ControlAck
-            do {
-                let detail = try crashPoints.control(control.args, role: "server")
-                io.emit("crash.armed", [("detail", .string(detail))])
-                ack = ControlAck(req: control.req, ok: true, detail: detail)
-            } catch {
-                ack = ControlAck(req: control.req, ok: false, detail: "\(error)")
-            }
-            io.flushEvents()
-            io.sendControl(peer.envelope(Codec.encode(.controlAck(ack))))
-            return
-        }
         run(instance.onControlMessage(from: peer, frames: payload))
     }
 
@@ -228,6 +214,15 @@ public final class ServerDriver {
             }
             io.deviceAdded(record)
             try perform(instance.onDeviceAdded(record, ticket: ticket))
+        case .armCrash(let args, let ticket):
+            // The crash points are the driver's (it does the killing); the instance answers.
+            let answer: (ok: Bool, detail: String)
+            do {
+                answer = (true, try crashPoints.control(args, role: "server"))
+            } catch {
+                answer = (false, "\(error)")
+            }
+            try perform(instance.onCrashArmed(ok: answer.ok, detail: answer.detail, ticket: ticket))
         case .log(let event):
             if event.type == "request.refused" {
                 logRefusal(event.type, event.fields)

@@ -2,7 +2,7 @@ import LabKit
 import SyncProtocol
 
 extension ServerInstance {
-    /// The control commands the server knows (`crashAt` is answered by the shell, which does the killing).
+    /// The control commands the server knows (`ServerControl`).
     public static let controlCommands = ["ping", "faults", "stats", "stop", "addDevice", "crashAt"]
 
     /// A message arrived on the control socket.
@@ -18,33 +18,44 @@ extension ServerInstance {
             return refuseControl(peer, code: error.code, message: error.description, frames: frames)
         }
         let ticket = ControlTicket(peer: peer, req: control.req, command: control.command, args: control.args)
-        switch control.command {
-        case "ping":
-            return acknowledge(ticket, ok: true, detail: "pong")
-        case "stats":
-            stats.sessions = sessions.count
-            return acknowledge(ticket, ok: true, detail: "", data: stats.json)
-        case "stop":
-            return acknowledge(ticket, ok: true, detail: "stopping") + [.stop]
-        case "faults":
-            do {
-                faults = try faults.updated(with: control.args)
-            } catch {
-                return acknowledge(ticket, ok: false, detail: error.description)
-            }
-            return [.log(EventLine("fault.set", faults.fields))]
-                + acknowledge(ticket, ok: true, detail: "faults set", data: .object(faults.fields))
-        case "addDevice":
-            do {
-                return [.addDevice(try Self.device(from: control.args), ticket)]
-            } catch {
-                return acknowledge(ticket, ok: false, detail: error.description)
-            }
-        default:
+        guard let command = ServerControl.parse(control) else {
             let known = Self.controlCommands.joined(separator: ", ")
             return acknowledge(ticket, ok: false,
                                detail: "unknown command \"\(control.command)\": the server knows \(known)")
         }
+        switch command {
+        case .ping:
+            return acknowledge(ticket, ok: true, detail: "pong")
+        case .stats:
+            stats.sessions = sessions.count
+            return acknowledge(ticket, ok: true, detail: "", data: stats.json)
+        case .stop:
+            return acknowledge(ticket, ok: true, detail: "stopping") + [.stop]
+        case .faults(let args):
+            do {
+                faults = try faults.updated(with: args)
+            } catch {
+                return acknowledge(ticket, ok: false, detail: error.description)
+            }
+            return [.log(EventLine(.faultSet, faults.fields))]
+                + acknowledge(ticket, ok: true, detail: "faults set", data: .object(faults.fields))
+        case .addDevice(let args):
+            do {
+                return [.addDevice(try Self.device(from: args), ticket)]
+            } catch {
+                return acknowledge(ticket, ok: false, detail: error.description)
+            }
+        case .crashAt(let args):
+            return [.armCrash(args, ticket)]
+        }
+    }
+
+    /// The driver armed (or disarmed) the crash point `crashAt` named (`ok`), or could not: `detail` says what it
+    /// did, or what was wrong.
+    public func onCrashArmed(ok: Bool, detail: String, ticket: ControlTicket) -> [ServerDirective] {
+        guard ok else { return acknowledge(ticket, ok: false, detail: detail) }
+        return [.log(EventLine(.crashArmed, [("detail", .string(detail))]))]
+            + acknowledge(ticket, ok: true, detail: detail)
     }
 
     /// The shell added the device to the database: hellos from it are accepted from now on.
@@ -97,7 +108,7 @@ extension ServerInstance {
         // Tokens never reach the event log.
         let args = ticket.args.keys.sorted().map { ($0, $0 == "token" ? JSONValue.string("…") : ticket.args[$0]!) }
         return [
-            .log(EventLine("control.received", [
+            .log(EventLine(.controlReceived, [
                 ("command", .string(ticket.command)), ("args", .object(args)), ("ok", .bool(ok)),
                 ("detail", .string(detail)),
             ])),
@@ -112,7 +123,7 @@ extension ServerInstance {
         stats.refused += 1
         let req = Self.requestNumber(in: frames)
         return [
-            .log(EventLine("request.refused", [
+            .log(EventLine(.requestRefused, [
                 ("code", .string(code.rawValue)), ("message", .string(message)), ("peer", .string(peer.label)),
             ])),
             .controlReply(to: peer, message: .error(ErrorReply(req: req, code: code, message: message))),

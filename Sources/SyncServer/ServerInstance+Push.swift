@@ -41,14 +41,14 @@ extension ServerInstance {
         var directives: [ServerDirective] = []
         let switches = self.switches.effective(for: request.account)
         if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: outcomes) {
-            directives.append(.log(EventLine("notice.beforeCommit", [
+            directives.append(.log(EventLine(.noticeBeforeCommit, [
                 ("account", .string(notice.account)), ("head", .int(notice.head)), ("device", .string(request.device)),
                 ("reason", "noticeBeforeCommit: the notice leaves before the push is committed"),
             ])))
             directives.append(.notify(notice))
         }
         if switches.replyBeforeCommit {
-            directives.append(.log(EventLine("reply.beforeCommit", [
+            directives.append(.log(EventLine(.replyBeforeCommit, [
                 ("device", .string(request.device)), ("req", .int(request.req)),
                 ("keys", .array(request.ops.map { .string($0.key) })),
                 ("reason", "replyBeforeCommit: the results leave before the push is committed"),
@@ -113,7 +113,7 @@ extension ServerInstance {
             directives.append(.log(opEvent(result, op: op, device: request.device, account: request.account,
                                            change: outcome.change)))
             if outcome.reapplied {
-                directives.append(.log(EventLine("op.reapplied", [
+                directives.append(.log(EventLine(.opReapplied, [
                     ("device", .string(request.device)), ("key", .string(op.key)), ("seq", .int(result.seq ?? 0)),
                     ("reason", "idempotency off: a key already applied was applied again"),
                 ])))
@@ -137,7 +137,7 @@ extension ServerInstance {
         var early: [ServerDirective] = []
         let switches = self.switches.effective(for: request.account)
         if switches.noticeBeforeCommit, let notice = notice(for: request, outcomes: decided) {
-            early.append(.log(EventLine("notice.phantom", [
+            early.append(.log(EventLine(.noticePhantom, [
                 ("account", .string(notice.account)), ("head", .int(notice.head)),
                 ("seqs", .array(notice.changes.map { .int($0.seq) })),
                 ("reason", "noticeBeforeCommit: the notice announced changes whose commit then failed"),
@@ -148,7 +148,7 @@ extension ServerInstance {
             let acked = zip(request.ops, decided).filter {
                 $0.1.result.outcome == .applied || $0.1.result.outcome == .duplicate
             }.map(\.0.key)
-            return early + [.log(EventLine("ack.lost", [
+            return early + [.log(EventLine(.ackLost, [
                 ("device", .string(request.device)), ("req", .int(request.req)),
                 ("keys", .array(acked.map { .string($0) })), ("error", .string(error.description)),
                 ("reason", "replyBeforeCommit: acknowledged before the commit, which then failed"),
@@ -179,13 +179,13 @@ extension ServerInstance {
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
         if sent {
             stats.notices += 1
-            return [.log(EventLine("notice.sent", [
+            return [.log(EventLine(.noticeSent, [
                 ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
                 ("seqs", seqs),
             ]))]
         }
         stats.noticesDropped += 1
-        return [.log(EventLine("notice.dropped", [
+        return [.log(EventLine(.noticeDropped, [
             ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
             ("seqs", seqs), ("reason", .string("the notice socket would block")),
         ]))]
@@ -194,28 +194,28 @@ extension ServerInstance {
     // MARK: - Events
 
     func injected(_ kind: String, device: String, key: String) -> EventLine {
-        EventLine("fault.injected", [("kind", .string(kind)), ("device", .string(device)), ("key", .string(key))])
+        EventLine(.faultInjected, [("kind", .string(kind)), ("device", .string(device)), ("key", .string(key))])
     }
 
     func opEvent(_ result: OpResult, op: Op, device: String, account: String, change: Change? = nil) -> EventLine {
         switch result.outcome {
         case .applied:
-            return EventLine("op.applied", [
+            return EventLine(.opApplied, [
                 ("device", .string(device)), ("account", .string(account)), ("key", .string(op.key)),
                 ("seq", .int(result.seq ?? 0)), ("draft", .string(op.draft)),
                 ("action", .string((change?.action ?? op.action).rawValue)), ("version", .int(result.version ?? 0)),
                 ("conflict", .bool(result.conflict ?? false)),
             ])
         case .duplicate:
-            return EventLine("op.duplicate", [
+            return EventLine(.opDuplicate, [
                 ("device", .string(device)), ("key", .string(op.key)), ("seq", result.seq.map { .int($0) } ?? .null),
             ])
         case .rejected:
-            return EventLine("op.rejected", [
+            return EventLine(.opRejected, [
                 ("device", .string(device)), ("key", .string(op.key)), ("reason", .string(result.reason ?? "")),
             ])
         case .retryLater:
-            return EventLine("op.retryLater", [
+            return EventLine(.opRetryLater, [
                 ("device", .string(device)), ("key", .string(op.key)), ("reason", .string(result.reason ?? "")),
             ])
         }

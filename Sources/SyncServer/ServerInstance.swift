@@ -118,7 +118,7 @@ public struct ServerInstance: Sendable {
             // A failed hello ends whatever session this connection had.
             if session(of: peer) != nil { sessions[peer.routingID] = nil }
             var directives = refuse(peer, req: nil, code: code, message: text, device: hello.device)
-            directives.append(.log(EventLine("hello.refused", [
+            directives.append(.log(EventLine(.helloRefused, [
                 ("device", .string(hello.device)), ("account", .string(hello.account)), ("reason", .string(text)),
             ])))
             return directives
@@ -126,7 +126,7 @@ public struct ServerInstance: Sendable {
         open(Session(device: hello.device, account: hello.account, lastUse: clock, user: peer.user,
                      connection: peer.connection), for: peer)
         let head = stats.heads[hello.account] ?? 0
-        let accepted = EventLine("hello.accepted", [
+        let accepted = EventLine(.helloAccepted, [
             ("device", .string(hello.device)), ("account", .string(hello.account)),
         ])
         let welcome = Welcome(device: hello.device, account: hello.account, head: head)
@@ -155,7 +155,7 @@ public struct ServerInstance: Sendable {
     public mutating func onPulled(_ request: PullRequest, page: PageSlice) -> [ServerDirective] {
         stats.pulls += 1
         stats.heads[request.account] = max(stats.heads[request.account] ?? 0, page.head)
-        let served = EventLine("pull.served", [
+        let served = EventLine(.pullServed, [
             ("device", .string(request.device)), ("cursor", .int(request.cursor)),
             ("count", .int(page.changes.count)), ("next", .int(page.next)), ("head", .int(page.head)),
         ])
@@ -187,8 +187,8 @@ public struct ServerInstance: Sendable {
             ("code", .string(code.rawValue)), ("message", .string(message)), ("peer", .string(peer.label)),
         ]
         if let device = device ?? session(of: peer)?.device { fields.append(("device", .string(device))) }
-        guard answer else { return [.log(EventLine("request.refused", fields))] }
-        return [.log(EventLine("request.refused", fields))]
+        guard answer else { return [.log(EventLine(.requestRefused, fields))] }
+        return [.log(EventLine(.requestRefused, fields))]
             + reply(peer, .error(ErrorReply(req: req, code: code, message: message)))
     }
 
@@ -238,7 +238,7 @@ public struct ServerInstance: Sendable {
             var fields: [(String, JSONValue)] = [("kind", .string(kind))]
             if let device = session(of: peer)?.device { fields.append(("device", .string(device))) }
             fields.append(("delayMs", .int(delayMs)))
-            out.append(.log(EventLine("fault.injected", fields)))
+            out.append(.log(EventLine(.faultInjected, fields)))
         }
         return out + [.reply(to: peer, message: message, delayMs: faults.replyDelayMs + slow)]
     }

@@ -66,32 +66,40 @@ struct RuntimeKnobTests {
 
     static let base = #"duration: "1h", accounts: [{ id: "a", devices: [{ id: "d", platform: "web" }] }]"#
 
-    @Test(arguments: serverKeys)
-    func aFaultsStepTakesEveryServerRuntimeKnob(key: String) throws {
-        let knob = try #require(ServerSettings.knob(key: key))
-        let text = Self.sample(knob)
-        let t = try Topology.parse(
-            "{ \(Self.base), scenario: [{ at: \"1m\", action: \"faults\", \(key): \(Self.json5(knob, text)) }] }",
-            file: "k.json5", defaultName: "k")
-        #expect(t.scenario.first?.action == .faults(args: [key: knob.json(text)]))
-        let window = try Topology.parse(
-            "{ \(Self.base), nemesis: [{ kind: \"faults\", interval: \"20m\", \(key): \(Self.json5(knob, text)) }] }",
-            file: "k.json5", defaultName: "k")
-        let steps = window.nemesisSchedule().steps.compactMap {
-            if case .faults(let args) = $0.action { return args } else { return nil }
+    /// The arguments of a `faults` or `chaos` step.
+    static func arguments(_ action: ScenarioAction) -> [String: JSONValue]? {
+        switch action {
+        case .faults(let args), .chaos(let args): return args
+        default: return nil
         }
+    }
+
+    /// A step of `action` (`faults`, `chaos`) with the knob is read as that argument, and a nemesis window of that
+    /// kind sets it and ends on the topology's value.
+    static func expectStepAndWindow<S: KnobSettings>(_ type: S.Type, _ action: String, _ key: String) throws {
+        let knob = try #require(S.knob(key: key))
+        let text = sample(knob)
+        let setting = "\(key): \(json5(knob, text))"
+        let t = try Topology.parse("{ \(base), scenario: [{ at: \"1m\", action: \"\(action)\", \(setting) }] }",
+                                   file: "k.json5", defaultName: "k")
+        #expect(t.scenario.first.flatMap { arguments($0.action) } == [key: knob.json(text)])
+        #expect(t.scenario.first.map { "\($0.action)".hasPrefix(action) } == true)
+        let window = try Topology.parse(
+            "{ \(base), nemesis: [{ kind: \"\(action)\", interval: \"20m\", \(setting) }] }",
+            file: "k.json5", defaultName: "k")
+        let steps = window.nemesisSchedule().steps.compactMap { arguments($0.action) }
         #expect(steps.first?[key] == knob.json(text), "a nemesis window sets it")
         #expect(steps.dropFirst().first?[key] == knob.json(knob.defaultText), "and ends on the topology's value")
     }
 
+    @Test(arguments: serverKeys)
+    func aFaultsStepTakesEveryServerRuntimeKnob(key: String) throws {
+        try Self.expectStepAndWindow(ServerSettings.self, "faults", key)
+    }
+
     @Test(arguments: brokerKeys)
     func aChaosStepTakesEveryBrokerRuntimeKnob(key: String) throws {
-        let knob = try #require(BrokerSettings.knob(key: key))
-        let text = Self.sample(knob)
-        let t = try Topology.parse(
-            "{ \(Self.base), scenario: [{ at: \"1m\", action: \"chaos\", \(key): \(Self.json5(knob, text)) }] }",
-            file: "k.json5", defaultName: "k")
-        #expect(t.scenario.first?.action == .chaos(args: [key: knob.json(text)]))
+        try Self.expectStepAndWindow(BrokerSettings.self, "chaos", key)
     }
 
     // MARK: - It round-trips through the control command
@@ -167,35 +175,37 @@ struct RuntimeKnobTests {
         let events = [
             event(0, proc, "process.started", [("role", .string(proc))]),
             event(60, proc, "fault.set", fields),
-            event(120, proc, "fault.set", proc == "server" ? ServerFaults.off.fields : [("scope", "all"), ("off", true)]),
+            event(120, proc, "fault.set",
+                  proc == "server" ? ServerFaults.off.fields : [("scope", "all"), ("off", true)]),
             event(200, "launcher", "phase", [("name", "check")]),
         ]
         let device = TimelineModel.DeviceInfo(id: "d", account: "a", platform: "web", start: "foreground", host: "d")
         return TimelineModel(events: events, devices: [device])
     }
 
+    /// The knob set to a sample value in a `fault.set` of `proc` (its `fields` of the settings) is one fault band on
+    /// the role's lane, from that event to the one that clears it, and its label names the knob and the value.
+    static func expectBand<S: KnobSettings>(_ type: S.Type, _ proc: String, _ key: String,
+                                            fields: (S) -> [(String, JSONValue)]) throws {
+        let knob = try #require(S.knob(key: key))
+        let text = sample(knob)
+        var settings = S()
+        try knob.apply(text, to: &settings)
+        let bands = model(proc, fields(settings)).bands.filter { $0.kind == .fault }
+        #expect(bands.count == 1 && bands.first?.label.contains("\(key) \(text)") == true, "\(bands)")
+        #expect(bands.first?.lane == proc && bands.first?.start == 60 && bands.first?.end == 120)
+        #expect(settings.runtimeLabels == ["\(key) \(text)"], "the band of the role's flags names it too")
+    }
+
     @Test(arguments: serverKeys)
     func everyServerRuntimeKnobIsDrawnAsABand(key: String) throws {
-        let knob = try #require(ServerSettings.knob(key: key))
-        let text = Self.sample(knob)
-        var settings = ServerSettings()
-        try knob.apply(text, to: &settings)
-        let bands = Self.model("server", settings.faults.fields).bands.filter { $0.kind == .fault }
-        #expect(bands.count == 1 && bands.first?.label.contains("\(key) \(text)") == true, "\(bands)")
-        #expect(bands.first?.lane == TimelineModel.serverLane && bands.first?.start == 60 && bands.first?.end == 120)
-        #expect(settings.runtimeLabels == ["\(key) \(text)"], "the band of the server's flags names it too")
+        try Self.expectBand(ServerSettings.self, TimelineModel.serverLane, key) { $0.faults.fields }
     }
 
     @Test(arguments: brokerKeys)
     func everyBrokerRuntimeKnobIsDrawnAsABand(key: String) throws {
-        let knob = try #require(BrokerSettings.knob(key: key))
-        let text = Self.sample(knob)
-        var settings = BrokerSettings()
-        try knob.apply(text, to: &settings)
-        let bands = Self.model("broker", [("scope", "global")] + settings.chaos.fields).bands.filter {
-            $0.kind == .fault
+        try Self.expectBand(BrokerSettings.self, TimelineModel.brokerLane, key) {
+            [("scope", "global")] + $0.chaos.fields
         }
-        #expect(bands.count == 1 && bands.first?.label.contains("\(key) \(text)") == true, "\(bands)")
-        #expect(bands.first?.lane == TimelineModel.brokerLane && bands.first?.start == 60 && bands.first?.end == 120)
     }
 }

@@ -178,7 +178,9 @@ struct TimelineModel {
         let laneSet = Set(lanes.map(\.id))
 
         // Edits whose lineage is drawn.
-        let savedKeys = events.filter { $0.type == "op.saved" && deviceByID[$0.proc] != nil }.compactMap {
+        let savedKeys = events.filter {
+            $0.type == EventCatalogue.opSaved.name && deviceByID[$0.proc] != nil
+        }.compactMap {
             $0.string("key")
         }
         let stride = max(1, Int((Double(savedKeys.count) / Double(max(maxEdits, 1))).rounded(.up)))
@@ -334,10 +336,10 @@ extension TimelineModel {
             guard deviceByID[e.proc] != nil else { return }
             if let aggregate = aggregateOf[e.proc] {
                 switch e.type {
-                case "pass.start" where e.sim >= model.start:
+                case EventCatalogue.passStart where e.sim >= model.start:
                     let (count, index) = (bucketCount, bucket(e.sim))
                     aggregatePasses[aggregate, default: Array(repeating: 0, count: count)][index] += 1
-                case "net.offline" where e.sim >= model.start:
+                case EventCatalogue.netOffline where e.sim >= model.start:
                     let (count, index) = (bucketCount, bucket(e.sim))
                     aggregateOffline[aggregate, default: Array(repeating: 0, count: count)][index] += 1
                 default: break
@@ -349,7 +351,7 @@ extension TimelineModel {
 
         private mutating func launcher(_ e: Event) {
             switch e.type {
-            case "phase":
+            case EventCatalogue.phase:
                 let name = e.string("name") ?? "?"
                 if name == "scenario", e.sim > model.start {
                     band(
@@ -360,7 +362,7 @@ extension TimelineModel {
                     band(nil, open.name == "heal" ? .heal : .quiesce, open.since, e.sim, open.name)
                 }
                 phaseOpen = (name, e.sim)
-            case "process.killed":
+            case EventCatalogue.processKilled:
                 if e.string("target") == TimelineModel.brokerLane { brokerKilledAt = e.sim }
                 for lane in lanes(of: e.string("target") ?? "") where downSince[lane] == nil { downSince[lane] = e.sim }
                 // A paused process that is killed is no longer paused: it is down.
@@ -369,23 +371,23 @@ extension TimelineModel {
                         band(lane, .paused, since, e.sim, "paused (SIGSTOP), then killed")
                     }
                 }
-            case "process.restarted":
+            case EventCatalogue.processRestarted:
                 for lane in lanes(of: e.string("target") ?? "") {
                     if let since = downSince.removeValue(forKey: lane) {
                         band(lane, .down, since, e.sim, "down (killed, restarted at \(formatSim(e.sim)))")
                     }
                 }
-            case "process.paused":
+            case EventCatalogue.processPaused:
                 for lane in lanes(of: e.string("target") ?? "") where pausedSince[lane] == nil {
                     pausedSince[lane] = e.sim
                 }
-            case "process.resumed":
+            case EventCatalogue.processResumed:
                 for lane in lanes(of: e.string("target") ?? "") {
                     if let since = pausedSince.removeValue(forKey: lane) {
                         band(lane, .paused, since, e.sim, "paused (SIGSTOP)")
                     }
                 }
-            case "scenario.action":
+            case EventCatalogue.scenarioAction:
                 let target = e.string("target") ?? ""
                 let action = e.string("action") ?? "?"
                 let lane = laneSet.contains(target) ? target : (lanes(of: target).first ?? "")
@@ -399,17 +401,17 @@ extension TimelineModel {
 
         private mutating func server(_ e: Event) {
             switch e.type {
-            case "process.started":
+            case EventCatalogue.processStarted:
                 serverStarts += 1
                 if serverStarts > 1 {
                     closeFaults(prefix: "server/", at: e.sim)
                     if let flags = serverFlags { faultOn["server/flags"] = (e.sim, flags) }
                 }
-            case "fault.set":
+            case EventCatalogue.faultSet:
                 closeFaults(prefix: "server/", at: e.sim)
                 let parts = ServerSettings.runtimeLabels { e[$0] }
                 if !parts.isEmpty { faultOn["server/control"] = (e.sim, "faults: " + parts.joined(separator: ", ")) }
-            case "op.applied":
+            case EventCatalogue.opApplied:
                 guard let key = e.string("key"), let seq = e.int("seq") else { return }
                 let account = e.string("account") ?? ""
                 applied[key] = (e.sim, seq, account)
@@ -421,7 +423,7 @@ extension TimelineModel {
                 let origin = e.string("device") ?? savedAt[key]?.device ?? ""
                 guard drawn.contains(key) else { return }
                 mark(TimelineModel.serverLane, e.sim, .applied, "\(key) applied as seq \(seq)", [key, origin])
-            case "op.duplicate":
+            case EventCatalogue.opDuplicate:
                 guard let key = e.string("key"), drawn.contains(key) else { return }
                 mark(
                     TimelineModel.serverLane, e.sim, .hintDuplicated, "\(key) replayed: answered as a duplicate", [key])
@@ -440,7 +442,7 @@ extension TimelineModel {
 
         private mutating func broker(_ e: Event) {
             switch e.type {
-            case "process.started":
+            case EventCatalogue.processStarted:
                 // The hints a killed broker still held died with it, where it was killed.
                 for id in heldHints.sorted() {
                     guard let info = hintInfo[id], laneSet.contains(info.device) else { continue }
@@ -458,7 +460,7 @@ extension TimelineModel {
                 brokerIncarnation += 1
                 closeFaults(prefix: "broker/", at: e.sim)
                 return
-            case "fault.set":
+            case EventCatalogue.faultSet:
                 let scope = e.string("scope") ?? "global"
                 let device = e.string("device")
                 if e["off"]?.boolValue == true {
@@ -484,7 +486,7 @@ extension TimelineModel {
             guard e.type.hasPrefix("hint."), let hint = e.string("hint") else { return }
             let id = "\(brokerIncarnation)/\(hint)"
             switch e.type {
-            case "hint.accepted":
+            case EventCatalogue.hintAccepted:
                 let device = e.string("device") ?? ""
                 let account = e.string("account") ?? ""
                 let keys = (e["seqs"]?.arrayValue ?? []).compactMap { $0.intValue }.compactMap {
@@ -499,17 +501,17 @@ extension TimelineModel {
                         TimelineModel.serverLane, at.sim, TimelineModel.brokerLane, e.sim, .notice,
                         "notice: head \(e.int("head") ?? 0) of \(account)", keys + [hint])
                 }
-            case "hint.delivered":
+            case EventCatalogue.hintDelivered:
                 heldHints.remove(id)
                 guard let info = hintInfo[id] else { return }
                 deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
-            case "hint.duplicated":
+            case EventCatalogue.hintDuplicated:
                 guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
                 mark(
                     TimelineModel.brokerLane, e.sim, .hintDuplicated, "hint \(hint) to \(info.device) duplicated",
                     info.keys + [hint, info.device])
                 deliveredTo["\(info.device)/\(hint)"] = (id, e.sim)
-            case let type where HintAccounting.fates.contains(type) && type != "hint.delivered":
+            case let type where HintAccounting.fates.contains(type) && type != EventCatalogue.hintDelivered.name:
                 heldHints.remove(id)
                 guard let info = hintInfo[id], laneSet.contains(info.device) else { return }
                 let fate = String(type.dropFirst(5))
@@ -529,57 +531,58 @@ extension TimelineModel {
         private mutating func device(_ e: Event) {
             let lane = e.proc
             switch e.type {
-            case "app.foreground", "app.background", "app.closed", "app.forceQuit":
+            case EventCatalogue.appForeground, EventCatalogue.appBackground, EventCatalogue.appClosed,
+                EventCatalogue.appForceQuit:
                 let state = String(e.type.dropFirst(4))
                 if let open = appState[lane] { appBand(lane, open.state, open.since, e.sim) }
                 appState[lane] = (state, e.sim)
-            case "net.offline":
+            case EventCatalogue.netOffline:
                 if offlineSince[lane] == nil { offlineSince[lane] = e.sim }
-            case "net.online":
+            case EventCatalogue.netOnline:
                 if let since = offlineSince.removeValue(forKey: lane) { band(lane, .offline, since, e.sim, "offline") }
-            case "power.plugged":
+            case EventCatalogue.powerPlugged:
                 if chargingSince[lane] == nil { chargingSince[lane] = e.sim }
-            case "power.unplugged":
+            case EventCatalogue.powerUnplugged:
                 if let since = chargingSince.removeValue(forKey: lane) {
                     band(lane, .charging, since, e.sim, "charging")
                 }
-            case "doze.enter":
+            case EventCatalogue.dozeEnter:
                 if dozeSince[lane] == nil { dozeSince[lane] = e.sim }
-            case "doze.exit":
+            case EventCatalogue.dozeExit:
                 if let since = dozeSince.removeValue(forKey: lane) { band(lane, .doze, since, e.sim, "doze") }
-            case "window.granted":
+            case EventCatalogue.windowGranted:
                 let until = e["untilSim"]?.doubleValue ?? e.sim
                 band(lane, .window, e.sim, until, "iOS background window granted (\(formatSim(until - e.sim)))")
-            case "doze.maintenance":
+            case EventCatalogue.dozeMaintenance:
                 let until = e["untilSim"]?.doubleValue ?? e.sim
                 band(lane, .window, e.sim, until, "doze maintenance window")
-            case "process.started":
+            case EventCatalogue.processStarted:
                 if let since = downSince.removeValue(forKey: lane) {
                     band(lane, .down, since, e.sim, "down (killed, started again)")
                 }
-            case "pass.start":
+            case EventCatalogue.passStart:
                 passOpen[lane] = (e.sim, e.string("trigger") ?? "?")
-            case "pass.end", "pass.killed":
+            case EventCatalogue.passEnd, EventCatalogue.passKilled:
                 let open = passOpen.removeValue(forKey: lane) ?? (e.sim, e.string("trigger") ?? "?")
                 guard e.sim >= model.start else { return }
                 model.passes.append(
                     Pass(
                         lane: lane, start: clamp(open.start), end: e.sim, trigger: open.trigger,
-                        cutOff: e.type == "pass.killed" || e["cutOff"]?.boolValue == true))
-            case "op.saved":
+                        cutOff: e.type == EventCatalogue.passKilled.name || e["cutOff"]?.boolValue == true))
+            case EventCatalogue.opSaved:
                 guard let key = e.string("key") else { return }
                 let draft = e.string("draft") ?? "?"
                 savedAt[key] = (lane, e.sim, draft)
                 guard drawn.contains(key) else { return }
                 mark(
                     lane, e.sim, .saved, "\(key) saved (\(e.string("action") ?? "edit") \(draft))", [key, draft, lane])
-            case "op.sent":
+            case EventCatalogue.opSent:
                 guard let key = e.string("key") else { return }
                 sentAt[key] = e.sim
                 guard drawn.contains(key) else { return }
                 let attempt = e.int("attempt") ?? 1
                 mark(lane, e.sim, .sent, "\(key) sent (attempt \(attempt))", [key])
-            case "op.result":
+            case EventCatalogue.opResult:
                 guard let key = e.string("key"), drawn.contains(key) else { return }
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
                 if e.string("outcome") == "unknown" {
@@ -597,7 +600,7 @@ extension TimelineModel {
                         lane, max(saved.sim, lastSent(key) ?? saved.sim), TimelineModel.serverLane, at.sim, .send,
                         "\(key) sent → seq \(at.seq)", [key, saved.draft, lane])
                 }
-            case "hint.received":
+            case EventCatalogue.hintReceived:
                 guard let hint = e.string("hint") else { return }
                 let delivered = deliveredTo["\(lane)/\(hint)"]
                 let keys = delivered.flatMap { hintInfo[$0.id]?.keys } ?? []
@@ -606,7 +609,7 @@ extension TimelineModel {
                 if let delivered {
                     link(TimelineModel.brokerLane, delivered.sim, lane, e.sim, .hint, "hint \(hint)", keys + [hint])
                 }
-            case "hint.ignored":
+            case EventCatalogue.hintIgnored:
                 let hint = e.string("hint") ?? "?"
                 let keys = deliveredTo["\(lane)/\(hint)"].flatMap { hintInfo[$0.id]?.keys } ?? []
                 for key in keys where drawn.contains(key) && !(appliedOn[key]?.contains(lane) ?? false) {
@@ -615,7 +618,7 @@ extension TimelineModel {
                 mark(
                     lane, e.sim, .hintIgnored, "hint \(hint) ignored: \(e.string("reason") ?? "?")", keys + [hint],
                     reason: e.string("reason"))
-            case "change.applied":
+            case EventCatalogue.changeApplied:
                 guard let key = e.string("key") else { return }
                 if let origin = savedAt[key], origin.device == lane { return }
                 guard drawn.contains(key) else { return }
@@ -633,7 +636,7 @@ extension TimelineModel {
                         TimelineModel.serverLane, at.sim, lane, e.sim, .pull, "\(key) pulled by a \(trigger) pass",
                         [key, savedAt[key]?.draft ?? ""])
                 }
-            case "cursor.moved":
+            case EventCatalogue.cursorMoved:
                 guard let to = e.int("to") else { return }
                 cursorSteps[lane, default: []].append((e.sim, to))
             default:

@@ -79,14 +79,14 @@ extension DeviceInstance {
 
     /// The `control.received` event and, unless the answer comes later, the acknowledgement.
     static func answer(_ pending: PendingControl, _ answer: ControlAnswer) -> [DeviceDirective] {
-        let event = DeviceDirective.log(EventLine("control.received", answer.eventFields(pending.request)))
+        let event = DeviceDirective.log(EventLine(.controlReceived, answer.eventFields(pending.request)))
         guard let ack = answer.ack(pending.request) else { return [event] }
         return [event, .answerControl(to: pending.peer, .controlAck(ack))]
     }
 
     func refuseControl(_ peer: [UInt8], _ error: ProtocolError) -> [DeviceDirective] {
         [
-            .log(EventLine("request.refused", [("code", .string(error.code.rawValue)),
+            .log(EventLine(.requestRefused, [("code", .string(error.code.rawValue)),
                                                ("message", .string(error.description)), ("peer", "control")])),
             .answerControl(to: peer, .error(ErrorReply(code: error.code, message: error.description))),
         ]

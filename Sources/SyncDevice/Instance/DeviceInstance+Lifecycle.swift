@@ -10,7 +10,7 @@ extension DeviceInstance {
         let before = environment.app
         switch command {
         case .open:
-            out.append(.log(EventLine("app.foreground", [("by", "user"), ("from", .string(before.rawValue))])))
+            out.append(.log(EventLine(.appForeground, [("by", "user"), ("from", .string(before.rawValue))])))
             out.append(.recordAppOpen(at: now, dataAge: lastSuccess.map { now - $0 }))
             new.app = .foreground
             out += apply(new, now: now)
@@ -20,17 +20,17 @@ extension DeviceInstance {
             }
             out += trigger(identity.platform == .web && before == .background ? .visibility : .foreground, now: now)
         case .background:
-            out.append(.log(EventLine("app.background", [("by", "user"), ("from", .string(before.rawValue))])))
+            out.append(.log(EventLine(.appBackground, [("by", "user"), ("from", .string(before.rawValue))])))
             new.app = .background
             out += apply(new, now: now)
         case .forceQuit:
-            out.append(.log(EventLine("app.forceQuit", [("by", "user"), ("from", .string(before.rawValue))])))
+            out.append(.log(EventLine(.appForceQuit, [("by", "user"), ("from", .string(before.rawValue))])))
             out += kill(now: now, reason: "force quit")
             out += dropMemoryQueue(reason: "opQueue=memory: the app was force-quit")
             new.app = identity.platform == .web ? .closed : .forceQuit
             out += apply(new, now: now)
         case .close:
-            out.append(.log(EventLine("app.closed", [("by", "user"), ("from", .string(before.rawValue))])))
+            out.append(.log(EventLine(.appClosed, [("by", "user"), ("from", .string(before.rawValue))])))
             out += kill(now: now, reason: identity.platform == .web ? "tab closed" : "app closed")
             let tabWasOpen = before == .foreground || before == .background
             if identity.platform == .web && settings.unloadFlush == .beacon && environment.online && sessionReady
@@ -40,7 +40,7 @@ extension DeviceInstance {
                                                leaseSec: settings.leaseSec, ignoreBackoff: false)))
             } else if identity.platform == .web && settings.unloadFlush == .task && tabWasOpen {
                 // An async flush started in the unload handler: the page is torn down before the task gets to run.
-                out.append(.log(EventLine("unload.taskAbandoned", [
+                out.append(.log(EventLine(.unloadTaskAbandoned, [
                     ("reason",
                      "unloadFlush=task: a task started at unload never runs; only sendBeacon outlives the page"),
                 ])))
@@ -50,7 +50,7 @@ extension DeviceInstance {
             new.app = .closed
             out += apply(new, now: now)
         case .offline:
-            out.append(.log(EventLine("net.offline")))
+            out.append(.log(EventLine(.netOffline)))
             new.online = false
             if var current = pass {
                 // The connection is gone mid-request: whatever was in flight has an unknown outcome.
@@ -61,24 +61,24 @@ extension DeviceInstance {
             }
             out += apply(new, now: now)
         case .online:
-            out.append(.log(EventLine("net.online")))
+            out.append(.log(EventLine(.netOnline)))
             new.online = true
             out += apply(new, now: now)
             out += trigger(.connectivity, now: now)
         case .plug:
-            out.append(.log(EventLine("power.plugged")))
+            out.append(.log(EventLine(.powerPlugged)))
             new.charging = true
             out += apply(new, now: now)
         case .unplug:
-            out.append(.log(EventLine("power.unplugged")))
+            out.append(.log(EventLine(.powerUnplugged)))
             new.charging = false
             out += apply(new, now: now)
         case .engagement(let opensPerDay):
-            out.append(.log(EventLine("engagement.set", [("opensPerDay", .double(opensPerDay))])))
+            out.append(.log(EventLine(.engagementSet, [("opensPerDay", .double(opensPerDay))])))
             new.opensPerDay = max(0, opensPerDay)
             out += apply(new, now: now)
         case .refresh(let on):
-            out.append(.log(EventLine("refresh.set", [("on", .bool(on))])))
+            out.append(.log(EventLine(.refreshSet, [("on", .bool(on))])))
             new.refreshOn = on
             out += apply(new, now: now)
             // Registering again is how the app learns what it gets now (unavailable, or a window budget).
@@ -108,7 +108,7 @@ extension DeviceInstance {
     /// A local edit was committed: it is "saved on this device"; in the foreground it starts a pass.
     public mutating func onEditSaved(_ edit: SavedEdit, now: Double) -> [DeviceDirective] {
         self.now = max(self.now, now)
-        var out: [DeviceDirective] = [.log(EventLine("op.saved", [
+        var out: [DeviceDirective] = [.log(EventLine(.opSaved, [
             ("key", .string(edit.key)), ("draft", .string(edit.draft)), ("action", .string(edit.action.rawValue)),
             ("account", .string(identity.account)), ("base", .int(edit.base)),
         ]))]

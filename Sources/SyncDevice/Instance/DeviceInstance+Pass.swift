@@ -19,7 +19,7 @@ extension DeviceInstance {
                            ignoreBackoff: ignoreBackoff)
         var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
         if let limit { fields.append(("limitSec", .double(limit))) }
-        let start = DeviceDirective.log(EventLine("pass.start", fields))
+        let start = DeviceDirective.log(EventLine(.passStart, fields))
         if environment.online && sessionReady {
             // Straight to the claim: the pass's row is written in the claim's transaction (one commit, not two).
             return [start] + proceed(to: .claim, now: now, beginning: trigger)
@@ -40,7 +40,7 @@ extension DeviceInstance {
             // The switch `pullOn`: this trigger's pass does not repair the cursor; only what it sent is settled.
             let reason = settings.pullOn == .pushOnly ? "pullOn=pushOnly: only a hint's pass pulls"
                 : "pullOn=scheduledOnly: only the platform's scheduled runs pull"
-            return [.log(EventLine("pass.skippedPull", [
+            return [.log(EventLine(.passSkippedPull, [
                 ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)),
                 ("reason", .string(reason)), ("cursor", .int(cursor)), ("head", .int(head)),
             ]))] + endPass(outcome: .completed, now: now)
@@ -72,7 +72,7 @@ extension DeviceInstance {
                 var fields: [(String, JSONValue)] = [("key", .string(claimed.op.key)),
                                                      ("attempt", .int(claimed.attempt)), ("pass", .int(pass.id))]
                 if claimed.key != claimed.op.key { fields.append(("op", .string(claimed.key))) }
-                out.append(.log(EventLine("op.sent", fields)))
+                out.append(.log(EventLine(.opSent, fields)))
             }
             // Sending costs execution: a window may run out while the batch is on the wire.
             charge(&pass, Double(pass.claimed.count) * settings.opCostSec)
@@ -116,16 +116,16 @@ extension DeviceInstance {
             }
             var out: [DeviceDirective] = []
             if result.reclaimed > 0 {
-                out.append(.log(EventLine("lease.reclaimed", [("count", .int(result.reclaimed)), ("pass", .int(id))])))
+                out.append(.log(EventLine(.leaseReclaimed, [("count", .int(result.reclaimed)), ("pass", .int(id))])))
             }
             if result.stranded > 0 {
-                out.append(.log(EventLine("lease.stranded", [
+                out.append(.log(EventLine(.leaseStranded, [
                     ("count", .int(result.stranded)), ("pass", .int(id)),
                     ("reason", "leases off: ops claimed by a pass that died stay sending, and nothing reclaims them"),
                 ])))
             }
             for claimed in result.ops where claimed.key != claimed.op.key {
-                out.append(.log(EventLine("op.keyRenewed", [
+                out.append(.log(EventLine(.opKeyRenewed, [
                     ("key", .string(claimed.key)), ("to", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
                     ("reason", "keyPerAttempt: a resend gets a new idempotency key"),
                 ])))
@@ -175,20 +175,20 @@ extension DeviceInstance {
         case .error(let error):
             out += onServerError(error, now: now)
         case .hello, .push, .pull, .notice, .register, .registered, .deviceState, .hint, .control, .controlAck:
-            out.append(.log(EventLine("message.unexpected", [("from", "server"), ("type", .string(message.type))])))
+            out.append(.log(EventLine(.messageUnexpected, [("from", "server"), ("type", .string(message.type))])))
         }
         return finishing(out)
     }
 
     /// A frame from the server that did not decode.
     public mutating func onServerGarbage(_ error: ProtocolError, now: Double) -> [DeviceDirective] {
-        finishing([.log(EventLine("reply.malformed", [("from", "server"), ("reason", .string(error.description))]))])
+        finishing([.log(EventLine(.replyMalformed, [("from", "server"), ("reason", .string(error.description))]))])
     }
 
     func stale(_ req: Int, _ type: String) -> DeviceDirective {
         // A reply that arrives after its timeout: the ops it answers are already confirmationDelayed and will be
         // resent with the same keys, so ignoring it is safe.
-        .log(EventLine("reply.stale", [("req", .int(req)), ("type", .string(type))]))
+        .log(EventLine(.replyStale, [("req", .int(req)), ("type", .string(type))]))
     }
 
     /// Records one outcome per claimed op, then pulls.
@@ -250,7 +250,7 @@ extension DeviceInstance {
                 fields.append(("reason", .string(reason)))
                 fields.append(("retryAtSim", .double(at)))
             }
-            out.append(.log(EventLine("op.result", fields)))
+            out.append(.log(EventLine(.opResult, fields)))
         }
         return out
     }
@@ -286,9 +286,9 @@ extension DeviceInstance {
             out += recordStart(&current)
             out.append(.commitCursor(to: last.seq, pass: current.id))
             // The cursor really moves now, past changes not yet applied: cursor-safety sees exactly that.
-            out.append(.log(EventLine("cursor.moved", [("from", .int(cursor)), ("to", .int(last.seq)),
+            out.append(.log(EventLine(.cursorMoved, [("from", .int(cursor)), ("to", .int(last.seq)),
                                                      ("pass", .int(current.id))])))
-            out.append(.log(EventLine("cursor.committedBeforePage", [
+            out.append(.log(EventLine(.cursorCommittedBeforePage, [
                 ("from", .int(cursor)), ("to", .int(last.seq)), ("pass", .int(current.id)),
                 ("reason", "cursorCommit=beforePage: the page is applied in a later commit"),
             ])))
@@ -314,13 +314,13 @@ extension DeviceInstance {
             let from = cursor
             out.append(.applyPage(PageApplication(changes: accepted, from: from, to: last.seq, pass: current.id)))
             for change in accepted {
-                out.append(.log(EventLine("change.applied", [
+                out.append(.log(EventLine(.changeApplied, [
                     ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
                     ("draft", .string(change.draft)), ("pass", .int(current.id)),
                     ("trigger", .string(current.trigger.rawValue)),
                 ])))
             }
-            out.append(.log(EventLine("cursor.moved", [("from", .int(from)), ("to", .int(last.seq)),
+            out.append(.log(EventLine(.cursorMoved, [("from", .int(from)), ("to", .int(last.seq)),
                                                      ("pass", .int(current.id))])))
             cursor = last.seq
             current.pulled += accepted.count
@@ -328,7 +328,7 @@ extension DeviceInstance {
         current.reachedHead = cursor >= page.head
         pass = current
         if let gapAt {
-            out.append(.log(EventLine("page.gap", [("expected", .int(expected)), ("got", .int(gapAt)),
+            out.append(.log(EventLine(.pageGap, [("expected", .int(expected)), ("got", .int(gapAt)),
                                                  ("pass", .int(current.id))])))
             return out + endPass(outcome: .error, now: now)
         }
@@ -369,7 +369,7 @@ extension DeviceInstance {
         let application = pending.page
         var out: [DeviceDirective] = [.applyPage(application)]
         for change in application.changes {
-            out.append(.log(EventLine("change.applied", [
+            out.append(.log(EventLine(.changeApplied, [
                 ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
                 ("draft", .string(change.draft)), ("pass", .int(current.id)),
                 ("trigger", .string(current.trigger.rawValue)),
@@ -383,14 +383,14 @@ extension DeviceInstance {
     }
 
     mutating func onServerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
-        let line = EventLine("server.error", [("req", error.req.map { .int($0) } ?? .null),
+        let line = EventLine(.serverError, [("req", error.req.map { .int($0) } ?? .null),
                                             ("code", .string(error.code.rawValue)),
                                             ("message", .string(error.message))])
         guard var current = pass else { return [.log(line)] }
         switch current.phase {
         case .hello where error.req == nil:
             sessionReady = false
-            return [.log(EventLine("hello.refused", [("code", .string(error.code.rawValue)),
+            return [.log(EventLine(.helloRefused, [("code", .string(error.code.rawValue)),
                                                    ("message", .string(error.message))]))]
                 + endPass(outcome: .refused, now: now)
         case .pushing(let req, _) where error.req == req:
@@ -452,7 +452,7 @@ extension DeviceInstance {
     mutating func expire(now: Double) -> [DeviceDirective] {
         guard let current = pass else { return [] }
         if identity.platform == .ios {
-            var out: [DeviceDirective] = [.log(EventLine("ios.window.expired", [
+            var out: [DeviceDirective] = [.log(EventLine(.iosWindowExpired, [
                 ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)),
                 ("handled", .bool(settings.expirationHandler)), ("inFlight", .int(current.claimed.count)),
                 ("chargedSec", .double(current.charged)),
@@ -478,7 +478,7 @@ extension DeviceInstance {
     mutating func dropPendingPage(reason: String) -> [DeviceDirective] {
         guard let pending = pass?.pendingPage else { return [] }
         pass?.pendingPage = nil
-        return [.log(EventLine("page.lost", [
+        return [.log(EventLine(.pageLost, [
             ("pass", .int(pending.page.pass)), ("from", .int(pending.page.from)), ("to", .int(pending.page.to)),
             ("seqs", .array(pending.page.changes.map { .int($0.seq) })), ("reason", .string(reason)),
         ]))]
@@ -490,10 +490,10 @@ extension DeviceInstance {
         // What was to run after this pass dies with the process too: nothing starts in an app that is gone.
         var out = dropWaitingPasses(reason: reason)
         guard let current = pass else { return out }
-        out.append(.log(EventLine("pass.killed", [("pass", .int(current.id)), ("reason", .string(reason))])))
+        out.append(.log(EventLine(.passKilled, [("pass", .int(current.id)), ("reason", .string(reason))])))
         out += dropPendingPage(reason: "cursor committed before the page, then \(reason)")
         if identity.platform == .ios && settings.reschedule == .last && current.trigger == .opportunistic {
-            out.append(.log(EventLine("ios.schedule.lost", [
+            out.append(.log(EventLine(.iosScheduleLost, [
                 ("pass", .int(current.id)),
                 ("reason", "reschedule=last: the task died before the handler's last line submitted the next request"),
             ])))
@@ -507,7 +507,7 @@ extension DeviceInstance {
         followUp = nil
         queuedPasses = []
         guard !waiting.isEmpty else { return [] }
-        var out: [DeviceDirective] = [.log(EventLine("passes.dropped", [
+        var out: [DeviceDirective] = [.log(EventLine(.passesDropped, [
             ("count", .int(waiting.count)), ("triggers", .array(waiting.map { .string($0.trigger.rawValue) })),
             ("reason", .string("\(reason): the passes waiting to run died with the app")),
         ]))]
@@ -546,7 +546,7 @@ extension DeviceInstance {
             ("executionSec", .double((now - ended.started) / settings.executionScale)),
         ]
         if let next = record.nextDesired { fields.append(("nextRunSim", .double(next))) }
-        out.append(.log(EventLine("pass.end", fields)))
+        out.append(.log(EventLine(.passEnd, fields)))
         out += schedulerEvents.map { .log($0) }
         if !ended.tokens.isEmpty { out.append(.answerSync(tokens: ended.tokens)) }
         if let next = followUp {
@@ -559,7 +559,7 @@ extension DeviceInstance {
             case .run(let limit) = ended.trigger == .manual ? .run(limit: nil) : scheduler.admission(for: ended.trigger)
         {
             // Seed 001: "ask for future scheduling if work remains" — where the platform lets it run now, at once.
-            out.append(.log(EventLine("trigger", [("trigger", .string(ended.trigger.rawValue)), ("coalesced", false),
+            out.append(.log(EventLine(.trigger, [("trigger", .string(ended.trigger.rawValue)), ("coalesced", false),
                                                 ("continuation", true)])))
             out += startPass(ended.trigger, limit: limit, now: now, tokens: [], ignoreBackoff: ended.ignoreBackoff)
         }
@@ -573,7 +573,7 @@ extension DeviceInstance {
         var out: [DeviceDirective] = []
         while !queuedPasses.isEmpty && pass == nil {
             let next = queuedPasses.removeFirst()
-            out.append(.log(EventLine("pass.queuedStarting", [("trigger", .string(next.trigger.rawValue)),
+            out.append(.log(EventLine(.passQueuedStarting, [("trigger", .string(next.trigger.rawValue)),
                                                              ("stillQueued", .int(queuedPasses.count))])))
             out += startFollowUp(next, now: now)
         }
@@ -590,7 +590,7 @@ extension DeviceInstance {
             return startPass(next.trigger, limit: limit, now: now, tokens: next.tokens,
                              ignoreBackoff: next.ignoreBackoff)
         case .refuse(let reason):
-            return [.log(EventLine("trigger.refused", [("trigger", .string(next.trigger.rawValue)),
+            return [.log(EventLine(.triggerRefused, [("trigger", .string(next.trigger.rawValue)),
                                                      ("reason", .string(reason)), ("followUp", true)]))]
         }
     }
@@ -602,10 +602,10 @@ extension DeviceInstance {
         let req = takeReq()
         var out: [DeviceDirective] = [.sendToServer(.push(Push(req: req, ops: ops.map(\.op))))]
         for claimed in ops {
-            out.append(.log(EventLine("op.sent", [("key", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
+            out.append(.log(EventLine(.opSent, [("key", .string(claimed.op.key)), ("attempt", .int(claimed.attempt)),
                                                 ("pass", .int(0)), ("via", "beacon")])))
         }
-        out.append(.log(EventLine("beacon.sent", [("ops", .int(ops.count)), ("req", .int(req))])))
+        out.append(.log(EventLine(.beaconSent, [("ops", .int(ops.count)), ("req", .int(req))])))
         return out + releaseUnknown(ops, reason: "sendBeacon: fire and forget", now: now)
     }
 
@@ -615,7 +615,7 @@ extension DeviceInstance {
     {
         self.now = max(self.now, now)
         cursor = ledgerCursor
-        var out: [DeviceDirective] = [.log(EventLine("ledger.error", [("message", .string(message))]))]
+        var out: [DeviceDirective] = [.log(EventLine(.ledgerError, [("message", .string(message))]))]
         if var current = pass {
             current.claimed = []
             pass = current

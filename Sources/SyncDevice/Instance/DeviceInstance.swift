@@ -149,7 +149,7 @@ public struct DeviceInstance: Sendable {
                     // its network constraint is met; every one of them runs when the network comes back.
                     return enqueue(trigger, tokens: tokens, waiting: "offline: the work waits for the network")
                 }
-                return [.log(EventLine("trigger.refused", [("trigger", .string(trigger.rawValue)),
+                return [.log(EventLine(.triggerRefused, [("trigger", .string(trigger.rawValue)),
                                                          ("reason", .string(reason))]))]
             }
             return []
@@ -165,16 +165,16 @@ public struct DeviceInstance: Sendable {
             next.forced = next.forced || trigger == .manual || force
             next.ignoreBackoff = next.ignoreBackoff || force
             followUp = next
-            return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
+            return [.log(EventLine(.trigger, [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
         }
-        return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
+        return [.log(EventLine(.trigger, [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
             + startPass(trigger, limit: limit, now: now, tokens: tokens, ignoreBackoff: force)
     }
 
     /// `coalesce` off: `trigger` queues a full pass of its own behind the others, in order (`trigger {queued}`).
     mutating func enqueue(_ trigger: Trigger, tokens: [Int], waiting: String) -> [DeviceDirective] {
         queuedPasses.append(FollowUp(trigger: trigger, tokens: tokens, forced: false, ignoreBackoff: false))
-        return [.log(EventLine("trigger", [("trigger", .string(trigger.rawValue)), ("coalesced", false),
+        return [.log(EventLine(.trigger, [("trigger", .string(trigger.rawValue)), ("coalesced", false),
                                          ("queued", .int(queuedPasses.count)), ("waiting", .string(waiting))]))]
     }
 
@@ -189,45 +189,45 @@ public struct DeviceInstance: Sendable {
             if brokerLink != .registered {
                 brokerLink = .registered
                 reportedState = nil  // a (re-)registration is followed by the current state
-                out.append(.log(EventLine("broker.registered")))
+                out.append(.log(EventLine(.brokerRegistered)))
             }
         case .hint(let hint):
-            out.append(.log(EventLine("hint.received", [("hint", .string(hint.hint)), ("head", .int(hint.head)),
+            out.append(.log(EventLine(.hintReceived, [("hint", .string(hint.hint)), ("head", .int(hint.head)),
                                                       ("keys", .array(keys.map { .string($0) }))])))
             out += onHint(hint, now: now)
         case .error(let error):
             out += onBrokerError(error, now: now)
         case .hello, .welcome, .push, .pushResult, .pull, .page, .notice, .register, .deviceState, .control,
              .controlAck:
-            out.append(.log(EventLine("message.unexpected", [("from", "broker"), ("type", .string(message.type))])))
+            out.append(.log(EventLine(.messageUnexpected, [("from", "broker"), ("type", .string(message.type))])))
         }
         return finishing(out)
     }
 
     /// A frame from the broker that did not decode.
     public mutating func onBrokerGarbage(_ error: ProtocolError, keys: [String], now: Double) -> [DeviceDirective] {
-        finishing([.log(EventLine("hint.malformed", [("reason", .string(error.description)),
+        finishing([.log(EventLine(.hintMalformed, [("reason", .string(error.description)),
                                                    ("keys", .array(keys.map { .string($0) }))]))])
     }
 
     mutating func onHint(_ hint: Hint, now: Double) -> [DeviceDirective] {
         guard hint.account == identity.account else {
-            return [.log(EventLine("hint.ignored", [("hint", .string(hint.hint)),
+            return [.log(EventLine(.hintIgnored, [("hint", .string(hint.hint)),
                                                   ("reason", .string("hint for account \(hint.account)"))]))]
         }
         head = max(head, hint.head)
         // A hint is a reference: it only starts the pass, which pulls from the durable cursor.
         if !environment.online {
-            return [.log(EventLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", "offline")]))]
+            return [.log(EventLine(.hintIgnored, [("hint", .string(hint.hint)), ("reason", "offline")]))]
         }
         if case .refuse(let reason) = scheduler.admission(for: .push) {
-            return [.log(EventLine("hint.ignored", [("hint", .string(hint.hint)), ("reason", .string(reason))]))]
+            return [.log(EventLine(.hintIgnored, [("hint", .string(hint.hint)), ("reason", .string(reason))]))]
         }
         return trigger(.push, now: now)
     }
 
     mutating func onBrokerError(_ error: ErrorReply, now: Double) -> [DeviceDirective] {
-        let line = EventLine("broker.error", [("code", .string(error.code.rawValue)),
+        let line = EventLine(.brokerError, [("code", .string(error.code.rawValue)),
                                             ("message", .string(error.message))])
         let forgotten = error.code == .notAuthenticated || (error.code == .unknownDevice && brokerLink == .registered)
         if forgotten {
@@ -243,7 +243,7 @@ public struct DeviceInstance: Sendable {
 
     /// The `queue.lost` event: unsettled ops an in-memory queue lost with its process.
     public static func queueLost(_ keys: [String], reason: String) -> EventLine {
-        EventLine("queue.lost", [("count", .int(keys.count)), ("keys", .array(keys.map { .string($0) })),
+        EventLine(.queueLost, [("count", .int(keys.count)), ("keys", .array(keys.map { .string($0) })),
                                ("reason", .string(reason))])
     }
 
@@ -295,7 +295,7 @@ public struct DeviceInstance: Sendable {
 
     /// The `guarantee` event: what registering the job returned, measured.
     public func guaranteeLine() -> EventLine {
-        EventLine("guarantee", Self.fields(of: guarantee) + [("requestedSec", .double(settings.desiredIntervalSec))])
+        EventLine(.guarantee, Self.fields(of: guarantee) + [("requestedSec", .double(settings.desiredIntervalSec))])
     }
 
     static func fields(of guarantee: Guarantee) -> [(String, JSONValue)] {

@@ -107,7 +107,7 @@ public struct AndroidScheduler: PlatformScheduler {
         guard !enqueued else { return SchedulerOutput() }
         enqueued = true
         scheduleNextRun(from: now, rng: &rng)
-        return SchedulerOutput(events: [EventLine("schedule.submitted", [
+        return SchedulerOutput(events: [EventLine(.scheduleSubmitted, [
             ("api", "WorkManager.enqueueUniquePeriodicWork"), ("intervalSec", .double(interval)),
             ("requestedSec", .double(desiredInterval)), ("nextRunSim", .double(nextRun ?? now)),
         ])])
@@ -126,7 +126,7 @@ public struct AndroidScheduler: PlatformScheduler {
         var events: [EventLine] = []
         if new.app == .forceQuit && old.app != .forceQuit {
             forceStopped = true
-            events.append(EventLine("schedule.stopped", [("reason", "force stop: no work runs until the app is opened")]))
+            events.append(EventLine(.scheduleStopped, [("reason", "force stop: no work runs until the app is opened")]))
         }
         if new.app == .foreground && forceStopped {
             forceStopped = false
@@ -144,7 +144,7 @@ public struct AndroidScheduler: PlatformScheduler {
         idleSince = nil
         var events: [EventLine] = []
         if dozeStart != nil {
-            events.append(EventLine("doze.exit", [("reason", .string(environment.charging ? "charging" : "in use"))]))
+            events.append(EventLine(.dozeExit, [("reason", .string(environment.charging ? "charging" : "in use"))]))
         }
         dozeStart = nil
         nextMaintenance = nil
@@ -160,13 +160,13 @@ public struct AndroidScheduler: PlatformScheduler {
             let start = idleSince + rules.dozeAfter
             dozeStart = start
             nextMaintenance = start + maintenanceGap
-            events.append(EventLine("doze.enter", [("nextMaintenanceSim", .double(start + maintenanceGap))]))
+            events.append(EventLine(.dozeEnter, [("nextMaintenanceSim", .double(start + maintenanceGap))]))
         }
         if let window = nextMaintenance, now >= window {
             maintenanceUntil = window + rules.maintenanceLength
             maintenanceGap = min(maintenanceGap * 2, rules.maintenanceMaxGap)
             nextMaintenance = window + maintenanceGap
-            events.append(EventLine("doze.maintenance", [("untilSim", .double(window + rules.maintenanceLength))]))
+            events.append(EventLine(.dozeMaintenance, [("untilSim", .double(window + rules.maintenanceLength))]))
         }
         if let until = maintenanceUntil, now >= until { maintenanceUntil = nil }
         var grants: [Trigger] = []

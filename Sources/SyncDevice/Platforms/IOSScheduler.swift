@@ -97,11 +97,11 @@ public struct IOSScheduler: PlatformScheduler {
             // The system cancels the app's pending work and will not launch it until the user does.
             earliestBegin = nil
             nextGrant = nil
-            events.append(EventLine("schedule.cancelled", [("reason", "force quit: no windows until the app is opened")]))
+            events.append(EventLine(.scheduleCancelled, [("reason", "force quit: no windows until the app is opened")]))
         } else if !new.refreshOn && old.refreshOn {
             earliestBegin = nil
             nextGrant = nil
-            events.append(EventLine("schedule.cancelled", [("reason", "Background App Refresh switched off")]))
+            events.append(EventLine(.scheduleCancelled, [("reason", "Background App Refresh switched off")]))
         } else if new.refreshOn && !old.refreshOn && new.app != .forceQuit {
             events.append(submit(now: now, rng: &rng, reason: "Background App Refresh switched on"))
         } else {
@@ -115,7 +115,7 @@ public struct IOSScheduler: PlatformScheduler {
     public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
         self.now = now
         guard let grant = nextGrant, now >= grant else { return SchedulerOutput() }
-        var events = [EventLine("window.granted", [("untilSim", .double(now + windowLength)),
+        var events = [EventLine(.windowGranted, [("untilSim", .double(now + windowLength)),
                                                  ("budgetFactor", .double(budgetFactor)),
                                                  ("taskKind", .string(rules.taskKind.rawValue))])]
         switch rules.reschedule {
@@ -167,7 +167,7 @@ public struct IOSScheduler: PlatformScheduler {
         if trigger == .opportunistic && awaitingReschedule {
             awaitingReschedule = false
             if cutOff {
-                events.append(EventLine("ios.schedule.lost", [
+                events.append(EventLine(.iosScheduleLost, [
                     ("reason",
                      "reschedule=last: the task expired before the handler's last line; nothing is scheduled"),
                 ]))
@@ -190,7 +190,7 @@ public struct IOSScheduler: PlatformScheduler {
             ])])
         }
         guard budgetFactor < before else { return SchedulerOutput(events: events) }
-        return SchedulerOutput(events: events + [EventLine("budget.shrunk", [("from", .double(before)),
+        return SchedulerOutput(events: events + [EventLine(.budgetShrunk, [("from", .double(before)),
                                                                            ("to", .double(budgetFactor)),
                                                                            ("trigger", .string(trigger.rawValue))])])
     }
@@ -203,13 +203,13 @@ public struct IOSScheduler: PlatformScheduler {
         guard environment.refreshOn else {
             earliestBegin = nil
             nextGrant = nil
-            return EventLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"),
+            return EventLine(.scheduleUnavailable, [("api", "BGTaskScheduler.submit"),
                                                     ("reason", "Background App Refresh is off")])
         }
         guard environment.app != .forceQuit else {
             earliestBegin = nil
             nextGrant = nil
-            return EventLine("schedule.unavailable", [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
+            return EventLine(.scheduleUnavailable, [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
         }
         earliestBegin = now + desiredInterval
         awaitingReschedule = false
@@ -223,7 +223,7 @@ public struct IOSScheduler: PlatformScheduler {
             ("windowsPerDay", .double(windowsPerDay)), ("reason", .string(reason)),
         ]
         if let nextGrant { fields.append(("nextWindowSim", .double(nextGrant))) }
-        return EventLine("schedule.submitted", fields)
+        return EventLine(.scheduleSubmitted, fields)
     }
 
     /// Draws when the next window comes: never before the floor, at the budget's rate; none while the app is in the

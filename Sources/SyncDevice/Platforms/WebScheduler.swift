@@ -29,7 +29,7 @@ public struct WebScheduler: PlatformScheduler {
         self.now = now
         guard tabOpen else { return SchedulerOutput() }
         if nextInterval == nil { nextInterval = now + desiredInterval }
-        return SchedulerOutput(events: [EventLine("schedule.submitted", [
+        return SchedulerOutput(events: [EventLine(.scheduleSubmitted, [
             ("api", "window.setInterval"), ("intervalSec", .double(desiredInterval)),
             ("note", "runs only while this tab is open"),
         ])])
@@ -51,7 +51,7 @@ public struct WebScheduler: PlatformScheduler {
             nextInterval = now + desiredInterval
         } else if !tabOpen && wasOpen {
             nextInterval = nil
-            return SchedulerOutput(events: [EventLine("schedule.cancelled",
+            return SchedulerOutput(events: [EventLine(.scheduleCancelled,
                                                     [("reason", "tab closed: the timer is gone")])])
         }
         return SchedulerOutput()

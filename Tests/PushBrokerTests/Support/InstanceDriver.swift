@@ -109,6 +109,9 @@ struct InstanceDriver {
                 wakeAt = min(wakeAt ?? at, at)
             case .log, .hintAccepted, .hintDelivered:
                 break
+            case let .armCrash(control, peer):
+                // No crash points here: the harness arms nothing and says so.
+                run(instance.onCrashArmed(ok: true, detail: "armed (test harness)", control: control, peer: peer))
             case .stop:
                 stopped = true
             }
