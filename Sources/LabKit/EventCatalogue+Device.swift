@@ -9,6 +9,7 @@ extension EventType {
         beaconSent,
         brokerError,
         brokerRegistered,
+        budgetRecovered,
         budgetShrunk,
         changeApplied,
         cursorCommittedBeforePage,
@@ -32,6 +33,7 @@ extension EventType {
         opConfirmed,
         opKeyRenewed,
         opResult,
+        outboxNewestFirst,
         opSaved,
         opSent,
         pageGap,
@@ -81,6 +83,9 @@ extension EventType {
     public static let brokerRegistered = EventType(
         "broker.registered", [.device], "",
         "the broker confirmed the device's registration")
+    public static let budgetRecovered = EventType(
+        "budget.recovered", [.device], "from:n to:n trigger",
+        "the platform model gave back part of a budget it had cut (iOS, after a task that ended well)")
     public static let budgetShrunk = EventType(
         "budget.shrunk", [.device], "from:n to:n trigger",
         "the platform model cut the app's background budget")
@@ -143,6 +148,9 @@ extension EventType {
     public static let opResult = EventType(
         "op.result", [.device], "key outcome seq:i? reason?",
         "the device recorded an op's outcome")
+    public static let outboxNewestFirst = EventType(
+        "outbox.newestFirst", [.device], "pass:i keys:a reason",
+        "design switch outboxOrder newestFirst: a pass's batch goes out newest op first")
     public static let opSaved = EventType(
         "op.saved", [.device], "key draft action account base:i",
         "the device saved a user's edit as an op in its ledger")

@@ -38,14 +38,23 @@ extension EventType {
     public static let stateChecked = EventType(
         "state.checked", [.launcher], "device", open: true,
         "cursor safety on a stopped device's files, read before it starts again")
+    public static let authThrottled = EventType(
+        "auth.throttled", [.server, .broker], "device peer",
+        "a connection or key ran out of wrong-token attempts: further tokens are refused unchecked for a while")
     public static let crashPlanned = EventType(
         "crash.planned", [.launcher], "count:i kills:a",
         "the simulation's crash-anywhere plan: which kills it will make")
+    public static let networkPartitioned = EventType(
+        "network.partitioned", [.launcher], "halves:a hosts:a",
+        "the launcher cut the network between two halves of the hosts (iptables on the hosts, docs/HOSTS.md)")
+    public static let networkHealed = EventType(
+        "network.healed", [.launcher], "hosts:a",
+        "the launcher removed a partition's rules from the hosts")
     public static let phase = EventType(
         "phase", [.launcher], "name",
         "the run entered a phase (scenario, heal, quiesce, check)")
     public static let processCrashing = EventType(
-        "process.crashing", [.server, .broker, .device], "point nth:i pid:i",
+        "process.crashing", [.server, .broker, .device], "point nth:i work:i? pid:i",
         "a process reached an armed crash point and kills itself now")
     public static let processKilled = EventType(
         "process.killed", [.launcher], "target signal point? by?",
@@ -78,11 +87,14 @@ extension EventType {
 
     static let sharedEvents: [EventType] = [
         scenarioFailed, quiesceDone, quiesceTimeout, processSpawned, stateChecked, crashPlanned,
+        authThrottled,
         controlReceived,
         crashArmed,
         faultSet,
         helloRefused,
         nemesisSchedule,
+        networkHealed,
+        networkPartitioned,
         phase,
         processCrashing,
         processKilled,

@@ -150,7 +150,7 @@ public struct BrokerInstance: Sendable {
         }
         let buckets = TokenThrottle.names(connection: PeerName.describe(peer), user: user)
         if case .refuse(let announce) = tokens.verdict(buckets, now: realNanos) {
-            let line = EventLine("auth.throttled", [("device", .string(device)),
+            let line = EventLine(.authThrottled, [("device", .string(device)),
                                                     ("peer", .string(PeerName.describe(peer)))])
             return refusal(.badToken, "register: too many wrong tokens from this connection or key: at most "
                 + "\(Int(TokenThrottle.burst)), then one a second", socket: .devices, peer: peer, device: device)

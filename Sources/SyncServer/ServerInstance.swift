@@ -89,7 +89,7 @@ public struct ServerInstance: Sendable {
             // The connection's CURVE key is another device's: the key, not the hello, says who this is.
             refusal = (.badToken, "this connection's key is not device \"\(Self.quoted(hello.device))\"'s")
         } else if case .refuse(let announce) = tokens.verdict(throttled(peer), now: realNanos) {
-            let line = EventLine("auth.throttled", [("device", .string(hello.device)), ("peer", .string(peer.label))])
+            let line = EventLine(.authThrottled, [("device", .string(hello.device)), ("peer", .string(peer.label))])
             return refuse(peer, req: nil, code: .badToken, message: "too many wrong tokens from this connection or "
                 + "key: at most \(Int(TokenThrottle.burst)), then one a second", device: hello.device)
                 + (announce ? [.log(line)] : [])

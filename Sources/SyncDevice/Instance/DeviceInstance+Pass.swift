@@ -131,7 +131,7 @@ extension DeviceInstance {
                 ])))
             }
             if settings.outboxOrder == .newestFirst, result.ops.count > 1 {
-                out.append(.log(EventLine("outbox.newestFirst", [
+                out.append(.log(EventLine(.outboxNewestFirst, [
                     ("pass", .int(id)), ("keys", .array(result.ops.map { .string($0.key) })),
                     ("reason", "outboxOrder newestFirst: the batch goes out newest op first"),
                 ])))

@@ -185,7 +185,7 @@ public struct IOSScheduler: PlatformScheduler {
         drawGrant(now: now, rng: &rng)
         if budgetFactor > before {
             // Only after a shrink: the report draws the budget as a line, which needs its way back up too.
-            return SchedulerOutput(events: events + [EventLine("budget.recovered", [
+            return SchedulerOutput(events: events + [EventLine(.budgetRecovered, [
                 ("from", .double(before)), ("to", .double(budgetFactor)), ("trigger", .string(trigger.rawValue)),
             ])])
         }
