@@ -58,8 +58,8 @@ extension TopologyRunner {
                 }
             case .signal(let target, let command):
                 try signal(target, command)
-            case .network(let command, let halves):
-                try network(command, halves: halves)
+            case .network(let command, let cut):
+                try network(command, halves: cut.halves)
             }
             emit("scenario.action", fields)
             played(step, fields)

@@ -7,7 +7,7 @@ extension ScenarioAction {
         case control(target: String, command: String, args: [String: JSONValue])
         case signal(target: String, command: String)
         /// `partition` (two halves) or `heal`, carried out on the hosts' networks.
-        case network(command: String, halves: [[String]])
+        case network(command: String, cut: NetworkCut)
     }
 
     /// What playing this action sends, and the fields its `scenario.action` event carries after `action`, `at` and
@@ -41,11 +41,9 @@ extension ScenarioAction {
         case .crash(let target, let point, let nth):
             return (.control(target: target, command: "crashAt", args: ["point": .string(point), "nth": .int(nth)]),
                     [("target", .string(target)), ("point", .string(point)), ("nth", .int(nth))])
-        case .partition(let halves):
-            return (.network(command: "partition", halves: halves),
-                    [("halves", .array(halves.map { .array($0.map { .string($0) }) }))])
-        case .healNetwork:
-            return (.network(command: "heal", halves: []), [])
+        case .network(let command, let cut):
+            return (.network(command: command, cut: cut),
+                    cut.halves.isEmpty ? [] : [("halves", .array(cut.halves.map { .array($0.map { .string($0) }) }))])
         }
     }
 }

@@ -18,10 +18,10 @@ extension ScenarioStep {
             fields.append(("target", .string(target)))
         case .crash(let target, let point, let nth):
             fields += [("target", .string(target)), ("point", .string(point)), ("nth", .int(nth))]
-        case .partition(let halves):
-            fields.append(("halves", .array(halves.map { .array($0.map { .string($0) }) })))
-        case .healNetwork:
-            break
+        case .network(_, let cut):
+            if !cut.halves.isEmpty {
+                fields.append(("halves", .array(cut.halves.map { .array($0.map { .string($0) }) })))
+            }
         case .chaos(let args), .faults(let args):
             fields += args.keys.sorted().map { ($0, args[$0]!) }
         }

@@ -69,21 +69,12 @@ extension Topology {
                 }
             }
         }
-        func place(_ role: String, _ reader: NodeReader) throws(TopologyError) {
-            guard let name = try reader.string("host") else { return }
-            guard name == Placement.local || placement.host(named: name) != nil else {
-                throw reader.fail("unknown host \"\(name)\"; declared in \"hosts\": "
-                    + ([Placement.local] + placement.hosts.map(\.name)).joined(separator: ", "),
-                    at: reader.node["host"], key: reader.child("host"))
-            }
-            placement.hostOf[role] = name
-        }
-        if let s = try r.object("server") { try place("server", s) }
-        if let b = try r.object("broker") { try place("broker", b) }
+        // No nested throwing function mutating `placement`: a static one returns the host to record.
+        if let s = try r.object("server"), let host = try hostKey(s, placement) { placement.hostOf["server"] = host }
+        if let b = try r.object("broker"), let host = try hostKey(b, placement) { placement.hostOf["broker"] = host }
         for (index, account) in (try r.array("accounts") ?? []).enumerated() {
             let devices = index < t.accounts.count ? t.accounts[index].devices : []
-            try place("\u{0}account", account)
-            let accountHost = placement.hostOf.removeValue(forKey: "\u{0}account")
+            let accountHost = try hostKey(account, placement)
             for device in devices { if let accountHost { placement.hostOf[device.id] = accountHost } }
             // Each entry made one device, or `generate` of them, in order: the entry's `host` places those.
             var next = 0
@@ -91,8 +82,7 @@ extension Topology {
                 let count = d.node["generate"] != nil ? (try d.int("generate", in: 1...10_000) ?? 1) : 1
                 let made = devices[min(next, devices.count)..<min(next + count, devices.count)]
                 next += count
-                try place("\u{0}entry", d)
-                if let host = placement.hostOf.removeValue(forKey: "\u{0}entry") {
+                if let host = try hostKey(d, placement) {
                     for device in made { placement.hostOf[device.id] = host }
                 }
             }
@@ -117,6 +107,17 @@ extension Topology {
         }
         try checkPartitions(t, placement, file: r.file)
         return placement
+    }
+
+    /// The `host` of a block, checked against the declared hosts; nil when the block has none.
+    private static func hostKey(_ reader: NodeReader, _ placement: Placement) throws(TopologyError) -> String? {
+        guard let name = try reader.string("host") else { return nil }
+        guard name == Placement.local || placement.host(named: name) != nil else {
+            throw reader.fail("unknown host \"\(name)\"; declared in \"hosts\": "
+                + ([Placement.local] + placement.hosts.map(\.name)).joined(separator: ", "),
+                at: reader.node["host"], key: reader.child("host"))
+        }
+        return name
     }
 
     /// Every process a run starts: the server, the broker, then each unpooled device or each pool.
@@ -169,22 +170,30 @@ extension Topology {
     /// share no host (processes on one host cannot be cut from each other by its network).
     static func checkPartitions(_ t: Topology, _ placement: Placement, file: String) throws(TopologyError) {
         for (index, step) in t.scenario.enumerated() {
-            guard case .partition(let halves) = step.action else { continue }
+            guard case .network("partition", let cut) = step.action else { continue }
+            let halves = cut.halves
             let key = "scenario[\(index)].halves"
             guard !placement.hosts.isEmpty else {
                 throw TopologyError(file: file, line: step.line, key: key,
                                     message: "a partition needs processes on hosts (a \"hosts\" block, docs/HOSTS.md)")
             }
-            let sides = try halves.map { half throws(TopologyError) in
-                try Set(half.map { name throws(TopologyError) in
-                    if placement.host(named: name) != nil { return name }
+            // Plain loops: typed throws out of nested closures passed to `map` crashed this compiler's output.
+            var sides: [Set<String>] = []
+            for half in halves {
+                var side: Set<String> = []
+                for name in half {
+                    if placement.host(named: name) != nil {
+                        side.insert(name)
+                        continue
+                    }
                     guard t.processNames.contains(name) || t.poolAssignment[name] != nil || t.account(of: name) != nil
                     else {
                         throw TopologyError(file: file, line: step.line, key: key,
                                             message: "\"\(name)\" is neither a process nor a host of this topology")
                     }
-                    return placement.host(of: t.poolAssignment[name] ?? name)
-                })
+                    side.insert(placement.host(of: t.poolAssignment[name] ?? name))
+                }
+                sides.append(side)
             }
             let shared = sides[0].intersection(sides[1])
             guard shared.isEmpty else {

@@ -366,7 +366,8 @@ extension Topology {
             throw s.fail("is after the end of the scenario (duration \(format(t.duration))s)", at: s.node["at"],
                          key: s.child("at"))
         }
-        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash", "partition", "heal"] + deviceCommands + signalCommands
+        let all = ["edit", "engagement", "refresh", "chaos", "faults", "crash", "partition", "heal"] + deviceCommands
+            + signalCommands
         guard let name = try s.oneOf("action", all) else {
             throw s.fail("missing required key \"action\" (one of \(all.joined(separator: ", ")))")
         }
@@ -409,10 +410,10 @@ extension Topology {
             action = .faults(args: args)
         case "partition":
             try s.onlyKeys(["at", "action", "halves"])
-            action = .partition(halves: try readHalves(s, topology: t))
+            action = .network(command: "partition", cut: NetworkCut(try readHalves(s, topology: t)))
         case "heal":
             try s.onlyKeys(["at", "action"])
-            action = .healNetwork
+            action = .network(command: "heal", cut: NetworkCut([]))
         case "crash":
             try s.onlyKeys(["at", "action", "target", "point", "nth"])
             let target = try s.requiredString("target")

@@ -85,6 +85,13 @@ public enum Security: String, Sendable, CaseIterable {
     case plaintext = "none"
 }
 
+/// The two halves of a `partition` step (none for `heal`), each a list of process or host names.
+public final class NetworkCut: Sendable, Equatable {
+    public let halves: [[String]]
+    public init(_ halves: [[String]]) { self.halves = halves }
+    public static func == (a: NetworkCut, b: NetworkCut) -> Bool { a.halves == b.halves }
+}
+
 public struct AccountSpec: Sendable {
     public var id: String
     public var devices: [DeviceSpec]
@@ -145,11 +152,10 @@ public enum ScenarioAction: Sendable, Equatable {
     /// Arms a crash point (`crashAt`) in "server", "broker" or a device: the process SIGKILLs itself on the `nth`
     /// time it reaches `point` from now.
     case crash(target: String, point: String, nth: Int)
-    /// A real network partition between two halves (process or host names), with iptables on the hosts; a run on
-    /// hosts only (docs/HOSTS.md).
-    case partition(halves: [[String]])
-    /// Ends every partition.
-    case healNetwork
+    /// `partition`: a real network partition between two halves (process or host names), with iptables on the
+    /// hosts; `heal` (no halves): ends every partition. A run on hosts only (docs/HOSTS.md). The halves are held by
+    /// a class: with a `[[String]]` payload in this enum, this toolchain's debug builds read them back corrupted.
+    case network(command: String, cut: NetworkCut)
 
     public var name: String {
         switch self {
@@ -161,8 +167,7 @@ public enum ScenarioAction: Sendable, Equatable {
         case .chaos: return "chaos"
         case .faults: return "faults"
         case .crash: return "crash"
-        case .partition: return "partition"
-        case .healNetwork: return "heal"
+        case .network(let command, _): return command
         }
     }
 }
