@@ -80,10 +80,9 @@ import Testing
         #expect(mixed?.key == "hosts" && mixed?.message.contains("local") == true, "\(String(describing: mixed))")
     }
 
-    // Disabled: in this debug test build, reading a partition step's actions back crashes the test process now and
-    // then (a corrupted ScenarioAction payload, signal 11), while the launcher binary reads and plays the same steps
-    // (HostsEndToEndTests). Not understood yet; see the branch's report.
-    @Test(.disabled("crashes the test process intermittently (corrupted ScenarioAction payload); under investigation"))
+    // It crashed now and then while this work was built incrementally (a ScenarioAction payload read back wrong);
+    // after a clean build it passed 8 runs of 8: docs/HOSTS.md, "Not supported yet".
+    @Test
     func partitionAndHealStepsAreReadAndChecked() throws {
         let steps = "{ at: \"1m\", action: \"partition\", halves: [[\"server\"], [\"broker\", \"a\"]] }, "
             + "{ at: \"2m\", action: \"heal\" }"
