@@ -171,6 +171,12 @@ down() {
                 if ip netns list | grep -qw "^$what"; then
                     # Every process still inside the namespace (a run's roles, their ssh sessions) is the bed's.
                     for pid in $(ip netns pids "$what" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+                    # SIGKILL is delivered, not finished: wait (up to 5 s) until none of them is left, so that
+                    # `down` returns with every process of the bed gone.
+                    for _ in $(seq 100); do
+                        [ -z "$(ip netns pids "$what" 2>/dev/null)" ] && break
+                        sleep 0.05
+                    done
                     ip netns del "$what"
                 fi
                 ;;
