@@ -11,10 +11,9 @@ extension InvariantChecks {
     /// application of each key; a second one is exactly-once's). Terry et al.'s monotonic writes, per draft: the
     /// lab's design holds back a draft's later op while an earlier one of the same draft is in backoff, but lets an
     /// op of another draft pass it, and the conflict rule never relates two drafts.
-    static func monotonicWrites(_ data: RunData, _ intent: Intent) -> InvariantResult {
+    static func monotonicWrites(_ data: RunData, _ intent: Intent, _ rank: [String: Int]) -> InvariantResult {
         let name = "monotonic-writes"
         if let unreadable = unreadable(name, data) { return unreadable }
-        let rank = intent.saveOrder(data)
         var violations: [Violation] = []
         var reported: Set<String> = []
         var latest: [String: (rank: Int, key: String, seq: Int)] = [:]
@@ -50,10 +49,9 @@ extension InvariantChecks {
     /// user saved them, with the content the launcher asked for (the change's own content for an edit it has no
     /// record of). An apply under a key no user saved (a resend under a new key, a second apply of a key) is not an
     /// edit of the user's: when it decides the final value, this fails.
-    static func intent(_ data: RunData, _ intent: Intent) -> InvariantResult {
+    static func intent(_ data: RunData, _ intent: Intent, _ rank: [String: Int]) -> InvariantResult {
         let name = "intent"
         if let unreadable = unreadable(name, data) { return unreadable }
-        let rank = intent.saveOrder(data)
         let content = intent.content(data)
         var violations: [Violation] = []
         var judged = 0
@@ -65,8 +63,7 @@ extension InvariantChecks {
             var last: [String: ServerSnapshot.ChangeRow] = [:]
             for change in changes {
                 last[change.draft] = change
-                guard intent.opByKey[change.key] != nil, rank[change.key] != nil,
-                      applied.insert(change.key).inserted else { continue }
+                guard intent.opByKey[change.key] != nil, applied.insert(change.key).inserted else { continue }
                 edits[change.draft, default: []].append(change)
             }
             for (draft, applies) in edits.sorted(by: { $0.key < $1.key }) {

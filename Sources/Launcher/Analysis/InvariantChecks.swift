@@ -59,8 +59,9 @@ enum InvariantChecks {
 
     static func all(_ data: RunData) -> [InvariantResult] {
         let intent = Intent(data)
-        return [noLostEdit(data, intent), exactlyOnce(data, intent), monotonicWrites(data, intent),
-                self.intent(data, intent), convergence(data), cursorSafety(data),
+        let order = intent.saveOrder(data)
+        return [noLostEdit(data, intent), exactlyOnce(data, intent), monotonicWrites(data, intent, order),
+                self.intent(data, intent, order), convergence(data), cursorSafety(data),
                 hintsAreReferences(data), hintsAccounted(data), openReachesHead(data), quiesceSettles(data)]
     }
 

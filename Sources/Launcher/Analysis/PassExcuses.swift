@@ -31,9 +31,7 @@ struct Disturbances {
         let end = Int64.max
         var downSince: Int64?
         // The topology's own `server` faults are on from the start (heal turns them off with a `fault.set`).
-        var faultSince: Int64? = data.topology.server.faults.fields.contains {
-            ($0.1.doubleValue ?? 0) != 0
-        } ? Int64.min : nil
+        var faultSince: Int64? = data.topology.server.faults != .off ? Int64.min : nil
         var offlineSince: [String: Int64] = [:]
         for event in data.events {
             switch (event.proc, event.type) {

@@ -82,17 +82,13 @@ final class RemoteProcess: LabProcess {
     @discardableResult
     func poll() -> Bool {
         guard running else { return true }
-        var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG)
-        if rc == pid || (rc < 0 && errno == ECHILD) {
-            running = false
-            paused = false
-            exitStatus = status
-            if lifeline >= 0 { close(lifeline) }
-            lifeline = -1
-            return true
-        }
-        return false
+        guard let status = reapIfExited(pid) else { return false }
+        running = false
+        paused = false
+        exitStatus = status
+        if lifeline >= 0 { close(lifeline) }
+        lifeline = -1
+        return true
     }
 
     func wait(timeout: Double) -> Bool {

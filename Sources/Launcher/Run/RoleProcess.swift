@@ -62,15 +62,11 @@ package final class RoleProcess {
     @discardableResult
     package func poll() -> Bool {
         guard running else { return true }
-        var status: Int32 = 0
-        let rc = waitpid(pid, &status, WNOHANG)
-        if rc == pid || (rc < 0 && errno == ECHILD) {
-            running = false
-            paused = false
-            exitStatus = status
-            return true
-        }
-        return false
+        guard let status = reapIfExited(pid) else { return false }
+        running = false
+        paused = false
+        exitStatus = status
+        return true
     }
 
     /// Waits up to `timeout` real seconds for the process to exit.
