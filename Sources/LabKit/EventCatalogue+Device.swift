@@ -34,6 +34,7 @@ extension EventType {
         opKeyRenewed,
         opResult,
         outboxNewestFirst,
+        replicaOwnWriteHidden,
         opSaved,
         opSent,
         pageGap,
@@ -151,6 +152,9 @@ extension EventType {
     public static let outboxNewestFirst = EventType(
         "outbox.newestFirst", [.device], "pass:i keys:a reason",
         "design switch outboxOrder newestFirst: a pass's batch goes out newest op first")
+    public static let replicaOwnWriteHidden = EventType(
+        "replica.ownWriteHidden", [.device], "draft keys:a cursor:i reason",
+        "design switch ownWrites untilPulled: a rebuild left the user's acknowledged edits out of the replica")
     public static let opSaved = EventType(
         "op.saved", [.device], "key draft action account base:i",
         "the device saved a user's edit as an op in its ledger")

@@ -117,7 +117,14 @@ import Testing
         let saved = SavedEdit(key: "pixel-1", draft: "d1", action: .create, base: 0)
         #expect(device.onEditAnswer(edit, saved: .success(saved)).last == .answerControl(
             to: Self.peer, .controlAck(ControlAck(req: 7, ok: true, detail: "saved on this device",
-                                                  data: .object([("key", "pixel-1")])))))
+                                                  data: .object([("key", "pixel-1"), ("saw", .null)])))))
+        // What the user read of the draft as the edit began, for read-your-writes.
+        var update = SavedEdit(key: "pixel-2", draft: "d1", action: .update, base: 1)
+        update.before = DraftRow(id: "d1", title: "T", body: nil, version: 1, deleted: false)
+        #expect(device.onEditAnswer(edit, saved: .success(update)).last == .answerControl(
+            to: Self.peer, .controlAck(ControlAck(req: 7, ok: true, detail: "saved on this device", data: .object([
+                ("key", "pixel-2"), ("saw", .object([("title", "T"), ("body", .null), ("deleted", false)])),
+            ])))))
         #expect(device.onEditAnswer(edit, saved: .failure(.editNotSaved("disk full"))).last == .answerControl(
             to: Self.peer, .controlAck(ControlAck(req: 7, ok: false, detail: "disk full"))))
         let reinstall = PendingControl(peer: Self.peer, request: Self.request("reinstall"))

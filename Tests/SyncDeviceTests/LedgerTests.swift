@@ -217,6 +217,34 @@ import Testing
         }
     }
 
+    /// Read your writes (issue 30): an acknowledged edit whose change is above the cursor stays in the replica when
+    /// a page that ends below it touches its draft; `ownWrites: untilPulled` leaves it out and says which.
+    @Test(arguments: [DeviceSettings.OwnWrites.keep, .untilPulled])
+    func anAcknowledgedEditAboveTheCursorStaysVisible(ownWrites: DeviceSettings.OwnWrites) throws {
+        try withLedger { ledger, _ in
+            var settings = DeviceSettings()
+            settings.ownWrites = ownWrites
+            _ = try ledger.prepare(identity: identity, clock: SimClock(epochMicros: 0, scale: 1), settings: settings,
+                                   now: 0)
+            let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"),
+                                       device: "pixel", wall: 1)
+            _ = try ledger.claim(request(0))
+            try ledger.record([OpOutcome(key: mine.key, kind: .acknowledged(seq: 3))], wall: 2)
+            // Another device's create of d, seq 1: the page ends at 1, below my own change at seq 3.
+            try ledger.apply(PageApplication(changes: [change(1, "d", title: "theirs")], from: 0, to: 1, pass: 1),
+                             wall: 3)
+            let title = try ledger.drafts().first?.title
+            #expect(title == (ownWrites == .keep ? "mine" : "theirs"))
+            #expect(ledger.hiddenOwnWrites.map(\.key) == (ownWrites == .keep ? [] : [mine.key]))
+            // Once the page holding it is applied, the shadow has it and nothing is replayed twice.
+            try ledger.apply(PageApplication(changes: [change(2, "e"), Change(seq: 3, draft: "d", action: .update,
+                version: 2, title: "mine", body: "m", origin: "pixel", key: mine.key, conflict: false)],
+                from: 1, to: 3, pass: 2), wall: 4)
+            #expect(try ledger.drafts().first == DraftRow(id: "d", title: "mine", body: "m", version: 2,
+                                                          deleted: false))
+        }
+    }
+
     @Test func aPendingEditStaysVisibleOverPulledChangesAndARejectedOneDisappears() throws {
         try withLedger { ledger, _ in
             try ledger.apply(PageApplication(changes: [change(1, "d", title: "server")], from: 0, to: 1, pass: 1),

@@ -54,15 +54,17 @@ public struct InvariantResult: Sendable, Equatable {
 /// events say what was intended (the launcher's record of each edit it asked for, the devices' `op.saved`) and explain
 /// when and why.
 enum InvariantChecks {
-    static let names = ["no-lost-edit", "exactly-once", "monotonic-writes", "intent", "convergence", "cursor-safety",
-                        "hints-are-references", "hints-accounted", "open-reaches-head", "quiesce-settles"]
+    static let names = ["no-lost-edit", "exactly-once", "monotonic-writes", "intent", "read-your-writes",
+                        "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head",
+                        "quiesce-settles"]
 
     static func all(_ data: RunData) -> [InvariantResult] {
         let intent = Intent(data)
         let order = intent.saveOrder(data)
         return [noLostEdit(data, intent), exactlyOnce(data, intent), monotonicWrites(data, intent, order),
-                self.intent(data, intent, order), convergence(data), cursorSafety(data),
-                hintsAreReferences(data), hintsAccounted(data), openReachesHead(data), quiesceSettles(data)]
+                self.intent(data, intent, order), readYourWrites(data, intent), convergence(data),
+                cursorSafety(data), hintsAreReferences(data), hintsAccounted(data), openReachesHead(data),
+                quiesceSettles(data)]
     }
 
     /// A database that could not be read fails every check that needs it, naming the file.

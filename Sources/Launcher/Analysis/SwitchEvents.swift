@@ -56,6 +56,7 @@ struct SwitchEvents {
         Kind("queue.lost", .device(key: "opQueue", value: "memory")),
         Kind("op.keyRenewed", .device(key: "keyPerAttempt", value: "true")),
         Kind("outbox.newestFirst", .device(key: "outboxOrder", value: "newestFirst")),
+        Kind("replica.ownWriteHidden", .device(key: "ownWrites", value: "untilPulled")),
         Kind("lease.stranded", .device(key: "leases", value: "false")),
         Kind("cursor.committedBeforePage", .device(key: "cursorCommit", value: "beforePage")),
         Kind("page.lost", .device(key: "cursorCommit", value: "beforePage")),

@@ -52,6 +52,8 @@ extension TopologyRunner {
                 // The launcher's own record of the user's intent: the key the device gave the op it saved.
                 if case .edit = step.action, let key = data?["key"]?.stringValue {
                     fields.append(("key", .string(key)))
+                    // What the user read of the draft as the edit began: the read-your-writes observation.
+                    if let saw = data?["saw"] { fields.append(("saw", saw)) }
                 }
                 if case .crash(let target, let point, _) = step.action {
                     armedCrashes[poolOf[target] ?? target, default: []].append((point, target))

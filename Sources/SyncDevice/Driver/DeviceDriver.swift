@@ -190,11 +190,13 @@ public final class DeviceDriver {
             try perform(instance.onClaimed(result, now: now))
         case .recordOutcomes(let outcomes, _):
             try ledgerStep { try ledger.record(outcomes, wall: io.wallMicros) }
+            emitHiddenOwnWrites()
             try reach(.deviceAfterOutcomeRecord, work: outcomes.count)
         case .applyPage(let page):
             // Today the page and its cursor commit in one transaction, so "before the cursor's commit" is here.
             try reach(.deviceBeforeCursorCommit, work: page.changes.count)
             let settled = try ledgerStep { try ledger.apply(page, wall: io.wallMicros) }
+            emitHiddenOwnWrites()
             try reach(.deviceAfterPageCommit, work: page.changes.count)
             for key in settled {
                 // The pull proved the server applied an op whose reply was lost: it is settled without a resend.
@@ -276,6 +278,20 @@ public final class DeviceDriver {
         killed = true
         syncWaiters.removeAll()
         throw Killed()
+    }
+
+    /// `ownWrites: untilPulled`: what the last rebuilds left out of the replica, one event per draft (the switch's
+    /// mark on the timeline; read-your-writes judges what the user then saw).
+    func emitHiddenOwnWrites() {
+        guard !ledger.hiddenOwnWrites.isEmpty else { return }
+        let cursor = (try? ledger.cursor()) ?? 0
+        for (draft, hidden) in Dictionary(grouping: ledger.hiddenOwnWrites, by: \.draft).sorted(by: { $0.key < $1.key }) {
+            io.emit(EventCatalogue.replicaOwnWriteHidden.name, [
+                ("draft", .string(draft)), ("keys", .array(hidden.map { .string($0.key) })), ("cursor", .int(cursor)),
+                ("reason", "ownWrites untilPulled: the replica replays only unsettled ops, and these are acknowledged"),
+            ])
+        }
+        ledger.hiddenOwnWrites.removeAll()
     }
 
     func ledgerStep<T>(_ body: () throws -> T) throws -> T {

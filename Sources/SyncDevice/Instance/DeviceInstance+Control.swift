@@ -63,7 +63,13 @@ extension DeviceInstance {
     public func onEditAnswer(_ pending: PendingControl, saved: Result<SavedEdit, DeviceError>) -> [DeviceDirective] {
         switch saved {
         case .success(let edit):
-            return Self.answer(pending, .ack("saved on this device", .object([("key", .string(edit.key))])))
+            // `saw`: the draft as the user read it when the edit began (null: none), for read-your-writes.
+            let saw: JSONValue = edit.before.map { row in
+                .object([("title", row.title.map(JSONValue.string) ?? .null),
+                         ("body", row.body.map(JSONValue.string) ?? .null), ("deleted", .bool(row.deleted))])
+            } ?? .null
+            return Self.answer(pending, .ack("saved on this device", .object([("key", .string(edit.key)),
+                                                                              ("saw", saw)])))
         case .failure(let error):
             return Self.answer(pending, .refused(error.description))
         }

@@ -12,6 +12,12 @@ public final class Ledger {
     public var path: String { database.path }
     /// Owner prefix of the leases this process takes: a restarted process never mistakes an old lease for its own.
     public let leaseOwner: String
+    /// `ownWrites: keep` (set by `prepare`): a draft's rebuild also replays the acknowledged ops the cursor has not
+    /// reached, so the user reads their own writes while the page holding them is still to come.
+    public var keepsOwnWrites = true
+    /// The acknowledged ops the last step's rebuilds left out of the replica (`ownWrites: untilPulled` only), for the
+    /// driver's `replica.ownWriteHidden` event. Emptied by the driver.
+    public var hiddenOwnWrites: [(draft: String, key: String)] = []
 
     static let migrations = [
         Migration(version: 1, sql: """
@@ -115,6 +121,7 @@ public final class Ledger {
     public func prepare(identity: DeviceIdentity, clock: SimClock, settings: DeviceSettings, now: Double) throws
         -> RestoredState
     {
+        keepsOwnWrites = settings.ownWrites == .keep
         try database.transaction {
             if let owner = try stateString("device"), owner != identity.device {
                 throw DeviceError.notALedger(path: path, reason: "it belongs to device \"\(owner)\"")
@@ -190,7 +197,13 @@ public final class Ledger {
         try database.transaction {
             // Any action on any draft is recorded: the server decides (an update of a draft it does not have, a
             // delete of one already gone); a refusal ends the op in needsAttention and the replica forgets it.
-            let base = try database.scalarInt("SELECT version FROM drafts WHERE id = ?", edit.draft) ?? 0
+            // What the user saw of the draft as they began the edit: the launcher's read-your-writes observation.
+            let before = try database.first("SELECT id, title, body, version, deleted FROM drafts WHERE id = ?",
+                                            edit.draft) {
+                DraftRow(id: $0.string(0), title: $0.optionalString(1), body: $0.optionalString(2),
+                         version: $0.int(3), deleted: $0.bool(4))
+            }
+            let base = before?.version ?? 0
             let localSeq = (try database.scalarInt("SELECT max(local_seq) FROM ops") ?? 0) + 1
             let install = try stateString("install") ?? "0"
             let key = "\(device)-\(install)-\(localSeq)"
@@ -199,21 +212,29 @@ public final class Ledger {
                 VALUES (?, ?, ?, ?, ?, ?, ?, 'savedOnDevice', ?)
                 """, key, localSeq, edit.draft, edit.action.rawValue, base, edit.title, edit.body, wall)
             try rebuild(draft: edit.draft)
-            return SavedEdit(key: key, draft: edit.draft, action: edit.action, base: base)
+            return SavedEdit(key: key, draft: edit.draft, action: edit.action, base: base, before: before)
         }
     }
 
     /// The replica's row for `draft` = the server's state (`shadow`) with every unsettled local op replayed on it.
     /// So a change pulled from the server never hides a pending edit, and an op that ends `needsAttention` stops
     /// showing in the replica.
-    func rebuild(draft: String) throws {
+    func rebuild(draft: String, shadowAt seen: Int? = nil) throws {
         var row = try database.first("SELECT title, body, version, deleted FROM shadow WHERE id = ?", draft) {
             (title: $0.optionalString(0), body: $0.optionalString(1), version: $0.int(2), deleted: $0.bool(3))
         }
+        // The shadow holds the server's changes up to `seen` (the cursor, or the end of the page being applied): an
+        // acknowledged op applied above it is not in the shadow yet, and without it the user's own write vanishes.
+        let above = try seen ?? cursor()
         try database.forEach("""
-            SELECT action, title, body FROM ops WHERE draft = ? AND status NOT IN ('completed', 'needsAttention')
+            SELECT action, title, body, status, key FROM ops WHERE draft = ? AND (status NOT IN ('completed',
+                'needsAttention') OR (status = 'completed' AND result_seq > ?))
             ORDER BY local_seq
-            """, [draft]) { op in
+            """, [draft, above]) { op in
+            if op.string(3) == "completed" && !keepsOwnWrites {
+                hiddenOwnWrites.append((draft, op.string(4)))
+                return
+            }
             let version = (row?.version ?? 0) + 1
             switch DraftAction(rawValue: op.string(0)) ?? .update {
             case .create:
@@ -402,7 +423,7 @@ public final class Ledger {
                     """, change.seq, wall, change.key)
                 if settled > 0 { completed.append(change.key) }
             }
-            for draft in drafts { try rebuild(draft: draft) }
+            for draft in drafts { try rebuild(draft: draft, shadowAt: page.to) }
             guard !page.cursorCommitted else { return completed }
             try setState("cursor", page.to)
             try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", page.to)

@@ -34,6 +34,14 @@ extension DeviceSettings {
         case saved, newestFirst
     }
 
+    public enum OwnWrites: String, Sendable, CaseIterable {
+        /// The replica keeps an acknowledged own edit until the page holding it is pulled (the lab's design).
+        case keep
+        /// The replica replays only unsettled ops over the server's state: an acknowledged edit not pulled yet
+        /// vanishes when a page ending below it touches its draft (the switch's mistake).
+        case untilPulled
+    }
+
     public enum Reschedule: String, Sendable, CaseIterable {
         case first, last
     }
@@ -84,6 +92,8 @@ extension DeviceSettings {
                "design switch: withPage (one transaction) or beforePage (cursor committed first, page later)"),
         .named("outboxOrder", "outbox-order", \.outboxOrder,
                "design switch: saved (each op in the order the user saved it) or newestFirst (a LIFO outbox)"),
+        .named("ownWrites", "own-writes", \.ownWrites,
+               "design switch: keep (an acknowledged edit shows until pulled) or untilPulled (it can vanish)"),
         .bool("retryPermanent", "retry-permanent", \.retryPermanent,
               "design switch: permanent refusals retried forever, no attempt cap"),
         .bool("backoffCap", "backoff-cap", \.backoffCap, "design switch: cap the exponential backoff at backoffCapSec"),

@@ -66,6 +66,10 @@ public struct DeviceSettings: Sendable, Equatable {
     /// The order a pass sends its outbox in: as the user saved the ops, or newest first, so a draft's older edit
     /// lands after its newer one and wins (issue 30's lesson `outbox-order`; the mistake of a LIFO queue).
     public var outboxOrder: OutboxOrder = .saved
+    /// Whether the replica keeps the user's acknowledged edits that are not pulled yet: `untilPulled` rebuilds a
+    /// draft from the server's state and the unsettled ops only, so a page that ends below an acknowledged edit hides
+    /// it (issue 30's lesson `read-your-writes`).
+    public var ownWrites: OwnWrites = .keep
     /// Permanent failures (`rejected`) retried as if transient, forever ("return retry only for transient
     /// failures, cap your attempts", seed 002).
     public var retryPermanent = false

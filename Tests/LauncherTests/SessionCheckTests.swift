@@ -1,0 +1,84 @@
+import Testing
+@testable import Launcher
+
+/// read-your-writes (issue 30) on hand-made run folders: device a writes d1's title "T2" (k2, applied at seq 2), then
+/// begins another edit of d1 (k3) and the launcher records what it read (`saw`). Every other check holds.
+@Suite struct SessionCheckTests {
+    /// `saw` is the JSON of what a read before k3 showed of d1.
+    static func fixture(saw: String, laterTitle: String? = nil) -> RunFixture {
+        var fixture = try! RunFixture()
+        let edits = [(16, "k2", "T2", "null"), (18, "k3", "T3", saw)]
+        for (t, key, title, seen) in edits {
+            fixture.events.append(fixture.event(t, "a", "op.saved",
+                "\"key\":\"\(key)\",\"draft\":\"d1\",\"action\":\"update\",\"account\":\"acme\",\"base\":1"))
+            fixture.events.append(fixture.event(t, "launcher", "scenario.action",
+                "\"action\":\"edit\",\"target\":\"a\",\"draft\":\"d1\",\"op\":\"update\",\"title\":\"\(title)\","
+                    + "\"key\":\"\(key)\",\"saw\":\(seen)"))
+            fixture.deviceOps["a"]!.append(.init(key: key, status: "completed", error: "", action: "update"))
+        }
+        fixture.changes.append(.init(seq: 2, draft: "d1", key: "k2", origin: "a", action: "update", title: "T2",
+                                     version: 2))
+        var seq = 3
+        if let laterTitle {
+            // b overwrites the title after k2 and before a's read; a pulled it.
+            fixture.events.append(fixture.event(17, "b", "op.saved",
+                "\"key\":\"kb\",\"draft\":\"d1\",\"action\":\"update\",\"account\":\"acme\",\"base\":2"))
+            fixture.deviceOps["b"]!.append(.init(key: "kb", status: "completed", error: "", action: "update"))
+            fixture.changes.append(.init(seq: 3, draft: "d1", key: "kb", origin: "b", action: "update",
+                                         title: laterTitle, version: 3))
+            seq = 4
+        }
+        fixture.changes.append(.init(seq: seq, draft: "d1", key: "k3", origin: "a", action: "update", title: "T3",
+                                     version: seq))
+        fixture.serverDrafts = [("d1", "T3", "B", seq)]
+        fixture.deviceDrafts = ["a": [("d1", "T3", "B", seq)], "b": [("d1", "T3", "B", seq)]]
+        fixture.moveCursors(to: seq)
+        return fixture
+    }
+
+    @Test func aReadThatShowsTheOwnWriteHolds() throws {
+        let report = try Self.fixture(saw: #"{"title":"T2","body":"B","deleted":false}"#).report()
+        for result in report.invariants { #expect(result.held, "\(result.name): \(result.detail)") }
+        #expect(report.invariant("read-your-writes")?.detail
+            == "1 reads of a draft the device had written, each showing the device's own writes")
+    }
+
+    /// The replica lost k2 while it waited for its page: a read showed the title from before it.
+    @Test func aReadThatLostTheOwnWriteFails() throws {
+        let report = try Self.fixture(saw: #"{"title":"T","body":"B","deleted":false}"#).report()
+        for result in report.invariants where result.name != "read-your-writes" {
+            #expect(result.held, "\(result.name) should hold: \(result.detail)")
+        }
+        let check = try #require(report.invariant("read-your-writes"))
+        #expect(!check.held)
+        #expect(check.detail.contains("a began k3 (update d1) at 18s and read its title as \"T\", though its own k2 "
+            + "(saved at 16s, applied at seq 2) set it to \"T2\" and no change the server applied after it wrote "
+            + "\"T\": the replica hid the user's own write"), "\(check.detail)")
+        #expect(check.violations.first?.device == "a")
+        #expect(!report.passed)
+    }
+
+    /// Another device's later write may show instead: b's title, applied at seq 3, after k2.
+    @Test func aLaterWriteByAnotherDeviceMayShow() throws {
+        let report = try Self.fixture(saw: #"{"title":"Tb","body":"B","deleted":false}"#, laterTitle: "Tb").report()
+        #expect(report.invariant("read-your-writes")?.held == true,
+                "\(report.invariant("read-your-writes")?.detail ?? "")")
+    }
+
+    /// A draft gone from the replica after the device wrote it.
+    @Test func aMissingDraftFails() throws {
+        let report = try Self.fixture(saw: "null").report()
+        let check = try #require(report.invariant("read-your-writes"))
+        #expect(!check.held)
+        #expect(check.detail.contains("read no draft at all, though its own k2"), "\(check.detail)")
+    }
+
+    /// A run folder written before edits carried `saw` has nothing to judge, and says so.
+    @Test func noRecordedReadsIsSaid() throws {
+        var fixture = Self.fixture(saw: "null")
+        fixture.events = fixture.events.map { $0.replacingOccurrences(of: ",\"saw\":null", with: "") }
+        let report = try fixture.report()
+        #expect(report.invariant("read-your-writes")?.held == true)
+        #expect(report.invariant("read-your-writes")?.detail.hasPrefix("no read to judge") == true)
+    }
+}
