@@ -42,7 +42,7 @@ extension EventType {
         "auth.throttled", [.server, .broker], "device peer",
         "a connection or key ran out of wrong-token attempts: further tokens are refused unchecked for a while")
     public static let crashPlanned = EventType(
-        "crash.planned", [.launcher], "count:i kills:a",
+        "crash.planned", [.launcher], "count:i kills:a points:a",
         "the simulation's crash-anywhere plan: which kills it will make")
     public static let networkPartitioned = EventType(
         "network.partitioned", [.launcher], "halves:a hosts:a",

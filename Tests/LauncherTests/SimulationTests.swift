@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import LabTestSupport
 import Simulation
 import SyncDevice
@@ -237,5 +238,31 @@ import Testing
         let clean = try Self.sim([correct, "--seeds", "1-8", "--crash-anywhere", "12"], limit: 300)
         #expect(clean.status == 0, "\(clean.output)")
         #expect(clean.output.contains("0 of 8 seeds failed"))
+    }
+
+    /// Crash-anywhere also arms named crash points drawn from the seed (point, moment, nth occurrence with work in
+    /// flight): over seeds 1–20 every point of every role fires with work in flight at least once, and the lab's
+    /// design passes every seed.
+    @Test func crashAnywhereReachesEveryCrashPointWithWorkInFlight() throws {
+        let text = try String(contentsOfFile: Self.topology("sim/crash-anywhere"), encoding: .utf8)
+            .replacingOccurrences(of: "device: { cursorCommit: \"beforePage\" }", with: "")
+        let correct = Self.temporary("crash-anywhere-coverage") + ".json5"
+        try text.write(toFile: correct, atomically: true, encoding: .utf8)
+        let sweep = try Self.sim([correct, "--seeds", "1-20", "--crash-anywhere", "12"], limit: 400)
+        #expect(sweep.status == 0, "\(sweep.output)")
+        var fired: [String: Int] = [:]
+        var planned = 0
+        for seed in 1...20 {
+            let folder = "\(sweep.out)/seed-\(seed)"
+            let report = try JSONValue.parse(String(contentsOfFile: "\(folder)/report.json", encoding: .utf8))
+            for row in report["crashCoverage"]?.arrayValue ?? [] {
+                fired[row["point"]?.stringValue ?? "?", default: 0] += row["firedWithWork"]?.intValue ?? 0
+            }
+            let events = try String(contentsOfFile: "\(folder)/events.jsonl", encoding: .utf8)
+            if events.contains("\"nemesis\":\"crash-anywhere\"") { planned += 1 }
+        }
+        #expect(planned == 20, "every seed's plan arms named points as crash steps")
+        let missed = CrashPoint.allCases.map(\.rawValue).filter { (fired[$0] ?? 0) == 0 }
+        #expect(missed.isEmpty, "never fired with work in flight over seeds 1-20: \(missed); \(fired)")
     }
 }

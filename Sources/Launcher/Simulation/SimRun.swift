@@ -34,6 +34,12 @@ public final class SimRun: TopologyRunner {
     var armedCrashes: [String: [(point: String, target: String)]] = [:]
     /// Processes crash-anywhere killed, with the virtual µs at which each starts again.
     private var pendingRestarts: [(name: String, at: Int64)] = []
+    /// Crash-anywhere's named crash points (issue 30): `crash` steps drawn from the seed (process, point of its
+    /// role, moment, nth occurrence with work in flight 1–3), played with the timeline.
+    private var anywhereSteps: [ScenarioStep] = []
+    /// "process/point" of each crash point crash-anywhere armed: when one fires, its process starts again a second
+    /// later, as a boundary kill's does (a topology's own `crash` step waits for a restart step or the heal).
+    private var anywhereArmed: Set<String> = []
     /// Whether the scenario is still playing (crash-anywhere kills only then; heal brings everything back).
     private var inScenario = false
 
@@ -230,7 +236,9 @@ public final class SimRun: TopologyRunner {
     // MARK: - Scenario
 
     private func playTimeline() {
-        let steps = topology.timeline()
+        // Stable: a drawn crash step at the same moment as a scenario step plays after it.
+        let steps = (topology.timeline() + anywhereSteps).enumerated()
+            .sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
         say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated")
         for step in steps {
             advance(to: world.micros(atSim: step.at))
@@ -276,8 +284,28 @@ public final class SimRun: TopologyRunner {
             let boundary = 1 + Int(rng.next() % 40)
             world.plannedCrashes.append(PlannedCrash(process: member, after: after, boundary: boundary))
         }
+        // As many named crash points again, each of a process's own role, at the nth occurrence with work in
+        // flight (drawn 1–3): over a sweep of seeds every window of every role is reached (the report's crash table).
+        var points = SeededGenerator.derived(seed: topology.seed, name: "crash-anywhere/points")
+        for _ in 0..<crashAnywhere {
+            let name = candidates[Int(points.next() % UInt64(candidates.count))]
+            let member = members(name)[Int(points.next() % UInt64(members(name).count))]
+            let role = name == "server" ? "server" : name == "broker" ? "broker" : "device"
+            let own = CrashPoint.allCases.filter { $0.role == role }
+            let point = own[Int(points.next() % UInt64(own.count))]
+            let at = topology.duration * 0.8 * Double(points.next() % 10_000) / 10_000
+            let nth = 1 + Int(points.next() % 3)
+            anywhereSteps.append(ScenarioStep(at: at, action: .crash(target: member, point: point.rawValue, nth: nth),
+                                              line: 0, nemesis: "crash-anywhere"))
+            anywhereArmed.insert(name + "/" + point.rawValue)
+        }
         let listed = world.plannedCrashes.map { "\($0.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + $0.after)))" }
-        emit("crash.planned", [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) }))])
+        let armed = anywhereSteps.compactMap { step -> JSONValue? in
+            guard case .crash(let target, let point, let nth) = step.action else { return nil }
+            return .string("\(target):\(point)#\(nth)@\(formatSim(step.at))")
+        }
+        emit("crash.planned", [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) })),
+                               ("points", .array(armed))])
     }
 
     /// A process died by itself: at a crash point a `crash` step armed, or where crash-anywhere drew. A pool dies
@@ -290,7 +318,9 @@ public final class SimRun: TopologyRunner {
                                              ("point", .string(point)), ("by", "crash")]
         if name != member { fields.append(("device", .string(member))) }
         emit("process.killed", fields)
-        if armedCrashes.removeValue(forKey: name) == nil, inScenario, point.hasPrefix("anywhere.") {
+        let byStep = armedCrashes.removeValue(forKey: name) != nil
+        let drawn = byStep && anywhereArmed.contains(name + "/" + point)
+        if inScenario, (!byStep && point.hasPrefix("anywhere.")) || drawn {
             pendingRestarts.append((name, world.scheduler.now + 1_000_000))
         }
     }
