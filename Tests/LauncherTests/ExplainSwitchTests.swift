@@ -35,6 +35,11 @@ import Testing
              says: ["the app was reinstalled before any pass sent it"], never: ["server applied it"]),
         Case(lesson: "push-is-a-hint", broken: "t-writer", correct: "c-writer", draft: "d3",
              says: ["t-reader's pass", "did not pull it", "pullOn=pushOnly", "(switch pullOn)"], never: []),
+        Case(lesson: "read-your-writes", broken: "hidden-phone", correct: "keep-phone", draft: "essay",
+             says: ["hidden-phone's replica left out it", "no longer sees their own write",
+                    "(switch ownWrites = untilPulled)"], never: []),
+        Case(lesson: "outbox-order", broken: "lifo-laptop", correct: "fifo-laptop", draft: "essay",
+             says: ["sent its outbox newest first", "(switch outboxOrder = newestFirst)"], never: []),
     ]
 
     /// The story of the device's first op (on `draft`, if given), from `synclab explain`.
