@@ -31,8 +31,8 @@ import Testing
         let report = try fixture.report()
         for result in report.invariants { #expect(result.held, "\(result.name): \(result.detail)") }
         #expect(report.invariants.map(\.name) == [
-            "no-lost-edit", "exactly-once", "monotonic-writes", "intent", "read-your-writes", "convergence",
-            "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head", "quiesce-settles",
+            "no-lost-edit", "exactly-once", "monotonic-writes", "intent", "read-your-writes", "monotonic-reads",
+            "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head", "quiesce-settles",
         ])
         #expect(report.passed)
         let json = report.json

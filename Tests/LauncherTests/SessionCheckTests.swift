@@ -73,6 +73,28 @@ import Testing
         #expect(check.detail.contains("read no draft at all, though its own k2"), "\(check.detail)")
     }
 
+    /// monotonic-reads: k2's read at version 1 means the replica shows version 2 once k2 is saved; k3's read at
+    /// version 1 went back (the replica lost k2), at 2 or later it did not.
+    @Test(arguments: [(1, false), (2, true), (3, true)])
+    func aReadBelowTheVersionTheDeviceHadShownFailsMonotonicReads(version: Int, holds: Bool) throws {
+        var fixture = Self.fixture(saw: "{\"title\":\"T2\",\"body\":\"B\",\"deleted\":false,\"version\":\(version)}")
+        let first = #"{"title":"T","body":"B","deleted":false,"version":1}"#
+        fixture.events = fixture.events.map {
+            $0.replacingOccurrences(of: #""key":"k2","saw":null"#, with: #""key":"k2","saw":"# + first)
+        }
+        let report = try fixture.report()
+        let check = try #require(report.invariant("monotonic-reads"))
+        #expect(check.held == holds, "\(check.detail)")
+        #expect(report.invariant("read-your-writes")?.held == true)
+        if holds {
+            #expect(check.detail == "1 reads of a draft, none older than the device's read before it")
+        } else {
+            #expect(check.detail == "a read draft d1 at version 1 when it began k3 at 18s, though it had shown version "
+                + "2 once it saved k2 at 16s: its reads went back")
+            #expect(check.violations.first?.device == "a")
+        }
+    }
+
     /// A run folder written before edits carried `saw` has nothing to judge, and says so.
     @Test func noRecordedReadsIsSaid() throws {
         var fixture = Self.fixture(saw: "null")
@@ -80,5 +102,6 @@ import Testing
         let report = try fixture.report()
         #expect(report.invariant("read-your-writes")?.held == true)
         #expect(report.invariant("read-your-writes")?.detail.hasPrefix("no read to judge") == true)
+        #expect(report.invariant("monotonic-reads")?.detail.hasPrefix("no read to judge") == true)
     }
 }

@@ -57,7 +57,8 @@ extension InvariantChecks {
                                     seq: { firstSeq[$0.key] ?? .max })
                 if let problem, reported.insert(slot).inserted {
                     violations.append(Violation(device: device, account: op.account,
-                        "\(device) began \(key) (\(op.action) \(op.draft)) at \(formatSim(event.sim)) and read \(problem)"))
+                        "\(device) began \(key) (\(op.action) \(op.draft)) at \(formatSim(event.sim)) and read "
+                            + problem))
                 }
             }
             guard !dropped.contains(key) else {
@@ -83,6 +84,60 @@ extension InvariantChecks {
                 + "carried what the user saw have none)"
             : "\(reads) reads of a draft the device had written, each showing the device's own writes"
         return InvariantResult(name, violations, held: held)
+    }
+
+    // MARK: - monotonic-reads
+
+    /// Per device and draft, a read never shows an older state than an earlier read did (Terry et al.'s monotonic
+    /// reads). The replica's version of a draft is the server's version in the shadow plus one per own op replayed
+    /// on it: a pulled page raises the first by at least what it takes from the second, and an own edit adds one,
+    /// so on the lab's design it never goes down. A draft with an op the device gave up on or the server refused
+    /// (which leaves the replica by design), and everything before a reinstall, is not judged.
+    static func monotonicReads(_ data: RunData, _ intent: Intent) -> InvariantResult {
+        let name = "monotonic-reads"
+        if let unreadable = unreadable(name, data) { return unreadable }
+        let dropped = droppedKeys(data, intent)
+        var seen: [String: (version: Int, key: String, sim: Double)] = [:]
+        var gaveUp: Set<String> = [], reported: Set<String> = []
+        var violations: [Violation] = []
+        var reads = 0
+        for event in data.events where event.proc == "launcher" && event.type == "scenario.action" {
+            guard let device = event.string("target") else { continue }
+            if event.string("action") == "reinstall" {
+                for slot in Set(seen.keys).union(gaveUp) where slot.hasPrefix(device + "\u{1}") {
+                    seen[slot] = nil
+                    gaveUp.remove(slot)
+                }
+                continue
+            }
+            guard event.string("action") == "edit", let key = event.string("key"), let op = intent.opByKey[key],
+                  let saw = event["saw"] else { continue }
+            let slot = device + "\u{1}" + op.draft
+            if dropped.contains(key) { gaveUp.insert(slot) }
+            guard !gaveUp.contains(slot) else { continue }
+            // A read from before `saw` carried the version says nothing; no draft at all is below any version.
+            let version: Int
+            if case .object = saw {
+                guard let shown = saw["version"]?.intValue else { continue }
+                version = shown
+            } else {
+                version = 0
+            }
+            if let before = seen[slot] {
+                reads += 1
+                if version < before.version, reported.insert(slot).inserted {
+                    violations.append(Violation(device: device, account: op.account,
+                        "\(device) read draft \(op.draft) at version \(version) when it began \(key) at "
+                            + "\(formatSim(event.sim)), though it had shown version \(before.version) once it saved "
+                            + "\(before.key) at \(formatSim(before.sim)): its reads went back"))
+                }
+            }
+            // The edit's own op is replayed on what it read: the next read is at least one version on.
+            seen[slot] = (max(version, seen[slot]?.version ?? 0) + 1, key, event.sim)
+        }
+        return InvariantResult(name, violations,
+            held: reads == 0 ? "no read to judge: no device began two edits of one draft"
+                : "\(reads) reads of a draft, none older than the device's read before it")
     }
 
     /// What is wrong with `saw`, or nil: the device's last own edit `own`, the edits that last set each field, and

@@ -8,14 +8,15 @@ import SyncServer
 /// when and why.
 enum InvariantChecks {
     static let names = ["no-lost-edit", "exactly-once", "monotonic-writes", "intent", "read-your-writes",
-                        "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head",
+                        "monotonic-reads", "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head",
                         "quiesce-settles"]
 
     static func all(_ data: RunData) -> [InvariantResult] {
         let intent = Intent(data)
         let order = intent.saveOrder(data)
         return [noLostEdit(data, intent), exactlyOnce(data, intent), monotonicWrites(data, intent, order),
-                self.intent(data, intent, order), readYourWrites(data, intent), convergence(data),
+                self.intent(data, intent, order), readYourWrites(data, intent),
+                monotonicReads(data, intent), convergence(data),
                 cursorSafety(data), hintsAreReferences(data), hintsAccounted(data), openReachesHead(data),
                 quiesceSettles(data)]
     }

@@ -66,7 +66,8 @@ extension DeviceInstance {
             // `saw`: the draft as the user read it when the edit began (null: none), for read-your-writes.
             let saw: JSONValue = edit.before.map { row in
                 .object([("title", row.title.map(JSONValue.string) ?? .null),
-                         ("body", row.body.map(JSONValue.string) ?? .null), ("deleted", .bool(row.deleted))])
+                         ("body", row.body.map(JSONValue.string) ?? .null), ("deleted", .bool(row.deleted)),
+                         ("version", .int(row.version))])
             } ?? .null
             return Self.answer(pending, .ack("saved on this device", .object([("key", .string(edit.key)),
                                                                               ("saw", saw)])))
