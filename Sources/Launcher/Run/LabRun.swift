@@ -16,7 +16,7 @@ public final class LabRun: TopologyRunner {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    private var processes: [String: any LabProcess] = [:]
+    var processes: [String: any LabProcess] = [:]
     private var controls: [String: ControlClient] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
@@ -109,6 +109,7 @@ public final class LabRun: TopologyRunner {
         heal()
         phase("quiesce")
         quiesce()
+        try watchOutside()
         phase("check")
         collectFinalStats()
     }
@@ -168,8 +169,12 @@ public final class LabRun: TopologyRunner {
                     pooled[pool, default: []].append(.object(entry))
                     continue
                 }
+                // An outside device: the lab side (`synclab-device program`) runs the student's program.
+                let outside = device.program.map { ["program", "--program-json", JSONValue.array($0.map { .string($0) })
+                    .description] } ?? []
                 try add(device.id, executable: "synclab-device",
-                        arguments: arguments.deviceArguments(device, account: account.id, token: ["--token-file", tokenFile]),
+                        arguments: outside + arguments.deviceArguments(device, account: account.id,
+                                                                       token: ["--token-file", tokenFile]),
                         with: arguments)
             }
         }
@@ -187,7 +192,11 @@ public final class LabRun: TopologyRunner {
             try start(name)
         }
         for name in order {
-            try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+            do {
+                try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+            } catch {
+                throw outsideFailure(name) ?? error
+            }
         }
     }
 
@@ -256,6 +265,7 @@ public final class LabRun: TopologyRunner {
             progress(now: now)
             watchCrashes()
             try hosts?.watch(processes)
+            try watchOutside()
             if now >= sim { return }
             let realLeft = clock.realSeconds(sim - now)
             usleep(UInt32(max(200, min(realLeft, 0.1) * 1_000_000)))
@@ -370,22 +380,6 @@ public final class LabRun: TopologyRunner {
         notes.append("crash point \(points) had not fired before the \(command) of \(name)")
     }
 
-    /// The point and process of the last `process.crashing` line in `name`'s events file (its last 64 KiB).
-    private func lastCrashing(_ name: String) -> (point: String, device: String?)? {
-        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
-        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-        for line in text.split(separator: "\n").reversed() where line.contains("\"process.crashing\"") {
-            guard let value = try? JSONValue.parse(String(line)), let point = value["point"]?.stringValue else {
-                continue
-            }
-            return (point, value["proc"]?.stringValue)
-        }
-        return nil
-    }
-
     // MARK: - Heal and quiesce (`TopologyRunner`)
 
     func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
@@ -418,7 +412,8 @@ public final class LabRun: TopologyRunner {
     /// `TopologyRunner.quiesce` on the wall clock: `heal.timeoutSec`, with 20 ms between rounds.
     private func quiesce() {
         let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
-        quiesce(while: { Date() < deadline }, pause: { usleep(20_000) })
+        // An outside program that broke the contract ends the wait: the run stops with its words.
+        quiesce(while: { Date() < deadline && outsideFailure() == nil }, pause: { usleep(20_000) })
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.

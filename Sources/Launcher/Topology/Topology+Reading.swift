@@ -81,7 +81,7 @@ extension Topology {
                                                tokens: &generator)
                     continue
                 }
-                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device", "host"])
+                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device", "host", "program"])
                 let deviceID = try d.requiredString("id")
                 try checkDeviceID(deviceID, d, "id", seen: &seenDevices)
                 guard let platformName = try d.oneOf("platform", Platform.allCases.map(\.rawValue)),
@@ -95,7 +95,7 @@ extension Topology {
                     charging: try d.bool("charging") ?? false, token: token,
                     settings: try d.object("device").map { o throws(TopologyError) in
                         try readDeviceSettings(o, over: accountSettings)
-                    } ?? accountSettings))
+                    } ?? accountSettings, program: try readProgram(d)))
             }
             t.accounts.append(AccountSpec(id: id, devices: specs))
         }
@@ -139,6 +139,7 @@ extension Topology {
         }
         if root["nemesis"] != nil { t.nemesis = try readNemesis(r, topology: t) }
         t.placement = try readPlacement(r, topology: t)
+        try checkOutsideDevices(t, r)
         return t
     }
 

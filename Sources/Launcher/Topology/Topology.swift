@@ -108,6 +108,9 @@ public struct DeviceSpec: Sendable {
     public var token: String
     /// This device's settings: the topology's `device`, then its account's, then its own (each key overrides).
     public var settings: DeviceSettings
+    /// An outside device (docs/DEVICE-CONTRACT.md): the program and its arguments the lab side runs; nil: the lab's
+    /// own `synclab-device`.
+    public var program: [String]? = nil
 }
 
 /// A user who opens the app `opensPerDay` times a simulated day and writes `editsPerSession` edits each time.

@@ -1,0 +1,43 @@
+import Foundation
+import LabKit
+import SyncProtocol
+
+extension LabRun {
+    /// An outside device whose lab side ended because its program broke the device contract (exit 3 and a
+    /// `program.failed` event, docs/DEVICE-CONTRACT.md): the run stops naming the device and what its program did.
+    func outsideFailure(_ only: String? = nil) -> LabError? {
+        for device in topology.devices where device.program != nil && (only == nil || only == device.id) {
+            guard let process = processes[device.id], process.poll(),
+                  let reason = lastLine(device.id, type: "program.failed")?["reason"]?.stringValue
+            else { continue }
+            return LabError.io("outside device \"\(device.id)\": its program broke the device contract: \(reason) "
+                + "(its log: \(folder.logPath(for: device.id)))")
+        }
+        return nil
+    }
+
+    func watchOutside() throws {
+        if let failure = outsideFailure() { throw failure }
+    }
+
+    /// The last line of `type` in `name`'s events file (its last 64 KiB).
+    func lastLine(_ name: String, type: String) -> JSONValue? {
+        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        for line in text.split(separator: "\n").reversed() where line.contains("\"\(type)\"") {
+            if let value = try? JSONValue.parse(String(line)), value["type"]?.stringValue == type { return value }
+        }
+        return nil
+    }
+
+    /// The point and process of the last `process.crashing` line in `name`'s events file.
+    func lastCrashing(_ name: String) -> (point: String, device: String?)? {
+        guard let value = lastLine(name, type: "process.crashing"), let point = value["point"]?.stringValue else {
+            return nil
+        }
+        return (point, value["proc"]?.stringValue)
+    }
+}
