@@ -280,9 +280,18 @@ class Device:
             for change in page["changes"]:
                 if change["seq"] != cursor + len(applied) + 1:
                     break  # never pass a gap
-                deleted = 1 if change["action"] == "delete" else 0
-                self.db.execute("INSERT OR REPLACE INTO shadow(id, title, body, version, deleted) VALUES (?,?,?,?,?)",
-                                (change["draft"], change.get("title"), change.get("body"), change["version"], deleted))
+                # The shadow replays the server's changes (docs/DEVICE-CONTRACT.md, "State"): a delete keeps the
+                # draft's last title and body beside its tombstone.
+                if change["action"] == "delete":
+                    self.db.execute("INSERT INTO shadow(id, version, deleted) VALUES (?, ?, 1) ON CONFLICT(id) DO "
+                                    "UPDATE SET version = excluded.version, deleted = 1",
+                                    (change["draft"], change["version"]))
+                else:  # an update keeps a field its change leaves out; a create sets the whole draft
+                    keep = "coalesce(excluded.%s, shadow.%s)" if change["action"] == "update" else "excluded.%s%.0s"
+                    self.db.execute("INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, ?, ?, ?, 0) "
+                                    "ON CONFLICT(id) DO UPDATE SET title = " + keep % ("title", "title") +
+                                    ", body = " + keep % ("body", "body") + ", version = excluded.version, deleted = 0",
+                                    (change["draft"], change.get("title"), change.get("body"), change["version"]))
                 # Our own op, whose reply was lost: the pull settles it.
                 if change["origin"] == self.args.id:
                     self.db.execute("UPDATE ops SET status = 'completed', result_seq = ?, completed_wall = ? "
