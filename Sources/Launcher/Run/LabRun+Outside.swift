@@ -6,12 +6,13 @@ extension LabRun {
     /// An outside device whose lab side ended because its program broke the device contract (exit 3 and a
     /// `program.failed` event, docs/DEVICE-CONTRACT.md): the run stops naming the device and what its program did.
     func outsideFailure(_ only: String? = nil) -> LabError? {
-        for device in topology.devices where device.program != nil && (only == nil || only == device.id) {
-            guard let process = processes[device.id], process.poll(),
-                  let reason = lastLine(device.id, type: "program.failed")?["reason"]?.stringValue
+        let devices = only.map { id in outsideDevices.filter { $0 == id } } ?? outsideDevices
+        for device in devices {
+            guard let process = processes[device], process.poll(),
+                  let reason = lastLine(device, type: "program.failed")?["reason"]?.stringValue
             else { continue }
-            return LabError.io("outside device \"\(device.id)\": its program broke the device contract: \(reason) "
-                + "(its log: \(folder.logPath(for: device.id)))")
+            return LabError.io("outside device \"\(device)\": its program broke the device contract: \(reason) "
+                + "(its log: \(folder.logPath(for: device)))")
         }
         return nil
     }

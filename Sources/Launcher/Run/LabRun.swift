@@ -38,6 +38,8 @@ public final class LabRun: TopologyRunner {
     private var cpuAtHeal: [(String, JSONValue)] = []
     /// The hosts the processes run on (nil: all on this machine, docs/HOSTS.md).
     let hosts: HostRun?
+    /// The outside devices (`program`, docs/DEVICE-CONTRACT.md), found once: every control call asks.
+    lazy var outsideDevices: [String] = topology.devices.filter { $0.program != nil }.map(\.id)
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
         // Before anything is written: every file and folder of the run, and of every process it starts (they
@@ -98,6 +100,7 @@ public final class LabRun: TopologyRunner {
                 + "played at once", clock.realSeconds(clock.now())))
         }
         try playTimeline()
+        try watchOutside()
         cpuAtHeal = cpuSeconds()
         phase("heal")
         // A process that crashed at its point since the last step is told (and its point forgotten) before the heal.
@@ -171,7 +174,7 @@ public final class LabRun: TopologyRunner {
                 }
                 // An outside device: the lab side (`synclab-device program`) runs the student's program.
                 let outside = device.program.map { ["program", "--program-json", JSONValue.array($0.map { .string($0) })
-                    .description] } ?? []
+                    .description, "--program-timeout-ms", String(device.programTimeoutMs)] } ?? []
                 try add(device.id, executable: "synclab-device",
                         arguments: outside + arguments.deviceArguments(device, account: account.id,
                                                                        token: ["--token-file", tokenFile]),
@@ -287,6 +290,7 @@ public final class LabRun: TopologyRunner {
     @discardableResult
     func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
         let target = processName(name)
+        if let failure = outsideFailure(target) { throw failure }
         guard let process = processes[target], process.running, !process.paused else {
             throw LabError.io("\(target) is not running")
         }
@@ -401,7 +405,8 @@ public final class LabRun: TopologyRunner {
     func serverStats() -> JSONValue? { (try? controls["server"]!.call("stats"))?.data }
 
     func forcedPass(_ device: String) -> JSONValue? {
-        (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
+        guard outsideFailure(device) == nil else { return nil }
+        return (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
     }
 
     func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {

@@ -111,6 +111,8 @@ public struct DeviceSpec: Sendable {
     /// An outside device (docs/DEVICE-CONTRACT.md): the program and its arguments the lab side runs; nil: the lab's
     /// own `synclab-device`.
     public var program: [String]? = nil
+    /// How long its program may take to say ready and to answer a request (real ms, `programTimeoutMs`).
+    public var programTimeoutMs = 10_000
 }
 
 /// A user who opens the app `opensPerDay` times a simulated day and writes `editsPerSession` edits each time.

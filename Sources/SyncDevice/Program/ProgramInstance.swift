@@ -101,8 +101,17 @@ public struct ProgramInstance: Sendable {
     mutating func fail(_ reason: String) -> [ProgramDirective] {
         guard !failed else { return [] }
         failed = true
+        // Whoever waits on the program is answered now, not left to time out.
+        var waiters = waiting.values.compactMap { entry -> PendingControl? in
+            switch entry.what {
+            case .edit(let pending), .status(let pending): pending
+            case .pass, .network: nil
+            }
+        }
+        waiters += (pass?.syncs ?? []) + (followUp?.syncs ?? [])
         waiting = [:]
-        return [.fail(reason)]
+        return waiters.flatMap { answer($0, .refused("the outside program broke the device contract: \(reason)")) }
+            + [.fail(reason)]
     }
 
     static func format(_ seconds: Double) -> String {
