@@ -51,12 +51,15 @@ extension Topology {
                 + "(docs/DEVICE-CONTRACT.md, \"Not supported\")", line: r.node["checks"]?.line ?? 1,
                 key: "checks.dataAgeAtOpen")
         }
-        for step in t.scenario {
+        // The nemesis's steps too: a `crash` generator aimed at an outside device is refused before anything runs.
+        let steps = t.scenario.map { ($0, "scenario") }
+            + (t.nemesis == nil ? [] : t.nemesisSchedule().steps.map { ($0, "nemesis") })
+        for (step, key) in steps {
             guard case .control(let target, let command, _) = step.play.0, outside.contains(target),
                   ["crashAt", "reinstall"].contains(command)
             else { continue }
             throw refuse("\(step.action.name) is not supported for the outside device \"\(target)\" (crash points "
-                + "and reinstall are the lab device's own; use kill)", line: step.line, key: "scenario")
+                + "and reinstall are the lab device's own; use kill)", line: step.line, key: key)
         }
     }
 }
