@@ -54,7 +54,7 @@ extension ProgramInstance {
             out.append(app(.appForeground))
             new.app = .foreground
             out += apply(new)
-            if before == .closed || before == .forceQuit { out += schedulerOutput(scheduler.register(now: now, rng: &rng)) }
+            if before == .closed || before == .forceQuit { out += registerJob() }
             out += trigger(identity.platform == .web && before == .background ? .visibility : .foreground, now: now)
         case .background:
             out.append(app(.appBackground))
@@ -92,6 +92,7 @@ extension ProgramInstance {
             out.append(.log(EventLine(.refreshSet, [("on", .bool(on))])))
             new.refreshOn = on
             out += apply(new)
+            out.append(reportGuarantee())
         }
         return out
     }

@@ -80,7 +80,7 @@ public struct ProgramInstance: Sendable {
         head = max(cursor, ready["head"]?.intValue ?? 0)
         pending = ready["pending"]?.intValue ?? 0
         var out: [ProgramDirective] = []
-        if environment.app != .forceQuit { out += schedulerOutput(scheduler.register(now: now, rng: &rng)) }
+        if environment.app != .forceQuit { out += registerJob() }
         out += brokerTick(now: now)
         if environment.isForeground { out += trigger(.foreground, now: now) }
         return finishing(out)
@@ -173,6 +173,18 @@ public struct ProgramInstance: Sendable {
     }
 
     // MARK: - Triggers and passes
+
+    /// The app registers its sync job; what registering returns (`guarantee`) is measured from this life's runs.
+    mutating func registerJob() -> [ProgramDirective] {
+        let output = scheduler.register(now: now, rng: &rng)
+        return output.events.map { .log($0) } + [reportGuarantee()]
+            + output.grants.flatMap { trigger($0, now: now, granted: true) }
+    }
+
+    func reportGuarantee() -> ProgramDirective {
+        .log(EventLine(.guarantee, DeviceInstance.fields(of: scheduler.guarantee(scheduledRuns: scheduledRuns))
+            + [("requestedSec", .double(settings.desiredIntervalSec))]))
+    }
 
     mutating func schedulerOutput(_ output: SchedulerOutput) -> [ProgramDirective] {
         output.events.map { .log($0) } + output.grants.flatMap { trigger($0, now: now, granted: true) }
