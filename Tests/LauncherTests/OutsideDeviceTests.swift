@@ -101,6 +101,13 @@ import Testing
         #expect(check.status == 1, "\(check.output)")
     }
 
+    @Test func theSimulationRefusesAnOutsideDeviceRatherThanJudgeItsOwnInstead() throws {
+        let path = EndToEndTests.topologies.appendingPathComponent("outside/quickstart.json5").path
+        let (status, output) = try EndToEndTests.synclab(["sim", path], limit: 30)
+        #expect(status == 2, "\(output)")
+        #expect(output.contains("device \"pixel\" is an outside device (program); the simulation cannot run a program"))
+    }
+
     @Test(.enabled(if: pyzmq, "python3 with pyzmq (CURVE) is not installed: outside devices not run"),
           arguments: [
               ("garbage", "of its output is not a JSON object: \"<html>this is not a JSON line</html>\""),
