@@ -129,5 +129,8 @@ import Testing
         let failed = Self.events(run).filter { $0["type"]?.stringValue == "program.failed" }
         #expect(failed.count == 1 && failed.first?["proc"]?.stringValue == "bad", "\(failed)")
         #expect(failed.first?["reason"]?.stringValue?.contains(words) == true)
+        // The report says it too, for what ran.
+        #expect(run.home.text("run/report.md").contains("its program broke the device contract"))
+        #expect(run.report["notes"]?.arrayValue?.contains { $0.stringValue?.contains(words) == true } == true)
     }
 }

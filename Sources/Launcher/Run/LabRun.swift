@@ -88,6 +88,11 @@ public final class LabRun: TopologyRunner {
                         .map { .string($0) }))]).description + "\n")
                 }
             }
+            // A run an outside program stopped: the report's notes say which and what it did.
+            if let failure = outsideFailure(), !FileManager.default.fileExists(atPath: folder.path("stats.json")) {
+                folder.write("stats.json", JSONValue.object([("notes", .array((notes + ["\(failure)"])
+                    .map { .string($0) }))]).description + "\n")
+            }
             log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
             folder.mergeEvents()
         }
