@@ -118,8 +118,9 @@ import Testing
     func aHostileProgramEndsTheRunWithANamedError(_ mode: String, _ words: String) throws {
         let run = try Self.run("hostile") {
             $0.replacingOccurrences(of: "\"--misbehave\", \"garbage\"", with: "\"--misbehave\", \"\(mode)\"")
-                .replacingOccurrences(of: "{ at: \"2m\", action: \"open\", device: \"bad\" }",
-                                      with: "{ at: \"2m\", action: \"edit\", device: \"bad\", draft: \"d2\", op: \"create\" }")
+                .replacingOccurrences(
+                    of: "{ at: \"2m\", action: \"open\", device: \"bad\" }",
+                    with: "{ at: \"2m\", action: \"edit\", device: \"bad\", draft: \"d2\", op: \"create\" }")
         }
         defer { EndToEndTests.expectNoneLeft(run) }
         #expect(run.status == 1, "\(run.output)")

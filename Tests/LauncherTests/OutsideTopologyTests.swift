@@ -44,8 +44,10 @@ struct OutsideTopologyTests {
         (#"program: "python3 device.py""#, "accounts[0].devices[1].program", "non-empty list of strings"),
         (#"program: []"#, "accounts[0].devices[1].program", "non-empty list of strings"),
         (#"program: ["python3", 7]"#, "accounts[0].devices[1].program", "non-empty list of strings"),
-        (#"program: ["no-such-interpreter-xyz", "a.py"]"#, "accounts[0].devices[1].program[0]", "cannot find the program"),
-        (#"program: ["python3", "student/missing.py"]"#, "accounts[0].devices[1].program[1]", "no file \"student/missing.py\""),
+        (#"program: ["no-such-interpreter-xyz", "a.py"]"#, "accounts[0].devices[1].program[0]",
+         "cannot find the program"),
+        (#"program: ["python3", "student/missing.py"]"#, "accounts[0].devices[1].program[1]",
+         "no file \"student/missing.py\""),
         (#"programTimeoutMs: 500"#, "accounts[0].devices[1].programTimeoutMs", "outside device only"),
     ])
     func aBadProgramNamesItsKey(_ key: String, _ path: String, _ words: String) throws {

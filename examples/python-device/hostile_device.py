@@ -7,6 +7,9 @@
   garbage         answers like device.py, then writes a line that is not JSON when the first pass comes
   bad-event       writes an op.saved event without its key when the first edit comes
   silent          says ready, then never answers a request
+  bad-protocol    keeps the contract but speaks PROTOCOL.md wrongly: every pull carries a field "colour"; the
+                  server refuses them (no contract break: the checks judge what its database ends with, and the
+                  report's notes name the refusals)
 """
 import sys
 import time
@@ -22,6 +25,11 @@ if mode == "never-ready":
 
 
 class Hostile(Device):
+    def call(self, kind, body):
+        if mode == "bad-protocol" and kind == "pull":
+            body = dict(body, colour="blue")
+        return super().call(kind, body)
+
     def run_pass(self, msg):
         if mode == "garbage":
             sys.stdout.write("<html>this is not a JSON line</html>\n")

@@ -41,4 +41,23 @@ extension LabRun {
         }
         return (point, value["proc"]?.stringValue)
     }
+
+    /// Outside devices whose messages the server refused (a program that speaks PROTOCOL.md wrongly): no contract
+    /// break, since the server answers `error` and changes nothing, but the report names the device and the first
+    /// refusal, so a failed check is not left to guesswork.
+    func outsideProtocolNotes() -> [String] {
+        guard !outsideDevices.isEmpty else { return [] }
+        let events = (try? RunData.readEvents(folder.eventsPath(for: "server"))) ?? []
+        var refused: [String: (count: Int, first: String)] = [:]
+        for event in events where event.type == "request.refused" {
+            guard let device = event.string("device"), outsideDevices.contains(device) else { continue }
+            let words = "\(event.string("code") ?? "?"): \(event.string("message") ?? "")"
+            refused[device, default: (0, words)].count += 1
+        }
+        return refused.keys.sorted().map { device in
+            let (count, first) = refused[device]!
+            return "outside device \"\(device)\": the server refused \(count) of its message\(count == 1 ? "" : "s") "
+                + "(PROTOCOL.md §6); the first: \(first)"
+        }
+    }
 }

@@ -447,6 +447,7 @@ public final class LabRun: TopologyRunner {
         stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
         stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))
         stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
+        notes += outsideProtocolNotes()
         stats.append(("notes", .array(notes.map { .string($0) })))
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
     }

@@ -137,7 +137,9 @@ final class ProgramChild {
         var bytes = Array((line + "\n").utf8)
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Foundation.write(input, $0.baseAddress! + written, $0.count - written) }
+            let n = bytes.withUnsafeMutableBytes {
+                Foundation.write(input, $0.baseAddress! + written, $0.count - written)
+            }
             if n > 0 {
                 written += n
             } else if n < 0 && errno == EINTR {

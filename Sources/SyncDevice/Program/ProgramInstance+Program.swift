@@ -92,7 +92,9 @@ extension ProgramInstance {
         case .network:
             return ok ? [] : fail("line \(line): the program refused a network change: \(detail)")
         case .pass(let id):
-            guard let current = pass, current.id == id else { return fail("line \(line): a reply to pass \(id), not running") }
+            guard let current = pass, current.id == id else {
+                return fail("line \(line): a reply to pass \(id), which is not running")
+            }
             if let failure = readState(value, line: line) { return failure }
             return endPass(current, value)
         }

@@ -12,7 +12,7 @@ public enum DeviceCommandLine {
         usage: "synclab-device --id D --account A --token T --platform android|ios|web --db PATH --server ENDPOINT "
             + "[--broker ENDPOINT] [--control ENDPOINT] [options]\n       synclab-device status --db PATH [--json]"
             + "\n       synclab-device control --to ENDPOINT COMMAND [JSON-ARGS]"
-            + "\n       synclab-device program --program-json JSON [flags] (an outside device: docs/DEVICE-CONTRACT.md)",
+            + "\n       synclab-device program --program-json JSON [flags] (outside device: docs/DEVICE-CONTRACT.md)",
         flags: [
             Flag("id", value: "D", help: "device id, as in the accounts file (required)"),
             Flag("account", value: "A", help: "account the device belongs to (required)"),
