@@ -54,6 +54,10 @@ import Testing
         #expect(started.allSatisfy { $0["argv"]?.arrayValue?.contains(.string("\(Self.examples)/device.py")) == true })
         #expect(events.filter { $0["type"]?.stringValue == "op.saved" }.count == 4)
         #expect(!events.contains { $0["type"]?.stringValue == "program.failed" })
+        // The report says plainly what does not apply to them.
+        let notes = run.report["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(notes.contains { $0.hasPrefix("outside devices (program): pixel, iphone, laptop;")
+            && $0.contains("data-age-at-open do not apply") }, "\(notes)")
     }
 
     @Test(.enabled(if: pyzmq, "python3 with pyzmq (CURVE) is not installed: outside devices not run"))

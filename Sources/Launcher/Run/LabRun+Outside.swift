@@ -54,7 +54,12 @@ extension LabRun {
             let words = "\(event.string("code") ?? "?"): \(event.string("message") ?? "")"
             refused[device, default: (0, words)].count += 1
         }
-        return refused.keys.sorted().map { device in
+        // Said in every report of a run with outside devices, so no reader takes a check that does not apply to them
+        // for one that held.
+        let limits = "outside devices (program): \(outsideDevices.joined(separator: ", ")); their lab side plays the "
+            + "platform and judges them with every check, but does not cut their passes short at a platform's "
+            + "execution limit, and crash points, reinstall and data-age-at-open do not apply (docs/DEVICE-CONTRACT.md)"
+        return [limits] + refused.keys.sorted().map { device in
             let (count, first) = refused[device]!
             return "outside device \"\(device)\": the server refused \(count) of its message\(count == 1 ? "" : "s") "
                 + "(PROTOCOL.md §6); the first: \(first)"
