@@ -66,12 +66,12 @@ synclab_need_swift() {
 synclab_need_pyzmq() {
     python3 -c 'import zmq' >/dev/null 2>&1 && return 0
     if ! command -v python3 >/dev/null 2>&1; then
-        echo "no python3: the PROTOCOL.md snippet test is skipped" >&2
+        echo "no python3: the PROTOCOL.md snippet test and the outside-device tests are skipped" >&2
         return 0
     fi
-    echo "installing pyzmq (PROTOCOL.md's snippets are run with it) …" >&2
+    echo "installing pyzmq (PROTOCOL.md's snippets and examples/python-device run with it) …" >&2
     python3 -m pip install -q pyzmq >&2 \
-        || echo "could not install pyzmq with pip: the PROTOCOL.md snippet test is skipped" >&2
+        || echo "could not install pyzmq with pip: the PROTOCOL.md snippet and outside-device tests are skipped" >&2
 }
 synclab_need_chromium() {
     if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then

@@ -47,6 +47,9 @@ extension EventType {
         passesDropped,
         powerPlugged,
         powerUnplugged,
+        programExited,
+        programFailed,
+        programStarted,
         queueLost,
         refreshSet,
         replyMalformed,
@@ -183,6 +186,15 @@ extension EventType {
         "the app's process went with passes waiting to run")
     public static let powerPlugged = EventType("power.plugged", [.device], "", "the device was plugged in")
     public static let powerUnplugged = EventType("power.unplugged", [.device], "", "the device was unplugged")
+    public static let programExited = EventType(
+        "program.exited", [.device], "status",
+        "an outside device's program ended (docs/DEVICE-CONTRACT.md)")
+    public static let programFailed = EventType(
+        "program.failed", [.device], "reason",
+        "an outside device's program broke the device contract: what it did")
+    public static let programStarted = EventType(
+        "program.started", [.device], "pid:i argv:a",
+        "the lab side of an outside device started its program")
     public static let queueLost = EventType(
         "queue.lost", [.device], "count:i keys:a reason",
         "design switch: unsent ops kept in memory were lost with the process")

@@ -30,6 +30,20 @@ if arguments.first == "pool" {
         exitProcess(1)
     }
 }
+if arguments.first == "program" {
+    // An outside device (docs/DEVICE-CONTRACT.md): exit 3 when its program broke the contract.
+    let options = ProgramCommandLine.spec.parseOrExit(Array(arguments.dropFirst()))
+    do {
+        let (device, program) = try ProgramCommandLine.configuration(options)
+        exitProcess(try ProgramShell(device, program: program).run())
+    } catch let error as LabError {
+        Output.stderr("synclab-device program: \(error) (see synclab-device program --help)\n")
+        exitProcess(2)
+    } catch {
+        Output.stderr("synclab-device program: \(error)\n")
+        exitProcess(1)
+    }
+}
 let options = DeviceCommandLine.spec.parseOrExit(arguments)
 let configuration: DeviceConfiguration
 do {

@@ -36,4 +36,27 @@ struct PollerTests {
         // Read: nothing left to report.
         #expect(try poller.poll(timeoutMs: 0) == [])
     }
+
+    @Test("a pipe polls beside the sockets, after them, and its closed end reads as ready")
+    func pollWatchesAPipe() throws {
+        let context = try Context()
+        let quiet = try Socket(context, .pull)
+        try quiet.bind("inproc://quiet-\(UUID().uuidString)")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        var poller = Poller([quiet])
+        poller.add(fd: ends[0])
+        #expect(try poller.poll(timeoutMs: 20) == [])
+        #expect(write(ends[1], "x", 1) == 1)
+        #expect(try poller.poll(timeoutMs: 1_000) == [1])
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == 1)
+        #expect(try poller.poll(timeoutMs: 20) == [])
+        // The writer gone (a child that exited): the reader is told, so it can reap the child.
+        close(ends[1])
+        #expect(try poller.poll(timeoutMs: 1_000) == [1])
+        // The sockets' own polling is unchanged by a pipe that came and went.
+        #expect(poller.sockets.count == 1)
+    }
 }

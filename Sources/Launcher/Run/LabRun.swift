@@ -16,7 +16,7 @@ public final class LabRun: TopologyRunner {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    private var processes: [String: any LabProcess] = [:]
+    var processes: [String: any LabProcess] = [:]
     private var controls: [String: ControlClient] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
@@ -38,6 +38,8 @@ public final class LabRun: TopologyRunner {
     private var cpuAtHeal: [(String, JSONValue)] = []
     /// The hosts the processes run on (nil: all on this machine, docs/HOSTS.md).
     let hosts: HostRun?
+    /// The outside devices (`program`, docs/DEVICE-CONTRACT.md), found once: every control call asks.
+    lazy var outsideDevices: [String] = topology.devices.filter { $0.program != nil }.map(\.id)
 
     public init(topology: Topology, topologyText: String, folder: RunFolder, binDirectory: String, quiet: Bool) throws {
         // Before anything is written: every file and folder of the run, and of every process it starts (they
@@ -86,6 +88,11 @@ public final class LabRun: TopologyRunner {
                         .map { .string($0) }))]).description + "\n")
                 }
             }
+            // A run an outside program stopped: the report's notes say which and what it did.
+            if let failure = outsideFailure(), !FileManager.default.fileExists(atPath: folder.path("stats.json")) {
+                folder.write("stats.json", JSONValue.object([("notes", .array((notes + ["\(failure)"])
+                    .map { .string($0) }))]).description + "\n")
+            }
             log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
             folder.mergeEvents()
         }
@@ -98,6 +105,7 @@ public final class LabRun: TopologyRunner {
                 + "played at once", clock.realSeconds(clock.now())))
         }
         try playTimeline()
+        try watchOutside()
         cpuAtHeal = cpuSeconds()
         phase("heal")
         // A process that crashed at its point since the last step is told (and its point forgotten) before the heal.
@@ -109,6 +117,7 @@ public final class LabRun: TopologyRunner {
         heal()
         phase("quiesce")
         quiesce()
+        try watchOutside()
         phase("check")
         collectFinalStats()
     }
@@ -168,8 +177,12 @@ public final class LabRun: TopologyRunner {
                     pooled[pool, default: []].append(.object(entry))
                     continue
                 }
+                // An outside device: the lab side (`synclab-device program`) runs the student's program.
+                let outside = device.program.map { ["program", "--program-json", JSONValue.array($0.map { .string($0) })
+                    .description, "--program-timeout-ms", String(device.programTimeoutMs)] } ?? []
                 try add(device.id, executable: "synclab-device",
-                        arguments: arguments.deviceArguments(device, account: account.id, token: ["--token-file", tokenFile]),
+                        arguments: outside + arguments.deviceArguments(device, account: account.id,
+                                                                       token: ["--token-file", tokenFile]),
                         with: arguments)
             }
         }
@@ -187,7 +200,11 @@ public final class LabRun: TopologyRunner {
             try start(name)
         }
         for name in order {
-            try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+            do {
+                try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+            } catch {
+                throw outsideFailure(name) ?? error
+            }
         }
     }
 
@@ -256,6 +273,7 @@ public final class LabRun: TopologyRunner {
             progress(now: now)
             watchCrashes()
             try hosts?.watch(processes)
+            try watchOutside()
             if now >= sim { return }
             let realLeft = clock.realSeconds(sim - now)
             usleep(UInt32(max(200, min(realLeft, 0.1) * 1_000_000)))
@@ -277,6 +295,7 @@ public final class LabRun: TopologyRunner {
     @discardableResult
     func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
         let target = processName(name)
+        if let failure = outsideFailure(target) { throw failure }
         guard let process = processes[target], process.running, !process.paused else {
             throw LabError.io("\(target) is not running")
         }
@@ -370,22 +389,6 @@ public final class LabRun: TopologyRunner {
         notes.append("crash point \(points) had not fired before the \(command) of \(name)")
     }
 
-    /// The point and process of the last `process.crashing` line in `name`'s events file (its last 64 KiB).
-    private func lastCrashing(_ name: String) -> (point: String, device: String?)? {
-        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
-        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-        for line in text.split(separator: "\n").reversed() where line.contains("\"process.crashing\"") {
-            guard let value = try? JSONValue.parse(String(line)), let point = value["point"]?.stringValue else {
-                continue
-            }
-            return (point, value["proc"]?.stringValue)
-        }
-        return nil
-    }
-
     // MARK: - Heal and quiesce (`TopologyRunner`)
 
     func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
@@ -407,7 +410,8 @@ public final class LabRun: TopologyRunner {
     func serverStats() -> JSONValue? { (try? controls["server"]!.call("stats"))?.data }
 
     func forcedPass(_ device: String) -> JSONValue? {
-        (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
+        guard outsideFailure(device) == nil else { return nil }
+        return (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
     }
 
     func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {
@@ -418,7 +422,8 @@ public final class LabRun: TopologyRunner {
     /// `TopologyRunner.quiesce` on the wall clock: `heal.timeoutSec`, with 20 ms between rounds.
     private func quiesce() {
         let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
-        quiesce(while: { Date() < deadline }, pause: { usleep(20_000) })
+        // An outside program that broke the contract ends the wait: the run stops with its words.
+        quiesce(while: { Date() < deadline && outsideFailure() == nil }, pause: { usleep(20_000) })
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.
@@ -442,6 +447,7 @@ public final class LabRun: TopologyRunner {
         stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
         stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))
         stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
+        notes += outsideProtocolNotes()
         stats.append(("notes", .array(notes.map { .string($0) })))
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
     }

@@ -54,6 +54,13 @@ enum SimCommand {
             Output.stderr("synclab sim: \(error)\n")
             return 2
         }
+        // The simulation runs the lab's own device instances: judging them in place of a program would be a verdict
+        // on code the topology did not name.
+        if let outside = topology.devices.first(where: { $0.program != nil }) {
+            Output.stderr("synclab sim: \(path): device \"\(outside.id)\" is an outside device (program); the "
+                + "simulation cannot run a program: use synclab run (docs/DEVICE-CONTRACT.md)\n")
+            return 2
+        }
         let storage: SimStorage?
         switch options.string("storage") ?? "auto" {
         case "auto": storage = nil

@@ -81,7 +81,8 @@ extension Topology {
                                                tokens: &generator)
                     continue
                 }
-                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device", "host"])
+                try d.onlyKeys(["id", "platform", "engagement", "start", "charging", "device", "host", "program",
+                             "programTimeoutMs"])
                 let deviceID = try d.requiredString("id")
                 try checkDeviceID(deviceID, d, "id", seen: &seenDevices)
                 guard let platformName = try d.oneOf("platform", Platform.allCases.map(\.rawValue)),
@@ -95,7 +96,12 @@ extension Topology {
                     charging: try d.bool("charging") ?? false, token: token,
                     settings: try d.object("device").map { o throws(TopologyError) in
                         try readDeviceSettings(o, over: accountSettings)
-                    } ?? accountSettings))
+                    } ?? accountSettings, program: try readProgram(d),
+                    programTimeoutMs: try d.int("programTimeoutMs", in: 100...600_000) ?? 10_000))
+                if specs.last?.program == nil, d.node["programTimeoutMs"] != nil {
+                    throw d.fail("applies to an outside device only (with \"program\")", at: d.node["programTimeoutMs"],
+                                 key: d.child("programTimeoutMs"))
+                }
             }
             t.accounts.append(AccountSpec(id: id, devices: specs))
         }
@@ -139,6 +145,7 @@ extension Topology {
         }
         if root["nemesis"] != nil { t.nemesis = try readNemesis(r, topology: t) }
         t.placement = try readPlacement(r, topology: t)
+        try checkOutsideDevices(t, r)
         return t
     }
 

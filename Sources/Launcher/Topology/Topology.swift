@@ -108,6 +108,11 @@ public struct DeviceSpec: Sendable {
     public var token: String
     /// This device's settings: the topology's `device`, then its account's, then its own (each key overrides).
     public var settings: DeviceSettings
+    /// An outside device (docs/DEVICE-CONTRACT.md): the program and its arguments the lab side runs; nil: the lab's
+    /// own `synclab-device`.
+    public var program: [String]? = nil
+    /// How long its program may take to say ready and to answer a request (real ms, `programTimeoutMs`).
+    public var programTimeoutMs = 10_000
 }
 
 /// A user who opens the app `opensPerDay` times a simulated day and writes `editsPerSession` edits each time.

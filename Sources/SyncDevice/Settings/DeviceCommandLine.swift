@@ -11,7 +11,8 @@ public enum DeviceCommandLine {
         summary: "one client device: operation ledger, replica, cursor, sync pass, triggers, platform scheduler model",
         usage: "synclab-device --id D --account A --token T --platform android|ios|web --db PATH --server ENDPOINT "
             + "[--broker ENDPOINT] [--control ENDPOINT] [options]\n       synclab-device status --db PATH [--json]"
-            + "\n       synclab-device control --to ENDPOINT COMMAND [JSON-ARGS]",
+            + "\n       synclab-device control --to ENDPOINT COMMAND [JSON-ARGS]"
+            + "\n       synclab-device program --program-json JSON [flags] (outside device: docs/DEVICE-CONTRACT.md)",
         flags: [
             Flag("id", value: "D", help: "device id, as in the accounts file (required)"),
             Flag("account", value: "A", help: "account the device belongs to (required)"),

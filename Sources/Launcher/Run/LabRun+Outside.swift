@@ -1,0 +1,68 @@
+import Foundation
+import LabKit
+import SyncProtocol
+
+extension LabRun {
+    /// An outside device whose lab side ended because its program broke the device contract (exit 3 and a
+    /// `program.failed` event, docs/DEVICE-CONTRACT.md): the run stops naming the device and what its program did.
+    func outsideFailure(_ only: String? = nil) -> LabError? {
+        let devices = only.map { id in outsideDevices.filter { $0 == id } } ?? outsideDevices
+        for device in devices {
+            guard let process = processes[device], process.poll(),
+                  let reason = lastLine(device, type: "program.failed")?["reason"]?.stringValue
+            else { continue }
+            return LabError.io("outside device \"\(device)\": its program broke the device contract: \(reason) "
+                + "(its log: \(folder.logPath(for: device)))")
+        }
+        return nil
+    }
+
+    func watchOutside() throws {
+        if let failure = outsideFailure() { throw failure }
+    }
+
+    /// The last line of `type` in `name`'s events file (its last 64 KiB).
+    func lastLine(_ name: String, type: String) -> JSONValue? {
+        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
+        defer { try? handle.close() }
+        let size = (try? handle.seekToEnd()) ?? 0
+        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
+        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        for line in text.split(separator: "\n").reversed() where line.contains("\"\(type)\"") {
+            if let value = try? JSONValue.parse(String(line)), value["type"]?.stringValue == type { return value }
+        }
+        return nil
+    }
+
+    /// The point and process of the last `process.crashing` line in `name`'s events file.
+    func lastCrashing(_ name: String) -> (point: String, device: String?)? {
+        guard let value = lastLine(name, type: "process.crashing"), let point = value["point"]?.stringValue else {
+            return nil
+        }
+        return (point, value["proc"]?.stringValue)
+    }
+
+    /// Outside devices whose messages the server refused (a program that speaks PROTOCOL.md wrongly): no contract
+    /// break, since the server answers `error` and changes nothing, but the report names the device and the first
+    /// refusal, so a failed check is not left to guesswork.
+    func outsideProtocolNotes() -> [String] {
+        guard !outsideDevices.isEmpty else { return [] }
+        let events = (try? RunData.readEvents(folder.eventsPath(for: "server"))) ?? []
+        var refused: [String: (count: Int, first: String)] = [:]
+        for event in events where event.type == "request.refused" {
+            guard let device = event.string("device"), outsideDevices.contains(device) else { continue }
+            let words = "\(event.string("code") ?? "?"): \(event.string("message") ?? "")"
+            refused[device, default: (0, words)].count += 1
+        }
+        // Said in every report of a run with outside devices, so no reader takes a check that does not apply to them
+        // for one that held.
+        let limits = "outside devices (program): \(outsideDevices.joined(separator: ", ")); their lab side plays the "
+            + "platform and judges them with every check, but does not cut their passes short at a platform's "
+            + "execution limit, and crash points, reinstall and data-age-at-open do not apply (docs/DEVICE-CONTRACT.md)"
+        return [limits] + refused.keys.sorted().map { device in
+            let (count, first) = refused[device]!
+            return "outside device \"\(device)\": the server refused \(count) of its message\(count == 1 ? "" : "s") "
+                + "(PROTOCOL.md §6); the first: \(first)"
+        }
+    }
+}
