@@ -90,14 +90,20 @@ class Device:
     def now_sim(self):
         return (time.time() * 1e6 - self.args.epoch) / 1e6 * self.args.time_scale
 
-    def rebuild(self, draft):
-        """The replica of one draft: the server's state (shadow) with every unsettled op of it replayed on top."""
+    def rebuild(self, draft, seen=None):
+        """The replica of one draft: the server's state (shadow, the changes up to `seen`: the cursor, or the end of
+        the page being applied) with every unsettled op of it replayed on top, and every acknowledged one whose
+        change is above `seen`: without those the user's own write vanishes until its page comes (read your
+        writes)."""
+        seen = self.cursor if seen is None else seen
         row = self.db.execute("SELECT title, body, version, deleted FROM shadow WHERE id = ?", (draft,)).fetchone()
         title, body, version, deleted = row if row else (None, None, 0, 1)
         exists = row is not None
         for action, t, b in self.db.execute(
-                "SELECT action, title, body FROM ops WHERE draft = ? AND status NOT IN (?, ?) ORDER BY local_seq",
-                (draft,) + SETTLED):
+                "SELECT action, title, body FROM ops WHERE draft = ? AND (status NOT IN (?, ?) "
+                "OR (status = 'completed' AND result_seq > ?)) ORDER BY local_seq",
+                (draft,) + SETTLED + (seen,)):
+            version += 1  # one version per op replayed on the shadow, as the lab's ledger counts (monotonic reads)
             if action == "delete":
                 deleted = 1
             else:  # a field the op leaves out keeps its value; an edit of a deleted draft brings it back
@@ -116,8 +122,11 @@ class Device:
         self.db.execute("BEGIN IMMEDIATE")
         seq = self.db.execute("SELECT COALESCE(MAX(local_seq), 0) + 1 FROM ops").fetchone()[0]
         key = f"{self.args.id}-{self.install}-{seq}"
-        row = self.db.execute("SELECT version FROM drafts WHERE id = ?", (msg["draft"],)).fetchone()
-        base = 0 if msg["action"] == "create" or row is None else row[0]
+        row = self.db.execute("SELECT title, body, deleted, version FROM drafts WHERE id = ?",
+                              (msg["draft"],)).fetchone()
+        base = 0 if msg["action"] == "create" or row is None else row[3]
+        # What the user read of the draft as the edit began: the lab's read-your-writes and monotonic-reads judge it.
+        saw = None if row is None else {"title": row[0], "body": row[1], "deleted": bool(row[2]), "version": row[3]}
         self.db.execute("INSERT INTO ops(key, local_seq, draft, action, base, title, body, status, saved_wall) "
                         "VALUES (?,?,?,?,?,?,?, 'savedOnDevice', ?)",
                         (key, seq, msg["draft"], msg["action"], base, msg.get("title"), msg.get("body"),
@@ -125,7 +134,7 @@ class Device:
         self.rebuild(msg["draft"])
         self.db.execute("COMMIT")
         event("op.saved", key=key, draft=msg["draft"], action=msg["action"], account=self.args.account, base=base)
-        return {"key": key}
+        return {"key": key, "saw": saw}
 
     def network(self, msg):
         self.online = msg["online"]
@@ -299,9 +308,9 @@ class Device:
                                     (change["seq"], int(time.time() * 1e6), self.op_key(change["key"])) + SETTLED)
                 applied.append(change)
                 touched.add(change["draft"])
-            for draft in touched:
-                self.rebuild(draft)
             to = cursor + len(applied)
+            for draft in touched:
+                self.rebuild(draft, seen=to)
             self.put_state("cursor", to)
             self.put_state("head", self.head)
             self.db.execute("COMMIT")

@@ -83,7 +83,11 @@ extension ProgramInstance {
             guard let key = value["key"]?.stringValue, !key.isEmpty else {
                 return fail("line \(line): the reply to an edit has no \"key\"")
             }
-            var out = answer(pending, .ack("saved on this device", .object([("key", .string(key))])))
+            // `saw` (optional): the draft as the replica showed it when the edit began, for read-your-writes and
+            // monotonic-reads; without it those checks have nothing of this device's to judge.
+            var data: [(String, JSONValue)] = [("key", .string(key))]
+            if let saw = value["saw"] { data.append(("saw", saw)) }
+            var out = answer(pending, .ack("saved on this device", .object(data)))
             if environment.isForeground { out += trigger(.localEdit, now: now) }
             return out
         case .status(let pending):
