@@ -23,6 +23,8 @@ extension EventType {
         hintMalformed,
         hintReceived,
         iosScheduleLost,
+        iosTaskNoHandler,
+        iosTaskNotCompleted,
         iosWindowExpired,
         leaseReclaimed,
         leaseStranded,
@@ -51,6 +53,7 @@ extension EventType {
         replyMalformed,
         replyStale,
         scheduleCancelled,
+        scheduleNotPermitted,
         scheduleStopped,
         scheduleSubmitted,
         scheduleUnavailable,
@@ -87,7 +90,7 @@ extension EventType {
         "budget.recovered", [.device], "from:n to:n trigger",
         "the platform model gave back part of a budget it had cut (iOS, after a task that ended well)")
     public static let budgetShrunk = EventType(
-        "budget.shrunk", [.device], "from:n to:n trigger",
+        "budget.shrunk", [.device], "from:n to:n trigger reason?",
         "the platform model cut the app's background budget")
     public static let changeApplied = EventType(
         "change.applied", [.device], "seq:i key origin draft pass:i trigger",
@@ -124,6 +127,12 @@ extension EventType {
     public static let iosScheduleLost = EventType(
         "ios.schedule.lost", [.device], "pass:i? reason",
         "an iOS background task request was lost")
+    public static let iosTaskNoHandler = EventType(
+        "ios.task.noHandler", [.device], "identifier reason",
+        "design switch: iOS launched the app for its background task and found no handler registered")
+    public static let iosTaskNotCompleted = EventType(
+        "ios.task.notCompleted", [.device], "identifier cutOff:b reason",
+        "design switch: an iOS background task ended without setTaskCompleted; the system expired it")
     public static let iosWindowExpired = EventType(
         "ios.window.expired", [.device], "pass:i trigger handled:b inFlight:i chargedSec:n reason:*",
         "an iOS background window ran out during a pass")
@@ -183,7 +192,7 @@ extension EventType {
         "queue.lost", [.device], "count:i keys:a reason",
         "design switch: unsent ops kept in memory were lost with the process")
     public static let refreshSet = EventType(
-        "refresh.set", [.device], "on:b",
+        "refresh.set", [.device], "on:b reason?",
         "background refresh was switched on or off (iOS)")
     public static let replyMalformed = EventType(
         "reply.malformed", [.device], "from reason",
@@ -194,6 +203,9 @@ extension EventType {
     public static let scheduleCancelled = EventType(
         "schedule.cancelled", [.device], "reason",
         "the platform cancelled the app's scheduled work")
+    public static let scheduleNotPermitted = EventType(
+        "schedule.notPermitted", [.device], "api identifier reason",
+        "design switch: the platform refused the request's task identifier (not in Info.plist)")
     public static let scheduleStopped = EventType(
         "schedule.stopped", [.device], "reason",
         "the platform stopped the app's scheduled work (force stop)")

@@ -67,9 +67,18 @@ struct SwitchEvents {
         Kind("ios.window.expired", "killed", .device(key: "expirationHandler", value: "false")) {
             $0["handled"]?.boolValue == false
         },
+        Kind("budget.shrunk", "task not completed", .device(key: "setTaskCompleted", value: "false")) {
+            $0.string("reason")?.hasPrefix("setTaskCompleted=") == true
+        },
         Kind("budget.shrunk", .device(key: "expirationHandler", value: "false")),
         Kind("budget.recovered", .device(key: "expirationHandler", value: "false")),
         Kind("ios.schedule.lost", .device(key: "reschedule", value: "last")),
+        Kind("ios.task.notCompleted", .device(key: "setTaskCompleted", value: "false")),
+        Kind("ios.task.noHandler", .device(key: "taskRegistration", value: "late")),
+        Kind("schedule.notPermitted", .device(key: "taskRegistration", value: "idMismatch")),
+        Kind("refresh.set", "off at launch", .device(key: "backgroundAppRefresh", value: "false")) {
+            $0.string("reason")?.hasPrefix("backgroundAppRefresh=") == true
+        },
         Kind("schedule.submitted", "processing", .device(key: "taskKind", value: "processing")) {
             $0.string("api")?.contains("BGProcessingTaskRequest") == true
         },
@@ -92,6 +101,9 @@ struct SwitchEvents {
             $0["handled"]?.boolValue == true
         },
         Kind("schedule.unavailable", .platform("iOS: BGTaskScheduler.submit refused")),
+        Kind("hint.discarded", "refresh-off", .platform("APNs: Background App Refresh is off")) {
+            $0.string("reason") == "refresh-off"
+        },
         Kind("passes.dropped", .platform("the app's process ended with passes waiting")),
         Kind("app.reinstalled", "ops lost", .platform("the app was deleted and installed again")) {
             ($0.int("lost") ?? 0) > 0

@@ -42,6 +42,15 @@ extension DeviceSettings {
         case refresh, processing
     }
 
+    public enum TaskRegistration: String, Sendable, CaseIterable {
+        /// `register(forTaskWithIdentifier:)` before launch finishes; one identifier in Info.plist, register, request.
+        case atLaunch
+        /// Registered after `didFinishLaunchingWithOptions` returned: a launch for the task finds no handler.
+        case late
+        /// The request's identifier is not in `BGTaskSchedulerPermittedIdentifiers`: `submit` fails (`notPermitted`).
+        case idMismatch
+    }
+
     public enum WebTriggers: String, Sendable, CaseIterable {
         case interval
         case intervalOnline = "interval+online"
@@ -99,6 +108,10 @@ extension DeviceSettings {
                "design switch, iOS: submit the next request first in the handler, or last"),
         .named("taskKind", "task-kind", \.taskKind,
                "design switch, iOS: refresh (BGAppRefreshTask) or processing (BGProcessingTask, external power)"),
+        .bool("setTaskCompleted", "set-task-completed", \.setTaskCompleted,
+              "design switch, iOS: the handler calls setTaskCompleted (false: every task expires, the budget halves)"),
+        .named("taskRegistration", "task-registration", \.taskRegistration,
+               "design switch, iOS: atLaunch, late (a window finds no handler) or idMismatch (not in Info.plist)"),
         .named("webTriggers", "web-triggers", \.webTriggers,
                "design switch, web: which page events run a pass besides load and the interval timer"),
         .named("unloadFlush", "unload-flush", \.unloadFlush,

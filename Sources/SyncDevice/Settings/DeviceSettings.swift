@@ -29,6 +29,9 @@ public struct DeviceSettings: Sendable, Equatable {
     /// Where the app starts: foreground, background or closed.
     public var startState: StartState = .background
     public var charging = false
+    /// iOS: the user's Background App Refresh switch when the app starts (the scenario's `refresh` step changes it):
+    /// off, `BGTaskScheduler.submit` fails and background pushes are not delivered (seed 001).
+    public var backgroundAppRefresh = true
     /// Web: flush pending ops with a fire-and-forget push when the tab closes (`navigator.sendBeacon`); the same as
     /// `unloadFlush == .beacon`.
     public var beaconOnClose: Bool {
@@ -87,6 +90,13 @@ public struct DeviceSettings: Sendable, Equatable {
     /// iOS: `BGAppRefreshTaskRequest`, or `BGProcessingTaskRequest` with `requiresExternalPower` (windows only while
     /// charging: seed 000's "clustered 02:00–05:00, charging"; seed 004).
     public var taskKind: TaskKind = .refresh
+    /// iOS: the handler calls `setTaskCompleted` when its pass ends; off: the task stays open until the system expires
+    /// it and counts it as misbehaving, so every window shrinks the budget (seed 002: "Always call setTaskCompleted").
+    public var setTaskCompleted = true
+    /// iOS: where the launch handler is registered and whether the identifiers match: `late` registers it after
+    /// launch finished (a window then finds no handler), `idMismatch` submits an identifier Info.plist does not
+    /// permit (the submit fails, swallowed by `try?`); both: "the task never fires" (seed 004).
+    public var taskRegistration: TaskRegistration = .atLaunch
     /// Web: which page events run a pass besides the page load and the interval timer (seed 000).
     public var webTriggers: WebTriggers = .intervalOnlineVisibility
     /// Web: what the page does when its tab closes (seed 000: "sendBeacon … the only browser API here specified to
