@@ -54,6 +54,7 @@ extension EventType {
         replyStale,
         scheduleCancelled,
         scheduleNotPermitted,
+        scheduleSkipped,
         scheduleStopped,
         scheduleSubmitted,
         scheduleUnavailable,
@@ -206,6 +207,9 @@ extension EventType {
     public static let scheduleNotPermitted = EventType(
         "schedule.notPermitted", [.device], "api identifier reason",
         "design switch: the platform refused the request's task identifier (not in Info.plist)")
+    public static let scheduleSkipped = EventType(
+        "schedule.skipped", [.device], "reason",
+        "design switch: the app asked for no background task (iOS taskKind none: silent pushes only)")
     public static let scheduleStopped = EventType(
         "schedule.stopped", [.device], "reason",
         "the platform stopped the app's scheduled work (force stop)")

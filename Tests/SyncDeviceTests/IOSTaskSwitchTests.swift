@@ -96,6 +96,28 @@ import Testing
         #expect(!on.instance.deviceState.refreshOff)
     }
 
+    @Test func withNoTaskASilentPushBringsNewsInButNothingSendsAnEditOut() throws {
+        func editLeftInTheBackground(_ kind: DeviceSettings.TaskKind) throws -> DeviceHarness {
+            let h = try DeviceHarness(platform: .ios, settings: settings { $0.taskKind = kind })
+            h.start()
+            _ = h.server.remoteEdit(draft: "news", title: "from the web")
+            h.hint("h1", head: 1)  // inbound: the push's pass pulls
+            #expect(h.instance.cursor == 1)
+            try h.edit("mine")  // saved in the background: iOS runs no local-edit pass there
+            h.advance(by: 2 * Self.day)
+            return h
+        }
+        let none = try editLeftInTheBackground(.noTask)
+        #expect(none.events("schedule.skipped").first?["reason"]?.stringValue?.hasPrefix("taskKind=none") == true)
+        #expect(none.events("schedule.submitted").isEmpty && none.passes(.opportunistic).isEmpty)
+        #expect(none.server.changes.count == 1)  // the news only: nothing woke the app to send "mine"
+        #expect(none.events("guarantee").last?["kind"] == "foregroundOnly")
+
+        let refresh = try editLeftInTheBackground(.refresh)
+        #expect(refresh.events("schedule.skipped").isEmpty && !refresh.passes(.opportunistic).isEmpty)
+        #expect(refresh.server.changes.count == 2)  // a refresh window sent it
+    }
+
     @Test func theSwitchesAreKnobsWhoseDefaultsAreTheLabsDesign() throws {
         for key in ["setTaskCompleted", "taskRegistration", "backgroundAppRefresh"] {
             #expect(DeviceSettings.knob(key: key) != nil, "no knob \(key)")

@@ -73,6 +73,7 @@ struct SwitchEvents {
         Kind("budget.shrunk", .device(key: "expirationHandler", value: "false")),
         Kind("budget.recovered", .device(key: "expirationHandler", value: "false")),
         Kind("ios.schedule.lost", .device(key: "reschedule", value: "last")),
+        Kind("schedule.skipped", .device(key: "taskKind", value: "none")),
         Kind("ios.task.notCompleted", .device(key: "setTaskCompleted", value: "false")),
         Kind("ios.task.noHandler", .device(key: "taskRegistration", value: "late")),
         Kind("schedule.notPermitted", .device(key: "taskRegistration", value: "idMismatch")),

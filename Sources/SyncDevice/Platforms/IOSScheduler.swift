@@ -72,6 +72,7 @@ public struct IOSScheduler: PlatformScheduler {
 
     /// Windows per day at the current engagement, charging state and budget.
     public var windowsPerDay: Double {
+        if rules.taskKind == .noTask { return 0 }
         if rules.taskKind == .processing {
             // requiresExternalPower: "won't run until the device is charging" (seed 004).
             return environment.charging ? rules.processingWindowsPerChargingDay * budgetFactor : 0
@@ -89,6 +90,11 @@ public struct IOSScheduler: PlatformScheduler {
         guard environment.refreshOn else {
             return .foregroundOnly(triggers: [.foreground, .connectivity],
                                    reason: "Background App Refresh is off: BGTaskScheduler.submit fails (unavailable)")
+        }
+        guard rules.taskKind != .noTask else {
+            return .foregroundOnly(triggers: [.foreground, .push],
+                                   reason: "taskKind=none: no background task; a silent push wakes the app only when "
+                                    + "the server has news, never for the app's own unsent edits")
         }
         return .opportunistic(observedMedianGap: Guarantee.medianGap(scheduledRuns))
     }
@@ -243,6 +249,15 @@ public struct IOSScheduler: PlatformScheduler {
             earliestBegin = nil
             nextGrant = nil
             return EventLine(.scheduleUnavailable, [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
+        }
+        guard rules.taskKind != .noTask else {
+            // Seed 000's third attempt: no request at all, a silent push is the only background wake-up.
+            earliestBegin = nil
+            nextGrant = nil
+            return EventLine(.scheduleSkipped, [
+                ("reason", .string("taskKind=none: no BGTask request; only a silent push wakes the app in the "
+                    + "background, and the server sends one only for changes it already has")),
+            ])
         }
         guard rules.taskRegistration != .idMismatch else {
             // BGTaskScheduler.Error.notPermitted, which the seeds' `try? submit(request)` swallows.

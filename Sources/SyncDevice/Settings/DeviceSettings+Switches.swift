@@ -40,6 +40,8 @@ extension DeviceSettings {
 
     public enum TaskKind: String, Sendable, CaseIterable {
         case refresh, processing
+        /// No BGTask at all: the app counts on silent pushes to wake it (seed 000's third attempt).
+        case noTask = "none"
     }
 
     public enum TaskRegistration: String, Sendable, CaseIterable {
@@ -107,7 +109,7 @@ extension DeviceSettings {
         .named("reschedule", "reschedule", \.reschedule,
                "design switch, iOS: submit the next request first in the handler, or last"),
         .named("taskKind", "task-kind", \.taskKind,
-               "design switch, iOS: refresh (BGAppRefreshTask) or processing (BGProcessingTask, external power)"),
+               "design switch, iOS: refresh (BGAppRefreshTask), processing (BGProcessingTask, external power) or none"),
         .bool("setTaskCompleted", "set-task-completed", \.setTaskCompleted,
               "design switch, iOS: the handler calls setTaskCompleted (false: every task expires, the budget halves)"),
         .named("taskRegistration", "task-registration", \.taskRegistration,

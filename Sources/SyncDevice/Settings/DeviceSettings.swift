@@ -88,7 +88,8 @@ public struct DeviceSettings: Sendable, Equatable {
     /// leaves nothing scheduled; seed 002: "Reschedule at the start of the handler").
     public var reschedule: Reschedule = .first
     /// iOS: `BGAppRefreshTaskRequest`, or `BGProcessingTaskRequest` with `requiresExternalPower` (windows only while
-    /// charging: seed 000's "clustered 02:00–05:00, charging"; seed 004).
+    /// charging: seed 000's "clustered 02:00–05:00, charging"; seed 004), or none: no task, silent pushes only (seed
+    /// 000: "it cannot solve the outbound case").
     public var taskKind: TaskKind = .refresh
     /// iOS: the handler calls `setTaskCompleted` when its pass ends; off: the task stays open until the system expires
     /// it and counts it as misbehaving, so every window shrinks the budget (seed 002: "Always call setTaskCompleted").
