@@ -184,7 +184,7 @@ public struct BrokerInstance: Sendable {
             let kind = profiles.kind(for: entry.platform)
             slot = devices.count
             devices.append(RegisteredDevice(id: device, account: entry.account, platform: entry.platform, peer: peer,
-                                        profile: DeliveryProfile(kind, settings: profiles)))
+                                        profile: DeliveryProfile(kind, settings: profiles.serving(account: entry.account))))
             slots[device] = slot
             devices[slot].user = user
             devices[slot].connection = connection

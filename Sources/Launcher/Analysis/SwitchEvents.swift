@@ -97,6 +97,7 @@ struct SwitchEvents {
         Kind("notice.beforeCommit", .role("server.noticeBeforeCommit")),
         Kind("notice.phantom", .role("server.noticeBeforeCommit")),
         Kind("hint.dataAttached", .role("broker.hintCarriesData")),
+        Kind("hint.held", "doze", .role("broker.fcmPriority = normal")) { $0.string("reason") == "doze" },
         Kind("hint.malformed", .role("broker.hintCarriesData")),
         Kind("ios.window.expired", "handled", .platform("iOS: the window's execution time ran out")) {
             $0["handled"]?.boolValue == true
