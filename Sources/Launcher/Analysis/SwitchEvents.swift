@@ -103,6 +103,7 @@ struct SwitchEvents {
             $0["handled"]?.boolValue == true
         },
         Kind("schedule.unavailable", .platform("iOS: BGTaskScheduler.submit refused")),
+        Kind("hint.coalesced", .platform("the push service kept only the newer of two held pushes")),
         Kind("hint.discarded", "refresh-off", .platform("APNs: Background App Refresh is off")) {
             $0.string("reason") == "refresh-off"
         },
