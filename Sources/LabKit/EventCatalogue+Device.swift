@@ -40,6 +40,7 @@ extension EventType {
         opSent,
         pageGap,
         pageLost,
+        pagesDiscarded,
         passEnd,
         passKilled,
         passQueuedStarting,
@@ -173,6 +174,9 @@ extension EventType {
     public static let pageLost = EventType(
         "page.lost", [.device], "pass:i from:i to:i seqs:a reason",
         "design switch: a page the cursor passed was never applied")
+    public static let pagesDiscarded = EventType(
+        "pages.discarded", [.device], "pass:i pages:i from:i to:i reason",
+        "design switch: a pass cut off before its one commit dropped the pages it had pulled")
     public static let passEnd = EventType(
         "pass.end", [.device], "pass:i trigger sent:i pulled:i cursor:i cutOff:b", open: true,
         "a pass ended")

@@ -59,6 +59,7 @@ struct SwitchEvents {
         Kind("lease.stranded", .device(key: "leases", value: "false")),
         Kind("cursor.committedBeforePage", .device(key: "cursorCommit", value: "beforePage")),
         Kind("page.lost", .device(key: "cursorCommit", value: "beforePage")),
+        Kind("pages.discarded", .device(key: "pageCommit", value: "atPassEnd")),
         Kind("op.result", "retried anyway", .device(key: "retryPermanent", value: "true")) {
             $0.string("reason")?.contains("retryPermanent") == true
         },

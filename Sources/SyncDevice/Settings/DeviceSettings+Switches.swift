@@ -30,6 +30,10 @@ extension DeviceSettings {
         case withPage, beforePage
     }
 
+    public enum PageCommit: String, Sendable, CaseIterable {
+        case perPage, atPassEnd
+    }
+
     public enum OutboxOrder: String, Sendable, CaseIterable {
         case saved, newestFirst
     }
@@ -93,6 +97,8 @@ extension DeviceSettings {
               "design switch: claims carry an expiring lease (false: a killed pass strands its ops)"),
         .named("cursorCommit", "cursor-commit", \.cursorCommit,
                "design switch: withPage (one transaction) or beforePage (cursor committed first, page later)"),
+        .named("pageCommit", "page-commit", \.pageCommit,
+               "design switch: perPage (each page with its cursor) or atPassEnd (a cut-off pass keeps nothing)"),
         .named("outboxOrder", "outbox-order", \.outboxOrder,
                "design switch: saved (each op in the order the user saved it) or newestFirst (a LIFO outbox)"),
         .bool("retryPermanent", "retry-permanent", \.retryPermanent,

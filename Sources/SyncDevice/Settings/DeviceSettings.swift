@@ -66,6 +66,10 @@ public struct DeviceSettings: Sendable, Equatable {
     /// When the cursor is committed: with its page (one transaction), or before it in a commit of its own, so a kill
     /// between the two loses the page (seed 001: "cursor moved after the commit").
     public var cursorCommit: CursorCommit = .withPage
+    /// When a pass applies the pages it pulls: each with its cursor as it goes, or all at the pass's end, so a pass
+    /// cut off before its end keeps nothing and the next starts over (seed 001: "a large one is cut off and starts
+    /// over").
+    public var pageCommit: PageCommit = .perPage
     /// The order a pass sends its outbox in: as the user saved the ops, or newest first, so a draft's older edit
     /// lands after its newer one and wins (issue 30's lesson `outbox-order`; the mistake of a LIFO queue).
     public var outboxOrder: OutboxOrder = .saved
