@@ -23,6 +23,8 @@ extension EventType {
         hintMalformed,
         hintReceived,
         iosScheduleLost,
+        iosTaskNoHandler,
+        iosTaskNotCompleted,
         iosWindowExpired,
         leaseReclaimed,
         leaseStranded,
@@ -39,6 +41,7 @@ extension EventType {
         opSent,
         pageGap,
         pageLost,
+        pagesDiscarded,
         passEnd,
         passKilled,
         passQueuedStarting,
@@ -55,6 +58,8 @@ extension EventType {
         replyMalformed,
         replyStale,
         scheduleCancelled,
+        scheduleNotPermitted,
+        scheduleSkipped,
         scheduleStopped,
         scheduleSubmitted,
         scheduleUnavailable,
@@ -91,7 +96,7 @@ extension EventType {
         "budget.recovered", [.device], "from:n to:n trigger",
         "the platform model gave back part of a budget it had cut (iOS, after a task that ended well)")
     public static let budgetShrunk = EventType(
-        "budget.shrunk", [.device], "from:n to:n trigger",
+        "budget.shrunk", [.device], "from:n to:n trigger reason?",
         "the platform model cut the app's background budget")
     public static let changeApplied = EventType(
         "change.applied", [.device], "seq:i key origin draft pass:i trigger",
@@ -128,6 +133,12 @@ extension EventType {
     public static let iosScheduleLost = EventType(
         "ios.schedule.lost", [.device], "pass:i? reason",
         "an iOS background task request was lost")
+    public static let iosTaskNoHandler = EventType(
+        "ios.task.noHandler", [.device], "identifier reason",
+        "design switch: iOS launched the app for its background task and found no handler registered")
+    public static let iosTaskNotCompleted = EventType(
+        "ios.task.notCompleted", [.device], "identifier cutOff:b reason",
+        "design switch: an iOS background task ended without setTaskCompleted; the system expired it")
     public static let iosWindowExpired = EventType(
         "ios.window.expired", [.device], "pass:i trigger handled:b inFlight:i chargedSec:n reason:*",
         "an iOS background window ran out during a pass")
@@ -170,6 +181,9 @@ extension EventType {
     public static let pageLost = EventType(
         "page.lost", [.device], "pass:i from:i to:i seqs:a reason",
         "design switch: a page the cursor passed was never applied")
+    public static let pagesDiscarded = EventType(
+        "pages.discarded", [.device], "pass:i pages:i from:i to:i reason",
+        "design switch: a pass cut off before its one commit dropped the pages it had pulled")
     public static let passEnd = EventType(
         "pass.end", [.device], "pass:i trigger sent:i pulled:i cursor:i cutOff:b", open: true,
         "a pass ended")
@@ -199,7 +213,7 @@ extension EventType {
         "queue.lost", [.device], "count:i keys:a reason",
         "design switch: unsent ops kept in memory were lost with the process")
     public static let refreshSet = EventType(
-        "refresh.set", [.device], "on:b",
+        "refresh.set", [.device], "on:b reason?",
         "background refresh was switched on or off (iOS)")
     public static let replyMalformed = EventType(
         "reply.malformed", [.device], "from reason",
@@ -210,6 +224,12 @@ extension EventType {
     public static let scheduleCancelled = EventType(
         "schedule.cancelled", [.device], "reason",
         "the platform cancelled the app's scheduled work")
+    public static let scheduleNotPermitted = EventType(
+        "schedule.notPermitted", [.device], "api identifier reason",
+        "design switch: the platform refused the request's task identifier (not in Info.plist)")
+    public static let scheduleSkipped = EventType(
+        "schedule.skipped", [.device], "reason",
+        "design switch: the app asked for no background task (iOS taskKind none: silent pushes only)")
     public static let scheduleStopped = EventType(
         "schedule.stopped", [.device], "reason",
         "the platform stopped the app's scheduled work (force stop)")

@@ -182,9 +182,10 @@ public struct BrokerInstance: Sendable {
             devices[slot].connection = connection
         } else {
             let kind = profiles.kind(for: entry.platform)
+            let served = profiles.serving(account: entry.account)
             slot = devices.count
             devices.append(RegisteredDevice(id: device, account: entry.account, platform: entry.platform, peer: peer,
-                                        profile: DeliveryProfile(kind, settings: profiles)))
+                                        profile: DeliveryProfile(kind, settings: served)))
             slots[device] = slot
             devices[slot].user = user
             devices[slot].connection = connection

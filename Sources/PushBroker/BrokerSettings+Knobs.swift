@@ -25,6 +25,8 @@ extension BrokerSettings: KnobSettings {
                  "fcm: hints stored per offline device; one more deletes them all (resync on return)"),
         .named("fcmPriority", "fcm-priority", \.profiles.fcmPriority,
                "fcm: normal waits for the next doze maintenance window, high wakes the device"),
+        .accounts("fcmPriorityAccounts", "fcm-priority-accounts", \.profiles.fcmPriorityAccounts,
+                  "--fcm-priority applies to these accounts only (the others' hints go out at high priority)"),
         .named("fcmCollapse", "fcm-collapse", \.profiles.fcmCollapse,
                "fcm: account = the account is the collapse key (one stored per key, at most 4 keys)"),
         .number("dozeWindowMin", "doze-window-min", 0.001...1e7, scale: 60, \.profiles.dozeWindowSec,

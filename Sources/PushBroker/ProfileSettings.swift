@@ -10,6 +10,9 @@ public struct ProfileSettings: Sendable, Equatable {
     /// Hints FCM stores for an offline device before it deletes them all.
     public var fcmMaxHeld = 100
     public var fcmPriority: FCMPriority = .high
+    /// The accounts `fcmPriority` applies to; the others' hints go out at high priority. nil: all accounts. So a
+    /// lesson can hold the app server's two choices side by side on one broker.
+    public var fcmPriorityAccounts: Set<String>?
     public var fcmCollapse: FCMCollapse = .none
     /// Collapse keys FCM stores per device at most.
     public var fcmMaxCollapseKeys = 4
@@ -19,6 +22,14 @@ public struct ProfileSettings: Sendable, Equatable {
     public var webpushTTLSec: Double = 86_400
 
     public init() {}
+
+    /// The settings a device of `account` is served with: `fcmPriority` only where `fcmPriorityAccounts` says.
+    public func serving(account: String) -> ProfileSettings {
+        guard let accounts = fcmPriorityAccounts, !accounts.contains(account) else { return self }
+        var settings = self
+        settings.fcmPriority = .high
+        return settings
+    }
 
     public func kind(for platform: Platform) -> ProfileKind {
         switch platform {

@@ -98,6 +98,9 @@ import Testing
         ("unique-work", "queue", "wasted-passes", "keep"),
         ("ios-expiration-handler", "killed", "data-age-at-open", "handled"),
         ("web-beacon", "task", "unsynced-at-24h", "beacon"),
+        ("set-task-completed", "never", "data-age-at-open", "completes"),
+        ("silent-push-outbound", "push-only", "unsynced-at-24h", "refresh"),
+        ("large-first-pass", "at-end", "data-age-at-open", "per-page"),
     ]
 
     @Test(arguments: 0..<SwitchMarksTests.productChecks.count)

@@ -111,6 +111,25 @@ import Testing
         #expect(driver.hintIDs("pixel") == ["h-1"])
     }
 
+    @Test func normalPriorityAppliesOnlyToTheAccountsItNames() throws {
+        func dozingPixelGetsAtOnce(priorityAccounts: Set<String>?) -> Bool {
+            var profiles = ProfileSettings()
+            profiles.fcmPriority = .normal
+            profiles.fcmPriorityAccounts = priorityAccounts
+            var driver = InstanceDriver(registered: "pixel", profiles: profiles)
+            driver.state("pixel", online: true, doze: true)
+            driver.notice(head: 1)
+            return driver.hintIDs("pixel") == ["h-1"]
+        }
+        #expect(!dozingPixelGetsAtOnce(priorityAccounts: nil))  // every account: held for a window
+        #expect(!dozingPixelGetsAtOnce(priorityAccounts: ["acme"]))
+        #expect(dozingPixelGetsAtOnce(priorityAccounts: ["zen"]))  // pixel's account is not named: high
+        let base = ["--listen", "tcp://127.0.0.1:1", "--notices", "tcp://127.0.0.1:2", "--accounts", "a.json"]
+        let flags = base + ["--fcm-priority", "normal", "--fcm-priority-accounts", "x,y"]
+        let settings = try BrokerCommand.configuration(from: BrokerCommand.spec.parse(flags)).settings
+        #expect(settings.profiles.fcmPriority == .normal && settings.profiles.fcmPriorityAccounts == ["x", "y"])
+    }
+
     @Test func forceStoppedAppGetsNothingUntilOpened() {
         var driver = InstanceDriver(registered: "pixel", offline: true)
         driver.notice(head: 1)

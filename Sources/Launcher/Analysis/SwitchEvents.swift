@@ -60,6 +60,7 @@ struct SwitchEvents {
         Kind("lease.stranded", .device(key: "leases", value: "false")),
         Kind("cursor.committedBeforePage", .device(key: "cursorCommit", value: "beforePage")),
         Kind("page.lost", .device(key: "cursorCommit", value: "beforePage")),
+        Kind("pages.discarded", .device(key: "pageCommit", value: "atPassEnd")),
         Kind("op.result", "retried anyway", .device(key: "retryPermanent", value: "true")) {
             $0.string("reason")?.contains("retryPermanent") == true
         },
@@ -68,9 +69,19 @@ struct SwitchEvents {
         Kind("ios.window.expired", "killed", .device(key: "expirationHandler", value: "false")) {
             $0["handled"]?.boolValue == false
         },
+        Kind("budget.shrunk", "task not completed", .device(key: "setTaskCompleted", value: "false")) {
+            $0.string("reason")?.hasPrefix("setTaskCompleted=") == true
+        },
         Kind("budget.shrunk", .device(key: "expirationHandler", value: "false")),
         Kind("budget.recovered", .device(key: "expirationHandler", value: "false")),
         Kind("ios.schedule.lost", .device(key: "reschedule", value: "last")),
+        Kind("schedule.skipped", .device(key: "taskKind", value: "none")),
+        Kind("ios.task.notCompleted", .device(key: "setTaskCompleted", value: "false")),
+        Kind("ios.task.noHandler", .device(key: "taskRegistration", value: "late")),
+        Kind("schedule.notPermitted", .device(key: "taskRegistration", value: "idMismatch")),
+        Kind("refresh.set", "off at launch", .device(key: "backgroundAppRefresh", value: "false")) {
+            $0.string("reason")?.hasPrefix("backgroundAppRefresh=") == true
+        },
         Kind("schedule.submitted", "processing", .device(key: "taskKind", value: "processing")) {
             $0.string("api")?.contains("BGProcessingTaskRequest") == true
         },
@@ -88,11 +99,16 @@ struct SwitchEvents {
         Kind("notice.beforeCommit", .role("server.noticeBeforeCommit")),
         Kind("notice.phantom", .role("server.noticeBeforeCommit")),
         Kind("hint.dataAttached", .role("broker.hintCarriesData")),
+        Kind("hint.held", "doze", .role("broker.fcmPriority = normal")) { $0.string("reason") == "doze" },
         Kind("hint.malformed", .role("broker.hintCarriesData")),
         Kind("ios.window.expired", "handled", .platform("iOS: the window's execution time ran out")) {
             $0["handled"]?.boolValue == true
         },
         Kind("schedule.unavailable", .platform("iOS: BGTaskScheduler.submit refused")),
+        Kind("hint.coalesced", .platform("the push service kept only the newer of two held pushes")),
+        Kind("hint.discarded", "refresh-off", .platform("APNs: Background App Refresh is off")) {
+            $0.string("reason") == "refresh-off"
+        },
         Kind("passes.dropped", .platform("the app's process ended with passes waiting")),
         Kind("app.reinstalled", "ops lost", .platform("the app was deleted and installed again")) {
             ($0.int("lost") ?? 0) > 0

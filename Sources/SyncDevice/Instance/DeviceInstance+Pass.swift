@@ -299,6 +299,9 @@ extension DeviceInstance {
             pass = current
             return out
         }
+        if let last = accepted.last, settings.pageCommit == .atPassEnd {
+            return holdUntilPassEnd(accepted, to: last.seq, pageHead: page.head, now: now)
+        }
         if !accepted.isEmpty {
             // Applying the page costs execution: when that runs the window out, the page is not applied (the work
             // never finished); the next pass pulls it again from the unchanged cursor.
@@ -520,14 +523,16 @@ extension DeviceInstance {
     mutating func endPass(outcome: PassOutcome, now: Double, cutOff: Bool = false, tellScheduler: Bool = true)
         -> [DeviceDirective]
     {
-        guard let ended = pass else { return [] }
+        // `pageCommit: atPassEnd`: the one commit of the pass's pages, or none when it was cut off.
+        let held = settleHeldPages(keep: !cutOff)
+        guard let ended = pass else { return held }
         pass = nil
         let success = outcome == .completed && ended.reachedHead
         if success {
             successTimes.append(now)
             if successTimes.count > 1_000 { successTimes.removeFirst(successTimes.count - 1_000) }
         }
-        var out: [DeviceDirective] = []
+        var out: [DeviceDirective] = held
         var schedulerEvents: [EventLine] = []
         if tellScheduler {
             let output = scheduler.passEnded(trigger: ended.trigger, started: ended.started, ended: now,

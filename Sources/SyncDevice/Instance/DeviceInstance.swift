@@ -44,7 +44,8 @@ public struct DeviceInstance: Sendable {
         case .closed: app = .closed
         }
         let environment = DeviceEnvironment(app: app, online: true, charging: settings.charging,
-                                            opensPerDay: settings.opensPerDay, refreshOn: true)
+                                            opensPerDay: settings.opensPerDay,
+                                            refreshOn: settings.backgroundAppRefresh)
         self.environment = environment
         self.scheduler = makeScheduler(identity.platform, environment: environment, settings: settings)
         self.lostAtRestart = restored.lostOps
@@ -283,8 +284,17 @@ public struct DeviceInstance: Sendable {
     // MARK: - Scheduling
 
     mutating func registerJob(now: Double) -> [DeviceDirective] {
+        var out: [DeviceDirective] = []
+        if identity.platform == .ios && !settings.backgroundAppRefresh && !environment.refreshOn {
+            // The user's setting, said at each launch it holds for, so the report can tell why nothing is granted.
+            out.append(.log(EventLine(.refreshSet, [
+                ("on", .bool(false)),
+                ("reason", "backgroundAppRefresh=false: the user switched Background App Refresh off"),
+            ])))
+        }
         let output = scheduler.register(now: now, rng: &rng)
-        return output.events.map { .log($0) } + reportGuarantee() + output.grants.flatMap { trigger($0, now: now) }
+        out += output.events.map { .log($0) } + reportGuarantee()
+        return out + output.grants.flatMap { trigger($0, now: now) }
     }
 
     /// The `guarantee` event, and the ledger's note of it for `status --db`.

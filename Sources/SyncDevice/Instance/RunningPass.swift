@@ -45,6 +45,9 @@ public struct RunningPass: Sendable, Equatable {
     /// `cursorCommit: beforePage`: the page whose cursor is already committed, applied once its cost has run
     /// (`due`, simulated). A kill before then loses it.
     public var pendingPage: PendingPage?
+    /// `pageCommit: atPassEnd`: the pages pulled and worked through, to be applied only when the pass ends; a pass
+    /// cut off before its end applies none of them.
+    public var heldPages: [PageApplication] = []
 
     /// A page waiting to be applied after its cursor was committed.
     public struct PendingPage: Sendable, Equatable {

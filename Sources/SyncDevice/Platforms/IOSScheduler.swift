@@ -34,6 +34,13 @@ public struct IOSScheduler: PlatformScheduler {
         public var processingWindowsPerChargingDay: Double = 40
         /// How long a processing task may run (lab's number: "several minutes").
         public var processingWindow: Double = 300
+        /// The handler calls `setTaskCompleted` when its pass ends. Off: the task stays open until the system expires
+        /// it, and a task that never completes counts as misbehaving (`expiryPenalty` at every window, seed 002).
+        public var setTaskCompleted = true
+        /// Where the launch handler is registered and whether the identifiers match (seed 004).
+        public var taskRegistration: DeviceSettings.TaskRegistration = .atLaunch
+        /// The task's identifier, as the request and Info.plist spell it (only in events).
+        public var identifier = "com.synclab.sync.refresh"
 
         public init() {}
     }
@@ -65,6 +72,7 @@ public struct IOSScheduler: PlatformScheduler {
 
     /// Windows per day at the current engagement, charging state and budget.
     public var windowsPerDay: Double {
+        if rules.taskKind == .noTask { return 0 }
         if rules.taskKind == .processing {
             // requiresExternalPower: "won't run until the device is charging" (seed 004).
             return environment.charging ? rules.processingWindowsPerChargingDay * budgetFactor : 0
@@ -82,6 +90,11 @@ public struct IOSScheduler: PlatformScheduler {
         guard environment.refreshOn else {
             return .foregroundOnly(triggers: [.foreground, .connectivity],
                                    reason: "Background App Refresh is off: BGTaskScheduler.submit fails (unavailable)")
+        }
+        guard rules.taskKind != .noTask else {
+            return .foregroundOnly(triggers: [.foreground, .push],
+                                   reason: "taskKind=none: no background task; a silent push wakes the app only when "
+                                    + "the server has news, never for the app's own unsent edits")
         }
         return .opportunistic(observedMedianGap: Guarantee.medianGap(scheduledRuns))
     }
@@ -115,6 +128,18 @@ public struct IOSScheduler: PlatformScheduler {
     public mutating func tick(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
         self.now = now
         guard let grant = nextGrant, now >= grant else { return SchedulerOutput() }
+        if rules.taskRegistration == .late {
+            // The system launches the app for the task; no handler was registered before launch finished, so
+            // nothing runs, and nothing submits the next request either (seed 004: "nothing runs").
+            earliestBegin = nil
+            nextGrant = nil
+            return SchedulerOutput(events: [EventLine(.iosTaskNoHandler, [
+                ("identifier", .string(rules.identifier)),
+                ("reason", .string("taskRegistration=late: the handler was registered after launch finished; the "
+                    + "system launched the app for the task and found no handler: nothing ran, nothing was "
+                    + "rescheduled")),
+            ])])
+        }
         var events = [EventLine(.windowGranted, [("untilSim", .double(now + windowLength)),
                                                  ("budgetFactor", .double(budgetFactor)),
                                                  ("taskKind", .string(rules.taskKind.rawValue))])]
@@ -176,7 +201,20 @@ public struct IOSScheduler: PlatformScheduler {
             }
         }
         let before = budgetFactor
-        if cutOff && !rules.expirationHandler {
+        // A BGTask whose handler never calls setTaskCompleted runs until the system expires it, work done or not.
+        let neverCompleted = trigger == .opportunistic && !rules.setTaskCompleted
+        if neverCompleted {
+            events.append(EventLine(.iosTaskNotCompleted, [
+                ("identifier", .string(rules.identifier)), ("cutOff", .bool(cutOff)),
+                ("reason", .string("setTaskCompleted=false: the handler never called setTaskCompleted; the system "
+                    + "expired the task and counts the app as misbehaving")),
+            ]))
+        }
+        var shrinkReason: String?
+        if neverCompleted {
+            shrinkReason = "setTaskCompleted=false: a task that never completes is a failure"
+            budgetFactor = max(rules.minimumBudgetFactor, budgetFactor * rules.expiryPenalty)
+        } else if cutOff && !rules.expirationHandler {
             // Killed at expiration without setTaskCompleted: a failure, and less time in future (seeds 000, 004).
             budgetFactor = max(rules.minimumBudgetFactor, budgetFactor * rules.expiryPenalty)
         } else if !cutOff {
@@ -190,9 +228,10 @@ public struct IOSScheduler: PlatformScheduler {
             ])])
         }
         guard budgetFactor < before else { return SchedulerOutput(events: events) }
-        return SchedulerOutput(events: events + [EventLine(.budgetShrunk, [("from", .double(before)),
-                                                                           ("to", .double(budgetFactor)),
-                                                                           ("trigger", .string(trigger.rawValue))])])
+        var fields: [(String, JSONValue)] = [("from", .double(before)), ("to", .double(budgetFactor)),
+                                             ("trigger", .string(trigger.rawValue))]
+        if let shrinkReason { fields.append(("reason", .string(shrinkReason))) }
+        return SchedulerOutput(events: events + [EventLine(.budgetShrunk, fields)])
     }
 
     // MARK: -
@@ -210,6 +249,25 @@ public struct IOSScheduler: PlatformScheduler {
             earliestBegin = nil
             nextGrant = nil
             return EventLine(.scheduleUnavailable, [("api", "BGTaskScheduler.submit"), ("reason", "force quit")])
+        }
+        guard rules.taskKind != .noTask else {
+            // Seed 000's third attempt: no request at all, a silent push is the only background wake-up.
+            earliestBegin = nil
+            nextGrant = nil
+            return EventLine(.scheduleSkipped, [
+                ("reason", .string("taskKind=none: no BGTask request; only a silent push wakes the app in the "
+                    + "background, and the server sends one only for changes it already has")),
+            ])
+        }
+        guard rules.taskRegistration != .idMismatch else {
+            // BGTaskScheduler.Error.notPermitted, which the seeds' `try? submit(request)` swallows.
+            earliestBegin = nil
+            nextGrant = nil
+            return EventLine(.scheduleNotPermitted, [
+                ("api", "BGTaskScheduler.submit"), ("identifier", .string(rules.identifier)),
+                ("reason", .string("taskRegistration=idMismatch: the request's identifier is not in Info.plist's "
+                    + "BGTaskSchedulerPermittedIdentifiers (notPermitted, swallowed by try?); no request is pending")),
+            ])
         }
         earliestBegin = now + desiredInterval
         awaitingReschedule = false

@@ -46,6 +46,8 @@ public func makeScheduler(_ platform: Platform, environment: DeviceEnvironment, 
         rules.expirationHandler = settings.expirationHandler
         rules.reschedule = settings.reschedule
         rules.taskKind = settings.taskKind
+        rules.setTaskCompleted = settings.setTaskCompleted
+        rules.taskRegistration = settings.taskRegistration
         return IOSScheduler(environment: environment, desiredInterval: desired, rules: rules)
     case .web:
         return WebScheduler(environment: environment, desiredInterval: desired, triggers: settings.webTriggers)

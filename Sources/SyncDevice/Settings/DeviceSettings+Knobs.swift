@@ -34,6 +34,8 @@ extension DeviceSettings: KnobSettings {
                 "data older than this (simulated minutes) is shown stale"),
         .bool("beacon", "beacon", \.beaconOnClose,
               "web: flush pending ops with a fire-and-forget push when the tab closes (navigator.sendBeacon)"),
+        .bool("backgroundAppRefresh", "background-app-refresh", \.backgroundAppRefresh,
+              "iOS: the user's Background App Refresh switch at start (off: no windows, no background pushes)"),
         .named("executionClock", "execution-clock", \.executionClock,
                "the clock pass execution (the iOS 30 s window, Android's limits) is measured on"),
         .named("synchronous", "synchronous", \.synchronous, lowercased: true,

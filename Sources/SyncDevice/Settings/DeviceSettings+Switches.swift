@@ -30,6 +30,10 @@ extension DeviceSettings {
         case withPage, beforePage
     }
 
+    public enum PageCommit: String, Sendable, CaseIterable {
+        case perPage, atPassEnd
+    }
+
     public enum OutboxOrder: String, Sendable, CaseIterable {
         case saved, newestFirst
     }
@@ -48,6 +52,17 @@ extension DeviceSettings {
 
     public enum TaskKind: String, Sendable, CaseIterable {
         case refresh, processing
+        /// No BGTask at all: the app counts on silent pushes to wake it (seed 000's third attempt).
+        case noTask = "none"
+    }
+
+    public enum TaskRegistration: String, Sendable, CaseIterable {
+        /// `register(forTaskWithIdentifier:)` before launch finishes; one identifier in Info.plist, register, request.
+        case atLaunch
+        /// Registered after `didFinishLaunchingWithOptions` returned: a launch for the task finds no handler.
+        case late
+        /// The request's identifier is not in `BGTaskSchedulerPermittedIdentifiers`: `submit` fails (`notPermitted`).
+        case idMismatch
     }
 
     public enum WebTriggers: String, Sendable, CaseIterable {
@@ -90,6 +105,8 @@ extension DeviceSettings {
               "design switch: claims carry an expiring lease (false: a killed pass strands its ops)"),
         .named("cursorCommit", "cursor-commit", \.cursorCommit,
                "design switch: withPage (one transaction) or beforePage (cursor committed first, page later)"),
+        .named("pageCommit", "page-commit", \.pageCommit,
+               "design switch: perPage (each page with its cursor) or atPassEnd (a cut-off pass keeps nothing)"),
         .named("outboxOrder", "outbox-order", \.outboxOrder,
                "design switch: saved (each op in the order the user saved it) or newestFirst (a LIFO outbox)"),
         .named("ownWrites", "own-writes", \.ownWrites,
@@ -108,7 +125,11 @@ extension DeviceSettings {
         .named("reschedule", "reschedule", \.reschedule,
                "design switch, iOS: submit the next request first in the handler, or last"),
         .named("taskKind", "task-kind", \.taskKind,
-               "design switch, iOS: refresh (BGAppRefreshTask) or processing (BGProcessingTask, external power)"),
+               "design switch, iOS: refresh (BGAppRefreshTask), processing (BGProcessingTask, external power) or none"),
+        .bool("setTaskCompleted", "set-task-completed", \.setTaskCompleted,
+              "design switch, iOS: the handler calls setTaskCompleted (false: every task expires, the budget halves)"),
+        .named("taskRegistration", "task-registration", \.taskRegistration,
+               "design switch, iOS: atLaunch, late (a window finds no handler) or idMismatch (not in Info.plist)"),
         .named("webTriggers", "web-triggers", \.webTriggers,
                "design switch, web: which page events run a pass besides load and the interval timer"),
         .named("unloadFlush", "unload-flush", \.unloadFlush,

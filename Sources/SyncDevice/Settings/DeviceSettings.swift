@@ -29,6 +29,9 @@ public struct DeviceSettings: Sendable, Equatable {
     /// Where the app starts: foreground, background or closed.
     public var startState: StartState = .background
     public var charging = false
+    /// iOS: the user's Background App Refresh switch when the app starts (the scenario's `refresh` step changes it):
+    /// off, `BGTaskScheduler.submit` fails and background pushes are not delivered (seed 001).
+    public var backgroundAppRefresh = true
     /// Web: flush pending ops with a fire-and-forget push when the tab closes (`navigator.sendBeacon`); the same as
     /// `unloadFlush == .beacon`.
     public var beaconOnClose: Bool {
@@ -63,6 +66,10 @@ public struct DeviceSettings: Sendable, Equatable {
     /// When the cursor is committed: with its page (one transaction), or before it in a commit of its own, so a kill
     /// between the two loses the page (seed 001: "cursor moved after the commit").
     public var cursorCommit: CursorCommit = .withPage
+    /// When a pass applies the pages it pulls: each with its cursor as it goes, or all at the pass's end, so a pass
+    /// cut off before its end keeps nothing and the next starts over (seed 001: "a large one is cut off and starts
+    /// over").
+    public var pageCommit: PageCommit = .perPage
     /// The order a pass sends its outbox in: as the user saved the ops, or newest first, so a draft's older edit
     /// lands after its newer one and wins (issue 30's lesson `outbox-order`; the mistake of a LIFO queue).
     public var outboxOrder: OutboxOrder = .saved
@@ -89,8 +96,16 @@ public struct DeviceSettings: Sendable, Equatable {
     /// leaves nothing scheduled; seed 002: "Reschedule at the start of the handler").
     public var reschedule: Reschedule = .first
     /// iOS: `BGAppRefreshTaskRequest`, or `BGProcessingTaskRequest` with `requiresExternalPower` (windows only while
-    /// charging: seed 000's "clustered 02:00–05:00, charging"; seed 004).
+    /// charging: seed 000's "clustered 02:00–05:00, charging"; seed 004), or none: no task, silent pushes only (seed
+    /// 000: "it cannot solve the outbound case").
     public var taskKind: TaskKind = .refresh
+    /// iOS: the handler calls `setTaskCompleted` when its pass ends; off: the task stays open until the system expires
+    /// it and counts it as misbehaving, so every window shrinks the budget (seed 002: "Always call setTaskCompleted").
+    public var setTaskCompleted = true
+    /// iOS: where the launch handler is registered and whether the identifiers match: `late` registers it after
+    /// launch finished (a window then finds no handler), `idMismatch` submits an identifier Info.plist does not
+    /// permit (the submit fails, swallowed by `try?`); both: "the task never fires" (seed 004).
+    public var taskRegistration: TaskRegistration = .atLaunch
     /// Web: which page events run a pass besides the page load and the interval timer (seed 000).
     public var webTriggers: WebTriggers = .intervalOnlineVisibility
     /// Web: what the page does when its tab closes (seed 000: "sendBeacon … the only browser API here specified to
