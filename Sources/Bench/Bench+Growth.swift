@@ -1,3 +1,4 @@
+import Markup
 import Foundation
 import Launcher
 import SyncProtocol
@@ -83,7 +84,7 @@ extension Bench {
         page += "<style>body{font-family:sans-serif;margin:24px;max-width:1180px}pre{font-size:12px;background:#f6f6f6;"
         page += "padding:8px}.plots{display:flex;flex-wrap:wrap;gap:16px}</style></head><body>\n"
         page += "<h1>synclab bench\(quick ? " (quick)" : "")</h1>\n"
-        page += "<p>\(GrowthPlot.escape(machineLine))</p>\n<h2>Cost growth with devices of one account</h2>\n"
+        page += "<p>\(Markup.text(machineLine))</p>\n<h2>Cost growth with devices of one account</h2>\n"
         page += "<p>Growth exponent (least-squares slope of log cost against log devices), device processes: CPU per edit "
         page += "to all receivers N^\(exponent("growth.processes.cpuExponent")), propagation p50 "
         page += "N^\(exponent("growth.processes.p50Exponent")); pooled: CPU N^\(exponent("growth.pooled.cpuExponent")), "
@@ -92,7 +93,7 @@ extension Bench {
         page += GrowthPlot.svg(title: "Propagation p50 (saved on A → committed on B)", yLabel: "ms", series: series("p50Ms"))
         page += GrowthPlot.svg(title: "CPU per edit, all receivers", yLabel: "CPU ms per edit", series: series("cpuMsPerEditAll"))
         page += GrowthPlot.svg(title: "CPU per delivered edit", yLabel: "CPU ms", series: series("cpuMsPerEdit"))
-        page += "</div>\n<h2>Figures</h2>\n<pre>\(GrowthPlot.escape(table))</pre>\n</body></html>\n"
+        page += "</div>\n<h2>Figures</h2>\n<pre>\(Markup.text(table))</pre>\n</body></html>\n"
         return page
     }
 

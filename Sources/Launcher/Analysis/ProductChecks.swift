@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 
@@ -115,9 +116,9 @@ enum ProductChecks {
         var appliedAt: [String: Double] = [:]
         var saved: [(key: String, device: String, sim: Double)] = []
         for event in data.events {
-            if event.proc == "server", event.type == "op.applied", let key = event.string("key"), appliedAt[key] == nil {
+            if event.proc == "server", event.type == EventCatalogue.opApplied, let key = event.string("key"), appliedAt[key] == nil {
                 appliedAt[key] = event.sim
-            } else if event.type == "op.saved", data.device(event.proc) != nil, let key = event.string("key"),
+            } else if event.type == EventCatalogue.opSaved, data.device(event.proc) != nil, let key = event.string("key"),
                       event.sim <= data.scenarioEndSim {
                 saved.append((key, event.proc, event.sim))
             }
@@ -151,7 +152,7 @@ enum ProductChecks {
     }
 
     static func settledAfterHeal(_ data: RunData, within limit: Double) -> InvariantResult {
-        guard let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == "phase"
+        guard let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == EventCatalogue.phase
             && $0.string("name") == "heal" })
         else {
             return InvariantResult("settled-after-heal", [Violation(device: nil, account: nil, "the run never healed")],
@@ -183,7 +184,7 @@ enum ProductChecks {
     static func wastedPasses(_ data: RunData, _ check: ProductCheckSettings.WastedPasses) -> InvariantResult {
         var total: [String: Int] = [:]
         var empty: [String: Int] = [:]
-        for event in data.events where event.type == "pass.end" {
+        for event in data.events where event.type == EventCatalogue.passEnd {
             // A pass belongs to the scenario when it started before the scenario's end (as "Passes by trigger"
             // counts them); heal's and quiesce's passes are not the design's.
             let started = event.sim - (event.fields["durationSec"]?.doubleValue ?? 0)

@@ -76,10 +76,10 @@ package struct RunData {
         var head: [String: Int] = [:]
         var cursor: [String: Int] = [:]
         for event in events where event.sim < scenarioEndSim {
-            if event.proc == "server", event.type == "op.applied", let account = event.string("account"),
+            if event.proc == "server", event.type == EventCatalogue.opApplied, let account = event.string("account"),
                let seq = event.int("seq") {
                 head[account] = max(head[account] ?? 0, seq)
-            } else if event.type == "cursor.moved", let to = event.int("to"), deviceIndex[event.proc] != nil {
+            } else if event.type == EventCatalogue.cursorMoved, let to = event.int("to"), deviceIndex[event.proc] != nil {
                 cursor[event.proc] = to
             }
         }
@@ -118,7 +118,7 @@ package struct RunData {
                            scenarioEndSim: topology.duration)
         data.epochMicros = epoch
         data.events = try readEvents(folder.path("events.jsonl"))
-        if let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == "phase" && $0.string("name") == "heal" }) {
+        if let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == EventCatalogue.phase && $0.string("name") == "heal" }) {
             data.scenarioEndSim = heal.sim
         }
         if let text = try? String(contentsOfFile: folder.path("stats.json"), encoding: .utf8) {

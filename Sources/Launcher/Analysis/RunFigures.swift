@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import SyncProtocol
 
 /// Latency percentiles of a set of samples, in milliseconds of real time and seconds of simulated time.
@@ -154,19 +155,19 @@ package struct RunFigures {
         var lastGuarantee: [String: Event] = [:]
         for event in data.events {
             switch event.type {
-            case "op.saved" where accountOf[event.proc] != nil:
+            case EventCatalogue.opSaved where accountOf[event.proc] != nil:
                 opsSaved += 1
                 if let key = event.string("key") {
                     saved[key] = event
                     savedOrder.append(key)
                 }
-            case "op.applied":
+            case EventCatalogue.opApplied:
                 if let key = event.string("key"), appliedOnServer[key] == nil { appliedOnServer[key] = event }
-            case "op.sent":
+            case EventCatalogue.opSent:
                 if (event.int("attempt") ?? 1) > 1 { resends += 1 }
-            case "op.result":
+            case EventCatalogue.opResult:
                 if event.string("outcome") == "unknown" { unknownOutcomes += 1 }
-            case "pass.start" where accountOf[event.proc] != nil:
+            case EventCatalogue.passStart where accountOf[event.proc] != nil:
                 let trigger = event.string("trigger") ?? "?"
                 if event.sim >= data.scenarioEndSim {
                     healPassesTotal += 1
@@ -182,21 +183,21 @@ package struct RunFigures {
                         passStarts[event.proc, default: []].append(event.sim)
                     }
                 }
-            case "pass.end" where accountOf[event.proc] != nil:
+            case EventCatalogue.passEnd where accountOf[event.proc] != nil:
                 if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
                 let started = event.sim - (event.fields["durationSec"]?.doubleValue ?? 0)
                 if started < data.scenarioEndSim && (event.int("sent") ?? 0) == 0 && (event.int("pulled") ?? 0) == 0 {
                     idlePassesByDevice[event.proc, default: 0] += 1
                 }
-            case "guarantee" where accountOf[event.proc] != nil:
+            case EventCatalogue.guarantee where accountOf[event.proc] != nil:
                 if firstGuarantee[event.proc] == nil { firstGuarantee[event.proc] = event }
                 if event.sim <= data.scenarioEndSim { lastGuarantee[event.proc] = event }
-            case "app.foreground" where accountOf[event.proc] != nil:
+            case EventCatalogue.appForeground where accountOf[event.proc] != nil:
                 if event.sim <= data.scenarioEndSim { opensOf[event.proc, default: 0] += 1 }
                 if event.sim <= data.scenarioEndSim, let synced = lastPassEnd[event.proc] {
                     dataAges.append(event.sim - synced)
                 }
-            case "change.applied" where accountOf[event.proc] != nil:
+            case EventCatalogue.changeApplied where accountOf[event.proc] != nil:
                 guard let key = event.string("key"), let origin = saved[key], origin.proc != event.proc else { continue }
                 if arrivals[key]?.contains(where: { $0.device == event.proc }) == true { continue }
                 arrivals[key, default: []].append(Lineage.Arrival(

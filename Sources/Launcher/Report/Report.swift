@@ -1,4 +1,6 @@
 import Foundation
+import LabKit
+import Markup
 import SyncProtocol
 
 /// The verdict and figures of a run, written as `report.json` (the contract of DESIGN.md), `report.md`,
@@ -30,8 +32,8 @@ public struct Report {
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
-        guard launcher.contains(where: { $0.type == "process.started" }) else { return nil }
-        let phases = launcher.filter { $0.type == "phase" }.compactMap { $0.string("name") }
+        guard launcher.contains(where: { $0.type == EventCatalogue.processStarted }) else { return nil }
+        let phases = launcher.filter { $0.type == EventCatalogue.phase }.compactMap { $0.string("name") }
         return phases.contains("check") ? nil : (phases.last ?? "start-up")
     }
 
@@ -458,9 +460,8 @@ public struct Report {
             """
     }
 
+    /// A line of report.md as HTML text: its inline markdown (`**`, backticks) dropped, then escaped.
     private func htmlEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "**", with: "")
-            .replacingOccurrences(of: "`", with: "")
+        Markup.text(s.replacingOccurrences(of: "**", with: "").replacingOccurrences(of: "`", with: ""))
     }
 }

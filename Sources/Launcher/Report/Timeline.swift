@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 
 /// Draws a `TimelineModel` as one self-contained SVG with a little inline script (zoom with the wheel or the buttons,
 /// drag to pan, click a mark to follow its edit). Every element placed in time carries `data-t` (and `data-t2`), so
@@ -87,12 +88,12 @@ struct Timeline {
         // Lane backgrounds and labels.
         for (index, row) in rows.enumerated() {
             let focused = model.focus.contains(row.lane.id)
-            s += "<g class=\"lane\" data-lane=\"\(xmlEscape(row.lane.id))\">"
+            s += "<g class=\"lane\" data-lane=\"\(Markup.attribute(row.lane.id))\">"
             s += "<rect x=\"0\" y=\"\(svgNum(row.top))\" width=\"\(Int(Self.width))\" height=\"\(svgNum(row.height))\" "
             // A lane a failed check names (a product check names devices, not marks) is ringed in red.
             s += "fill=\"\(index % 2 == 0 ? "#f8f9fa" : "#ffffff")\"\(focused ? Self.laneRing : "")/>"
             s += "<text x=\"6\" y=\"\(svgNum(row.top + 15))\" font-weight=\"600\"\(focused ? " fill=\"#c92a2a\"" : "")>"
-            s += "\(xmlEscape(row.lane.label))</text>"
+            s += "\(Markup.text(row.lane.label))</text>"
             if case .device = row.lane.kind {
                 s +=
                     "<text x=\"6\" y=\"\(svgNum(row.top + 54))\" fill=\"#868e96\" font-size=\"10\">cursor / head</text>"
@@ -158,7 +159,7 @@ struct Timeline {
                         + "y=\"\(svgNum(textY))\" "
                 s +=
                     "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" "
-                        + "paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
+                        + "paint-order=\"stroke\">\(Markup.text(text))</text>\n"
             }
         }
         // Passes: a small bar per pass, coloured by its trigger.
@@ -214,13 +215,13 @@ struct Timeline {
             let focused = model.focused(link.keys)
             s +=
                 "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" "
-                    + "data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
+                    + "data-keys=\"\(Markup.attribute(link.keys.joined(separator: " ")))\" "
             s +=
                 "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" "
                     + "x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
             s +=
                 "x2=\"\(svgNum(x(link.toSim)))\" "
-                    + "y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
+                    + "y2=\"\(svgNum(markY(to)))\"><title>\(Markup.text(link.label))</title></line>\n"
         }
         s += budgetLines(rowOf)
         // Marks.
@@ -233,19 +234,19 @@ struct Timeline {
             if mark.kind == .switchEvent { y = row.top + 15 }
             s +=
                 "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" "
-                    + "data-lane=\"\(xmlEscape(mark.lane))\" "
+                    + "data-lane=\"\(Markup.attribute(mark.lane))\" "
             s +=
-                "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" "
+                "data-keys=\"\(Markup.attribute(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" "
                     + "data-y=\"\(svgNum(y))\" "
             s +=
-                "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
+                "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(Markup.text(formatSim(mark.sim) + "  " + mark.label))</title>"
             s += (focused ? Self.ring : "") + "<use href=\"#m-\(mark.kind.rawValue)\"/>"
             if mark.kind == .hintDied || mark.kind == .hintIgnored, labelDead, let reason = mark.reason,
                 fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
             {
                 s +=
                     "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" "
-                        + "fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
+                        + "fill=\"#c92a2a\">\(Markup.text(short(reason)))</text>"
             }
             if mark.kind == .switchEvent, fits("\(mark.lane)/switch", x(mark.sim), mark.reason ?? "", size: 9) {
                 s += Self.switchLabel(mark.reason ?? "")
@@ -256,7 +257,7 @@ struct Timeline {
                 s +=
                     "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" "
                         + "stroke-width=\"3\" paint-order=\"stroke\">"
-                s += "\(xmlEscape(mark.label))</text>"
+                s += "\(Markup.text(mark.label))</text>"
             }
             s += "</g>\n"
         }
@@ -355,13 +356,13 @@ struct Timeline {
     ) -> String {
         let width = max(minWidth, x(t1) - x(t0))
         var s =
-            "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
+            "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(Markup.attribute($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
         s +=
             "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") "
                 + "x=\"\(svgNum(x(t0)))\" "
         s += "y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" height=\"\(svgNum(h))\""
         s += (fill.map { " fill=\"\($0)\"" } ?? "") + (opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "") + ">"
-        s += "<title>\(xmlEscape(title))</title></rect>\n"
+        s += "<title>\(Markup.text(title))</title></rect>\n"
         return s
     }
 
@@ -371,7 +372,7 @@ struct Timeline {
         let pts = points.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
         let times = points.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
         return "<polyline class=\"\(cls)\" data-pts=\"\(times)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(stroke)\" "
-            + "stroke-width=\"\(width)\"><title>\(xmlEscape(title))</title></polyline>\n"
+            + "stroke-width=\"\(width)\"><title>\(Markup.text(title))</title></polyline>\n"
     }
 
     /// The legend under the timeline.
@@ -548,10 +549,4 @@ struct Timeline {
 func svgNum(_ value: Double) -> String {
     let rounded = (value * 100).rounded() / 100
     return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
-}
-
-/// Text safe inside an HTML or SVG element or attribute.
-func xmlEscape(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
 }

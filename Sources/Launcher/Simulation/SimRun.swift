@@ -69,7 +69,7 @@ public final class SimRun: TopologyRunner {
         try configure()
     }
 
-    func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit("launcher", type, fields) }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit("launcher", type, fields) }
 
     // MARK: - The whole run
 
@@ -77,7 +77,7 @@ public final class SimRun: TopologyRunner {
     public var storage: SimStorage { world.storage }
 
     public func run() throws {
-        emit("process.started", [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
+        emit(.processStarted, [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
                                  ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
                                  ("simulated", true)])
         var failure: Error?
@@ -102,7 +102,7 @@ public final class SimRun: TopologyRunner {
             failure = error
         }
         stopAll()
-        emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
+        emit(.processStopped, [("role", "launcher"), ("pid", .int(1))])
         // The databases reach the run folder's files here when they were in memory, whatever stopped the run.
         let written = Result { try world.tearDown() }
         if let failure { throw failure }
@@ -110,7 +110,7 @@ public final class SimRun: TopologyRunner {
     }
 
     private func phase(_ name: String) {
-        emit("phase", [("name", .string(name))])
+        emit(.phase, [("name", .string(name))])
         say("\(name)…")
     }
 
@@ -170,12 +170,12 @@ public final class SimRun: TopologyRunner {
         if name == "server" {
             let shell = try SimServerShell(serverConfiguration, world: world, databaseLabel: "server.sqlite")
             pids[name] = shell.pid
-            emit("process.spawned", [("target", "server"), ("pid", .int(shell.pid))])
+            emit(.processSpawned, [("target", "server"), ("pid", .int(shell.pid))])
             world.add(server: shell)
         } else if name == "broker" {
             let shell = SimBrokerShell(brokerConfiguration, directory: brokerDirectory, world: world)
             pids[name] = shell.pid
-            emit("process.spawned", [("target", "broker"), ("pid", .int(shell.pid))])
+            emit(.processSpawned, [("target", "broker"), ("pid", .int(shell.pid))])
             world.add(broker: shell)
         } else {
             var shells: [SimDeviceShell] = []
@@ -184,9 +184,9 @@ public final class SimRun: TopologyRunner {
                 shells.append(try SimDeviceShell(deviceConfigurations[id]!, world: world, generator: generator))
             }
             pids[name] = shells.first?.pid ?? 0
-            emit("process.spawned", [("target", .string(name)), ("pid", .int(shells.first?.pid ?? 0))])
+            emit(.processSpawned, [("target", .string(name)), ("pid", .int(shells.first?.pid ?? 0))])
             if poolDevices[name] != nil {
-                world.log.emit(name, "process.started", [("role", "pool"), ("pid", .int(shells.first?.pid ?? 0)),
+                world.log.emit(name, .processStarted, [("role", "pool"), ("pid", .int(shells.first?.pid ?? 0)),
                                                          ("devices", .int(shells.count))])
             }
             for shell in shells { world.add(device: shell) }
@@ -251,7 +251,7 @@ public final class SimRun: TopologyRunner {
             do {
                 try start(next.name)
                 // Before the ping: the new process may die again at once, and its death must follow its start.
-                emit("process.restarted", [("target", .string(next.name)), ("pid", .int(pids[next.name] ?? 0)),
+                emit(.processRestarted, [("target", .string(next.name)), ("pid", .int(pids[next.name] ?? 0)),
                                            ("by", "crash-anywhere")])
                 waitReady(next.name)
             } catch {
@@ -277,7 +277,7 @@ public final class SimRun: TopologyRunner {
             world.plannedCrashes.append(PlannedCrash(process: member, after: after, boundary: boundary))
         }
         let listed = world.plannedCrashes.map { "\($0.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + $0.after)))" }
-        emit("crash.planned", [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) }))])
+        emit(.crashPlanned, [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) }))])
     }
 
     /// A process died by itself: at a crash point a `crash` step armed, or where crash-anywhere drew. A pool dies
@@ -289,7 +289,7 @@ public final class SimRun: TopologyRunner {
         var fields: [(String, JSONValue)] = [("target", .string(name)), ("signal", "SIGKILL"),
                                              ("point", .string(point)), ("by", "crash")]
         if name != member { fields.append(("device", .string(member))) }
-        emit("process.killed", fields)
+        emit(.processKilled, fields)
         if armedCrashes.removeValue(forKey: name) == nil, inScenario, point.hasPrefix("anywhere.") {
             pendingRestarts.append((name, world.scheduler.now + 1_000_000))
         }
@@ -342,18 +342,18 @@ public final class SimRun: TopologyRunner {
         case "kill":
             guard running(target) else { throw LabError.io("\(target) is not running") }
             for member in members(target) { world.kill(member) }
-            emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
+            emit(.processKilled, [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
         case "restart":
             for member in members(target) where world.isRunning(member) { world.kill(member) }
             checkState(of: target)
             try startAndWait(target)
-            emit("process.restarted", [("target", .string(target)), ("pid", .int(pids[target] ?? 0))]
+            emit(.processRestarted, [("target", .string(target)), ("pid", .int(pids[target] ?? 0))]
                 + via(device, target))
         case "pause":
             for member in members(target) { world.pause(member) }
-            emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
+            emit(.processPaused, [("target", .string(target)), ("signal", "SIGSTOP")])
         case "resume":
-            emit("process.resumed", [("target", .string(target)), ("signal", "SIGCONT")])
+            emit(.processResumed, [("target", .string(target)), ("signal", "SIGCONT")])
             for member in members(target) { world.resume(member) }
         default:
             throw LabError.usage("unknown signal command \(command)")
@@ -367,7 +367,7 @@ public final class SimRun: TopologyRunner {
             topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account, $0.databasePath) } }
         }
         for fields in StopChecks.stateChecked(serverPath: serverConfiguration.databasePath, ledgers: ledgers) {
-            emit("state.checked", fields)
+            emit(.stateChecked, fields)
         }
     }
 
@@ -375,7 +375,7 @@ public final class SimRun: TopologyRunner {
 
     func resumeToHeal(_ name: String) {
         guard paused(name) else { return }
-        emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+        emit(.processResumed, [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
         for member in members(name) { world.resume(member) }
     }
 

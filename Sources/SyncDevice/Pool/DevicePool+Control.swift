@@ -122,12 +122,12 @@ extension DevicePool {
 
     func logControl(_ request: Control, ok: Bool, detail: String) {
         let args = JSONValue.object(request.args.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
-        events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", .bool(ok)),
+        events.emit(.controlReceived, [("command", .string(request.command)), ("args", args), ("ok", .bool(ok)),
                                          ("detail", .string(detail))])
     }
 
     func refuse(_ peer: [UInt8], _ error: ProtocolError) {
-        events.emit("request.refused", [("code", .string(error.code.rawValue)),
+        events.emit(.requestRefused, [("code", .string(error.code.rawValue)),
                                         ("message", .string(error.description)), ("peer", "control")])
         send(peer, .error(ErrorReply(code: error.code, message: error.description)))
     }
