@@ -58,7 +58,8 @@ struct CrashDeaths {
     }
 
     /// Each crash point with how often it was armed and how often it fired. A point fires only at an occurrence with
-    /// work in flight (a claim that holds ops, a page that holds changes, a commit that applied ops: CrashPoints.reach),
+    /// work in flight (a claim that holds ops, a page that holds changes, a commit that applied ops:
+    /// CrashPoints.reach),
     /// so every firing counted here killed the process with something to lose.
     var coverage: [(point: String, armed: Int, fired: Int, withWork: Int)] {
         guard !armed.isEmpty || !deaths.isEmpty else { return [] }

@@ -198,7 +198,8 @@ package struct RunFigures {
                     dataAges.append(event.sim - synced)
                 }
             case EventCatalogue.changeApplied where accountOf[event.proc] != nil:
-                guard let key = event.string("key"), let origin = saved[key], origin.proc != event.proc else { continue }
+                guard let key = event.string("key"), let origin = saved[key],
+                    origin.proc != event.proc else { continue }
                 if arrivals[key]?.contains(where: { $0.device == event.proc }) == true { continue }
                 arrivals[key, default: []].append(Lineage.Arrival(
                     device: event.proc, trigger: event.string("trigger") ?? "?", pass: event.int("pass"),
@@ -222,7 +223,8 @@ package struct RunFigures {
         let seqOfKey = Dictionary(data.changes.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
         for key in savedOrder {
             guard let event = saved[key] else { continue }
-            var lineage = Lineage(key: key, device: event.proc, draft: event.string("draft") ?? "?", savedSim: event.sim)
+            var lineage = Lineage(key: key, device: event.proc, draft: event.string("draft") ?? "?",
+                savedSim: event.sim)
             if let change = seqOfKey[key] {
                 lineage.seq = change.seq
                 for id in accounting.hintsBySeq["\(change.account)/\(change.seq)"] ?? [] {
@@ -236,7 +238,8 @@ package struct RunFigures {
         // The seed-000 table: per platform, syncs, median gap, edits still unsynced 24 h after they were saved.
         perDevice = PerDevice(passStarts: passStarts, allPasses: allPasses, opens: opensOf,
                               firstGuarantee: firstGuarantee, lastGuarantee: lastGuarantee, saved: saved,
-                              savedOrder: savedOrder, appliedOnServer: appliedOnServer, scenarioEndSim: data.scenarioEndSim)
+                              savedOrder: savedOrder, appliedOnServer: appliedOnServer,
+                              scenarioEndSim: data.scenarioEndSim)
         for platform in Platform.allCases {
             let devices = data.devices.filter { $0.platform == platform }
             guard !devices.isEmpty else { continue }
@@ -255,7 +258,8 @@ package struct RunFigures {
             ("conflicts recorded by the server", "\(conflicts)"),
             ("data age at app open (median, simulated)", median(dataAges).map { formatSim($0) } ?? "—"),
             ("data age at app open (max, simulated)", dataAges.max().map { formatSim($0) } ?? "—"),
-            ("cursor lag at the end (max)", "\(data.devices.map { (data.heads[$0.account] ?? 0) - $0.cursor }.max() ?? 0)"),
+            ("cursor lag at the end (max)",
+                "\(data.devices.map { (data.heads[$0.account] ?? 0) - $0.cursor }.max() ?? 0)"),
             ("pending ops at the end", "\(data.devices.reduce(0) { $0 + $1.ops.filter(\.status.isPending).count })"),
         ]
     }
@@ -275,7 +279,8 @@ package struct RunFigures {
         }
         switch kind {
         case "periodic":
-            return "periodic(min \(minutes("minimumSec") ?? "?"), typical \(minutes("typicalSec") ?? "not yet observed"))"
+            return "periodic(min \(minutes("minimumSec") ?? "?"), typical "
+                + "\(minutes("typicalSec") ?? "not yet observed"))"
         case "opportunistic":
             return "opportunistic(median gap \(minutes("observedMedianGapSec") ?? "not yet observed"))"
         case "foregroundOnly":

@@ -51,7 +51,8 @@ struct HostsReport {
         if let current = open { spans.append((start, Int64.max, current.window)) }
         for span in spans {
             var window = span.window
-            for event in events where event.type == EventCatalogue.noticeSent && event.wall >= span.start && event.wall < span.end {
+            for event in events where event.type == EventCatalogue.noticeSent && event.wall >= span.start
+                && event.wall < span.end {
                 window.sent += 1
                 let key = "\(event.string("account") ?? "")@\(event.int("head") ?? -1)"
                 switch received[key] {

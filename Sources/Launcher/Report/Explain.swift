@@ -76,7 +76,8 @@ struct Explain {
         var repeats: [String: Int] = [:]  // "device/event" → lines left out after the first
         // A switch that acts on every pass (a pull skipped, a lease stranded) is told once per device, then counted.
         func once(_ what: String, _ type: String, _ line: Line) {
-            guard [EventCatalogue.passSkippedPull, EventCatalogue.leaseStranded].contains(where: { type == $0 }) else { return lines.append(line) }
+            guard [EventCatalogue.passSkippedPull,
+                EventCatalogue.leaseStranded].contains(where: { type == $0 }) else { return lines.append(line) }
             if repeats[what] == nil { lines.append(line); repeats[what] = 0 } else { repeats[what]! += 1 }
         }
         func keyIn(_ e: Event, _ field: String) -> String? {
@@ -86,7 +87,8 @@ struct Explain {
             if e.proc == "server", e.type == EventCatalogue.helloAccepted, let device = e.string("device") {
                 accountOf[device] = e.string("account")
             }
-            if e.proc == "launcher" && e.type == EventCatalogue.processKilled && e.string("target") == "broker" { brokerKilled = e.sim }
+            if e.proc == "launcher" && e.type == EventCatalogue.processKilled
+                && e.string("target") == "broker" { brokerKilled = e.sim }
             if e.proc == "broker" && e.type == EventCatalogue.processStarted {
                 for (id, device) in heldFor.sorted(by: { $0.key < $1.key }) {
                     let hint = id.split(separator: "/").last.map(String.init) ?? id
@@ -193,7 +195,8 @@ struct Explain {
                 let device = e.string("device") ?? "?"
                 guard let hint = e.string("hint"), let mine = ourHints["\(incarnation)/\(hint)"] else {
                     // The same id, given again by a restarted broker, is another hint's.
-                    if let hint = e.string("hint"), type == EventCatalogue.hintDelivered { deliveredTo["\(device)/\(hint)"] = nil }
+                    if let hint = e.string("hint"),
+                        type == EventCatalogue.hintDelivered { deliveredTo["\(device)/\(hint)"] = nil }
                     continue
                 }
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
@@ -289,7 +292,8 @@ struct Explain {
                     lines.append(Line(sim: e.sim, text: "\(target) ignored it: \(e.string("reason") ?? "?")"))
                 default: break
                 }
-            } else if let target = device, e.proc == target, e.type == EventCatalogue.passStart, e.string("trigger") == "push",
+            } else if let target = device, e.proc == target, e.type == EventCatalogue.passStart,
+                e.string("trigger") == "push",
                 lines.last?.text.hasSuffix("received it") == true
             {
                 lines.append(

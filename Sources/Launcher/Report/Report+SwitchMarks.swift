@@ -21,7 +21,8 @@ extension TimelineModel {
     /// The budget factor of each lane that reported one, as steps from 1 at the start.
     static func budgetSteps(events: [Event], lanes: Set<String>) -> [String: [(sim: Double, value: Double)]] {
         var out: [String: [(sim: Double, value: Double)]] = [:]
-        for e in events where (e.type == EventCatalogue.budgetShrunk || e.type == EventCatalogue.budgetRecovered) && lanes.contains(e.proc) {
+        for e in events where (e.type == EventCatalogue.budgetShrunk || e.type == EventCatalogue.budgetRecovered)
+            && lanes.contains(e.proc) {
             guard let to = e["to"]?.doubleValue else { continue }
             out[e.proc, default: []].append((e.sim, to))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import LabKit
 import Markup
+import SyncDevice
 
 /// The pictures of report.html (the timeline, the plots, the failing checks linked to the timeline) and the lists
 /// of what needs a reader's attention (ops that need attention, hints that died, by reason).
@@ -121,6 +122,12 @@ extension Report {
         return "<h2>Plots</h2>\n" + Plots(data: plotData).html + halvesPlotsHTML
     }
 
+    /// An op's last error as a markdown table cell (its pipes escaped), or why there is none.
+    static func reason(of op: LedgerSnapshot.OpRow) -> String {
+        let error = op.lastError ?? ""
+        return error.isEmpty ? "(no reason recorded)" : error.replacingOccurrences(of: "|", with: "\\|")
+    }
+
     /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason (markdown).
     var attentionMarkdown: String {
         var md = ""
@@ -130,9 +137,7 @@ extension Report {
         if !attention.isEmpty {
             md += "\n## Ops that need attention\n\n| device | op | attempts | reason |\n| --- | --- | --- | --- |\n"
             for (device, op) in attention.prefix(100) {
-                md +=
-                    "| \(device) | \(op.key) | \(op.attempts) | "
-                        + "\((op.lastError ?? "").isEmpty ? "(no reason recorded)" : (op.lastError ?? "").replacingOccurrences(of: "|", with: "\\|")) |\n"
+                md += "| \(device) | \(op.key) | \(op.attempts) | \(Self.reason(of: op)) |\n"
             }
             if attention.count > 100 { md += "| … | \(attention.count - 100) more | | |\n" }
         }

@@ -43,10 +43,12 @@ final class EventTail {
         case EventCatalogue.opSaved: saved += 1
         case EventCatalogue.opResult:
             // Only final outcomes resolve an op; retries and unknown outcomes keep it pending.
-            if line.containsSequence("\"outcome\":\"acknowledged\"") || line.containsSequence("\"outcome\":\"needsAttention\"") {
+            if line.containsSequence("\"outcome\":\"acknowledged\"")
+                || line.containsSequence("\"outcome\":\"needsAttention\"") {
                 resolved += 1
             }
-        case EventCatalogue.hintDropped, EventCatalogue.hintDiscarded, EventCatalogue.hintExpired, EventCatalogue.hintThrottled, EventCatalogue.hintCoalesced: hintsLost += 1
+        case EventCatalogue.hintDropped, EventCatalogue.hintDiscarded, EventCatalogue.hintExpired,
+            EventCatalogue.hintThrottled, EventCatalogue.hintCoalesced: hintsLost += 1
         case EventCatalogue.hintDelivered: hintsDelivered += 1
         case EventCatalogue.passStart: passes += 1
         default: break

@@ -74,7 +74,8 @@ public final class LabRun: TopologyRunner {
     /// Runs everything; returns when every process has stopped and `events.jsonl` is written.
     public func run() throws {
         Signals.install()
-        log.emit(.processStarted, [("role", "launcher"), ("pid", .int(Int(getpid()))), ("topology", .string(topology.name)),
+        log.emit(.processStarted,
+            [("role", "launcher"), ("pid", .int(Int(getpid()))), ("topology", .string(topology.name)),
                                      ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale))])
         defer {
             stopAll()
@@ -169,7 +170,8 @@ public final class LabRun: TopologyRunner {
                     continue
                 }
                 try add(device.id, executable: "synclab-device",
-                        arguments: arguments.deviceArguments(device, account: account.id, token: ["--token-file", tokenFile]),
+                        arguments: arguments.deviceArguments(device, account: account.id,
+                            token: ["--token-file", tokenFile]),
                         with: arguments)
             }
         }
@@ -238,7 +240,8 @@ public final class LabRun: TopologyRunner {
             folder.write("nemesis.json5", schedule.fileText(seed: topology.seed))
             log.emit(.nemesisSchedule, schedule.fields)
         }
-        say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated (\(formatReal(clock.realSeconds(topology.duration))) real)")
+        say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated "
+            + "(\(formatReal(clock.realSeconds(topology.duration))) real)")
         for step in steps {
             try waitUntil(sim: step.at)
             watchCrashes()
@@ -469,7 +472,8 @@ public final class LabRun: TopologyRunner {
         lastProgress = wall
         tail.update(files: folder.eventFiles())
         let line = "  sim \(formatSim(max(0, now))) / \(formatSim(topology.duration))  events \(tail.events)  "
-            + "pending ops \(tail.pending)  passes \(tail.passes)  hints delivered \(tail.hintsDelivered)  lost \(tail.hintsLost)"
+            + "pending ops \(tail.pending)  passes \(tail.passes)  hints delivered \(tail.hintsDelivered)  lost "
+                + "\(tail.hintsLost)"
         Output.stderr("\r\u{1B}[2K" + line)
     }
 

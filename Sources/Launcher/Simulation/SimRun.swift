@@ -28,7 +28,8 @@ public final class SimRun: TopologyRunner {
     private var brokerDirectory: AccountDirectory!
     public internal(set) var notes: [String] = []
     /// Crash-anywhere (`--crash-anywhere N`): how many kills to draw from the seed, each of a device, the server or
-    /// the broker at a directive, commit, send or reply boundary of its own; each killed process restarts a second later.
+    /// the broker at a directive, commit, send or reply boundary of its own; each killed process restarts a second
+    /// later.
     let crashAnywhere: Int
     /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named.
     var armedCrashes: [String: [(point: String, target: String)]] = [:]
@@ -120,7 +121,8 @@ public final class SimRun: TopologyRunner {
         let arguments = RunArguments(topology: topology, folder: folder, server: "sim://server",
                                      notices: "sim://notices", broker: "sim://broker",
                                      epochMicros: clock.epochMicros, keys: nil)
-        func common(_ name: String) -> [String] { arguments.common(name, control: "sim://\(name).control", events: nil) }
+        func common(_ name: String)
+            -> [String] { arguments.common(name, control: "sim://\(name).control", events: nil) }
         // `--db` names where each database lives while the run lasts (a file, or memory the world keeps).
         func stored(_ args: [String]) throws -> [String] {
             guard let index = args.firstIndex(of: "--db"), index + 1 < args.count else { return args }
@@ -276,7 +278,9 @@ public final class SimRun: TopologyRunner {
             let boundary = 1 + Int(rng.next() % 40)
             world.plannedCrashes.append(PlannedCrash(process: member, after: after, boundary: boundary))
         }
-        let listed = world.plannedCrashes.map { "\($0.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + $0.after)))" }
+        let listed = world.plannedCrashes.map { crash in
+            "\(crash.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + crash.after)))"
+        }
         emit(.crashPlanned, [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) }))])
     }
 
@@ -364,7 +368,8 @@ public final class SimRun: TopologyRunner {
     func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in
-            topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account, $0.databasePath) } }
+            topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account,
+                $0.databasePath) } }
         }
         for fields in StopChecks.stateChecked(serverPath: serverConfiguration.databasePath, ledgers: ledgers) {
             emit(.stateChecked, fields)
