@@ -65,6 +65,6 @@ extension Compare {
     private func cell(_ v: String) -> String {
         let bad = ["FAILED", "fail", "NOT met", "held: NOT as expected"].contains(v)
         let good = ["held", "pass", "met", "failed, as expected"].contains(v)
-        return "<td\(bad ? " class=\"bad\"" : good ? " class=\"good\"" : "")>\(Markup.text(v))</td>"
+        return Element("td").attribute("class", bad ? "bad" : good ? "good" : nil).text(v).render()
     }
 }

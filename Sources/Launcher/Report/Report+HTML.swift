@@ -16,10 +16,11 @@ extension Report {
                 if text.contains("| --- ") { continue }
                 let cells = text.dropFirst(2).dropLast(2).components(separatedBy: " | ")
                 if !inTable {
-                    body += "<table><tr>" + cells.map { "<th>\(htmlEscape($0))</th>" }.joined() + "</tr>\n"
+                    let header = cells.map { Element("th").text(Self.plain($0)).render() }.joined()
+                    body += "<table><tr>" + header + "</tr>\n"
                     inTable = true
                 } else {
-                    body += "<tr>" + cells.map { "<td>\(htmlEscape($0))</td>" }.joined() + "</tr>\n"
+                    body += "<tr>" + cells.map { Element("td").text(Self.plain($0)).render() }.joined() + "</tr>\n"
                 }
                 continue
             }
@@ -67,8 +68,11 @@ extension Report {
             """
     }
 
-    /// A line of report.md as HTML text: its inline markdown (`**`, backticks) dropped, then escaped.
-    private func htmlEscape(_ s: String) -> String {
-        Markup.text(s.replacingOccurrences(of: "**", with: "").replacingOccurrences(of: "`", with: ""))
+    /// A line of report.md as plain text: its inline markdown (`**`, backticks) dropped.
+    static func plain(_ s: String) -> String {
+        s.replacingOccurrences(of: "**", with: "").replacingOccurrences(of: "`", with: "")
     }
+
+    /// A line of report.md as HTML text.
+    private func htmlEscape(_ s: String) -> String { Markup.text(Self.plain(s)) }
 }

@@ -65,7 +65,7 @@ extension Timeline {
             if (v1 > T1) { v1 = T1; v0 = T1 - span; }
           }
           function localX(ev) { var r = svg.getBoundingClientRect(); return (ev.clientX - r.left) * \
-          (+svg.getAttribute('width') / r.width); }
+        (+svg.getAttribute('width') / r.width); }
           svg.addEventListener('wheel', function (ev) {
             if (!ev.ctrlKey && !ev.shiftKey && !ev.altKey) return;
             ev.preventDefault(); zoom(ev.deltaY > 0 ? 1.25 : 0.8, localX(ev));

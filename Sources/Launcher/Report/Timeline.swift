@@ -356,16 +356,13 @@ struct Timeline {
         title: String, lane: String? = nil, minWidth: Double = 1
     ) -> String {
         let width = max(minWidth, x(t1) - x(t0))
-        var s =
-            "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(Markup.attribute($0))\"" } ?? "") "
-                + "data-t=\"\(svgNum(t0))\" "
-        s +=
-            "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") "
-                + "x=\"\(svgNum(x(t0)))\" "
-        s += "y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" height=\"\(svgNum(h))\""
-        s += (fill.map { " fill=\"\($0)\"" } ?? "") + (opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "") + ">"
-        s += "<title>\(Markup.text(title))</title></rect>\n"
-        return s
+        return Element("rect", ["class": cls]).attribute("data-lane", lane)
+            .attribute("data-t", svgNum(t0)).attribute("data-t2", svgNum(t1))
+            .attribute("data-min", minWidth != 1 ? svgNum(minWidth) : nil)
+            .attribute("x", svgNum(x(t0))).attribute("y", svgNum(y))
+            .attribute("width", svgNum(width)).attribute("height", svgNum(h))
+            .attribute("fill", fill).attribute("fill-opacity", opacity < 1 ? "\(opacity)" : nil)
+            .child(Element("title").text(title)).render() + "\n"
     }
 
     private func polyline(_ points: [(Double, Double)], stroke: String, width: Double, cls: String, title: String)
@@ -373,8 +370,11 @@ struct Timeline {
     {
         let pts = points.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
         let times = points.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
-        return "<polyline class=\"\(cls)\" data-pts=\"\(times)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(stroke)\" "
-            + "stroke-width=\"\(width)\"><title>\(Markup.text(title))</title></polyline>\n"
+        let line = Element("polyline", [
+            "class": cls, "data-pts": times, "points": pts, "fill": "none", "stroke": stroke,
+            "stroke-width": "\(width)",
+        ])
+        return line.child(Element("title").text(title)).render() + "\n"
     }
 
     /// The legend under the timeline.
