@@ -36,4 +36,17 @@ struct PollerTests {
         // Read: nothing left to report.
         #expect(try poller.poll(timeoutMs: 0) == [])
     }
+
+    @Test("receive(timeoutMs:) returns the next message, and nil once the wait is over with nothing sent")
+    func receiveWithinATimeout() throws {
+        let context = try Context()
+        let pull = try Socket(context, .pull)
+        try pull.bind("inproc://within-\(UUID().uuidString)")
+        #expect(try pull.receive(timeoutMs: 20) == nil)
+        let push = try Socket(context, .push)
+        try push.connect(pull.lastEndpoint)
+        try push.send([bytes("a"), bytes("b")])
+        #expect(try pull.receive(timeoutMs: 5_000) == [bytes("a"), bytes("b")])
+        #expect(try pull.receive(timeoutMs: 0) == nil)
+    }
 }
