@@ -24,6 +24,9 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
 
+        // The one HTML/SVG builder and escaper of the report, compare.html and the bench's plot.
+        .target(name: "Markup"),
+
         // The wire protocol shared by every role.
         .target(name: "SyncProtocol"),
         // Clock, seeded generator, event log, command lines, signals: what every process needs.
@@ -39,11 +42,11 @@ let package = Package(
         .target(name: "Simulation", dependencies: ["SQLite", "SyncProtocol", "LabKit", "SyncDevice", "SyncServer",
                                                    "PushBroker"]),
         .target(name: "Launcher", dependencies: ["ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "SyncDevice",
-                                                 "SyncServer", "PushBroker", "Simulation"]),
+                                                 "SyncServer", "PushBroker", "Simulation", "Markup"]),
         // `synclab bench`: the floors, the lab's figures and the NATS and Redis peers; only this target links their
         // clients, so the launcher and every role stay free of them.
         .target(name: "Bench", dependencies: ["Launcher", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl", "CNats",
-                                              "CHiredis", "CSystem"]),
+                                              "CHiredis", "CSystem", "Markup"]),
 
         // Thin executables.
         .executableTarget(name: "synclab", dependencies: ["Launcher", "Bench", "LabKit"]),
@@ -58,6 +61,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
+        .testTarget(name: "MarkupTests", dependencies: ["Markup"]),
         .testTarget(name: "LabKitTests", dependencies: ["LabKit", "SyncProtocol", "LabTestSupport"]),
         .testTarget(name: "SyncServerTests",
                     dependencies: ["SyncServer", "ZeroMQ", "SQLite", "SyncProtocol", "LabKit", "LabControl",

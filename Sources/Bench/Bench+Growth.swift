@@ -1,3 +1,4 @@
+import Markup
 import Foundation
 import Launcher
 import SyncProtocol
@@ -27,7 +28,8 @@ extension Bench {
     mutating func measureGrowth() {
         for run in growthRuns {
             section("growth: \(run.devices) devices of one account\(run.pools > 0 ? " in \(run.pools) pools" : "")") {
-                try $0.measurePropagation(devices: run.devices, edits: run.edits, spacingMs: run.spacingMs, key: run.key,
+                try $0.measurePropagation(devices: run.devices, edits: run.edits, spacingMs: run.spacingMs,
+                    key: run.key,
                                           pools: run.pools)
             }
         }
@@ -46,7 +48,8 @@ extension Bench {
     /// delivered (one edit applied on one other device); and the same for one edit to all its receivers.
     mutating func recordCost(key: String, report: Report) {
         func total(_ name: String) -> [String: Double] {
-            Dictionary((report.data.stats[name]?.objectValue ?? []).compactMap { pair in pair.1.doubleValue.map { (pair.0, $0) } },
+            Dictionary((report.data.stats[name]?.objectValue
+                ?? []).compactMap { pair in pair.1.doubleValue.map { (pair.0, $0) } },
                        uniquingKeysWith: { a, _ in a })
         }
         let end = total("cpuSecondsAtHeal"), start = total("cpuSecondsAtScenario")
@@ -65,11 +68,13 @@ extension Bench {
             func points(_ list: [(devices: Int, key: String, pooled: Bool)]) -> [(x: Double, y: Double)] {
                 list.map { (Double($0.devices), value("propagation.\($0.key).\(metric)")) }
             }
-            var all = [GrowthPlot.Series(name: "SyncLab, processes", color: "#1f77b4", points: points(processes), line: true),
+            var all = [GrowthPlot.Series(name: "SyncLab, processes", color: "#1f77b4", points: points(processes),
+                line: true),
                        GrowthPlot.Series(name: "SyncLab, pooled", color: "#17becf", points: points(pooled), line: true)]
             for (peer, color) in [("nats", "#d62728"), ("redis", "#2ca02c")] {
                 let n = value("peers.\(peer).devices100.devices")
-                let pts = [(3.0, value("peers.\(peer).devices3.\(metric)")), (n, value("peers.\(peer).devices100.\(metric)"))]
+                let pts = [(3.0, value("peers.\(peer).devices3.\(metric)")),
+                    (n, value("peers.\(peer).devices100.\(metric)"))]
                 all.append(GrowthPlot.Series(name: peer == "nats" ? "NATS JetStream" : "Redis streams", color: color,
                                              points: pts.map { (x: $0.0, y: $0.1) }, line: true))
             }
@@ -83,16 +88,20 @@ extension Bench {
         page += "<style>body{font-family:sans-serif;margin:24px;max-width:1180px}pre{font-size:12px;background:#f6f6f6;"
         page += "padding:8px}.plots{display:flex;flex-wrap:wrap;gap:16px}</style></head><body>\n"
         page += "<h1>synclab bench\(quick ? " (quick)" : "")</h1>\n"
-        page += "<p>\(GrowthPlot.escape(machineLine))</p>\n<h2>Cost growth with devices of one account</h2>\n"
-        page += "<p>Growth exponent (least-squares slope of log cost against log devices), device processes: CPU per edit "
+        page += "<p>\(Markup.text(machineLine))</p>\n<h2>Cost growth with devices of one account</h2>\n"
+        page += "<p>Growth exponent (least-squares slope of log cost against log devices), device processes: CPU per "
+            + "edit "
         page += "to all receivers N^\(exponent("growth.processes.cpuExponent")), propagation p50 "
-        page += "N^\(exponent("growth.processes.p50Exponent")); pooled: CPU N^\(exponent("growth.pooled.cpuExponent")), "
+        page += "N^\(exponent("growth.processes.p50Exponent")); pooled: CPU "
+            + "N^\(exponent("growth.pooled.cpuExponent")), "
         page += "p50 N^\(exponent("growth.pooled.p50Exponent")). O(N) work per edit is an exponent of 1.</p>\n"
         page += "<div class=\"plots\">\n"
-        page += GrowthPlot.svg(title: "Propagation p50 (saved on A → committed on B)", yLabel: "ms", series: series("p50Ms"))
-        page += GrowthPlot.svg(title: "CPU per edit, all receivers", yLabel: "CPU ms per edit", series: series("cpuMsPerEditAll"))
+        page += GrowthPlot.svg(title: "Propagation p50 (saved on A → committed on B)", yLabel: "ms",
+            series: series("p50Ms"))
+        page += GrowthPlot.svg(title: "CPU per edit, all receivers", yLabel: "CPU ms per edit",
+            series: series("cpuMsPerEditAll"))
         page += GrowthPlot.svg(title: "CPU per delivered edit", yLabel: "CPU ms", series: series("cpuMsPerEdit"))
-        page += "</div>\n<h2>Figures</h2>\n<pre>\(GrowthPlot.escape(table))</pre>\n</body></html>\n"
+        page += "</div>\n<h2>Figures</h2>\n<pre>\(Markup.text(table))</pre>\n</body></html>\n"
         return page
     }
 

@@ -15,7 +15,8 @@ extension Bench {
         for peer in ["nats", "redis"] {
             for run in peerRuns where !Signals.stopRequested {
                 section("peer \(peer): \(run.devices) devices of one account") {
-                    try $0.measurePeer(peer, devices: run.devices, edits: run.edits, spacingMs: run.spacingMs, key: run.key)
+                    try $0.measurePeer(peer, devices: run.devices, edits: run.edits, spacingMs: run.spacingMs,
+                        key: run.key)
                 }
             }
         }
@@ -53,7 +54,8 @@ extension Bench {
     /// The peers beside SyncLab, and the growth table, printed under the main table.
     var peerAndGrowthTable: String {
         var rows: [[String]] = []
-        let n = Int(value("propagation.devices100.devices").isFinite ? value("propagation.devices100.devices") : (quick ? 20 : 100))
+        let measuredDevices = value("propagation.devices100.devices")
+        let n = Int(measuredDevices.isFinite ? measuredDevices : (quick ? 20 : 100))
         let measured: [(String, String, String)] = [
             ("propagation p50, 3 devices", "devices3.p50Ms", "propagation.devices3.p50Ms"),
             ("propagation p99, 3 devices", "devices3.p99Ms", "propagation.devices3.p99Ms"),
@@ -80,12 +82,15 @@ extension Bench {
                 let verdict = index >= 2 ? String(format: "%.2f× the best peer", s / best)
                     : s <= best ? "met (SyncLab ≤ best peer)" : String(format: "MISSED (%.2f× the best peer)", s / best)
                 rows.append(["best peer", name,
-                             latency ? String(format: "%.3f ms (%.1f× floor)", best, best / floor) : String(format: "%.3f ms", best),
-                             latency ? String(format: "%.3f ms (%.1f× floor)", s, s / floor) : String(format: "%.3f ms", s),
+                             latency ? String(format: "%.3f ms (%.1f× floor)", best,
+                                 best / floor) : String(format: "%.3f ms", best),
+                             latency ? String(format: "%.3f ms (%.1f× floor)", s,
+                                 s / floor) : String(format: "%.3f ms", s),
                              verdict])
             }
         }
-        rows.append(["growth (one account)", "devices", "p50 / p99 ms", "CPU ms per delivered edit", "CPU ms per edit, all"])
+        rows.append(["growth (one account)", "devices", "p50 / p99 ms", "CPU ms per delivered edit",
+            "CPU ms per edit, all"])
         for point in growthPoints {
             let base = "propagation.\(point.key)"
             rows.append(["SyncLab" + (point.pooled ? ", pooled" : ""), String(point.devices),
@@ -104,7 +109,8 @@ extension Bench {
         func render(_ rows: [[String]]) -> String {
             let widths = (0..<5).map { c in rows.map { $0[c].count }.max() ?? 0 }
             return rows.map { row in
-                row.enumerated().map { $0.element.padding(toLength: widths[$0.offset] + 2, withPad: " ", startingAt: 0) }
+                row.enumerated().map { $0.element.padding(toLength: widths[$0.offset] + 2, withPad: " ",
+                    startingAt: 0) }
                     .joined().trimmingCharacters(in: .whitespaces)
             }.joined(separator: "\n") + "\n"
         }
@@ -114,7 +120,8 @@ extension Bench {
             text += "durability: SyncLab SQLite WAL, synchronous=normal on every database; "
             text += ["nats", "redis"].map { "\($0): \(peerDurability[$0] ?? "not run")" }.joined(separator: "; ") + "\n"
             text += "peers: devices are threads of the bench process, each with its own SQLite file and connections;\n"
-            text += "SyncLab's CPU is every lab process's from the scenario's start to its end (/proc ticks of 10 ms).\n\n"
+            text += "SyncLab's CPU is every lab process's from the scenario's start to its end (/proc ticks of 10 "
+                + "ms).\n\n"
         }
         return text + render(Array(rows[split...]))
     }

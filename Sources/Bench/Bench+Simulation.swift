@@ -129,7 +129,13 @@ extension Bench {
         while index < text.endIndex {
             let c = text[index]
             if inString {
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
+                if escaped {
+                    escaped = false
+                } else if c == "\\" {
+                    escaped = true
+                } else if c == "\"" {
+                    inString = false
+                }
             } else if c == "\"" {
                 inString = true
             } else if c == "[" {
@@ -210,7 +216,8 @@ extension Bench {
                          String(format: "+ report %.1f s; %d devices × %.0f d, %.0f device-days/s, %.0f kB/device, %@",
                                 report, devices, days, value("simulation.\(key).deviceDaysPerSec"),
                                 value("simulation.\(key).memoryPerDeviceKB"), storages[key] ?? "?"),
-                         target.map { total <= $0 ? "met (≤ \(Int($0)) s)" : String(format: "MISSED (≤ %.0f s: %.1f×)", $0, total / $0) }
+                         target.map { total <= $0 ? "met (≤ \(Int($0)) s)" : String(format: "MISSED (≤ %.0f s: %.1f×)",
+                             $0, total / $0) }
                             ?? ""))
         }
         add("sevenDays", "seven-days", target: 5)

@@ -9,13 +9,17 @@ public enum BenchCommand {
         name: "synclab bench", summary: "measure the lab against this machine's own floor and against NATS and Redis",
         usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation] [--sim-10k]",
         flags: [
-            Flag("out", value: "DIR", help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
-            Flag("quick", help: "fewer samples, 20 devices instead of 100, growth at 3, 10 and 30 devices: a sanity run"),
+            Flag("out", value: "DIR",
+                help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
+            Flag("quick", help: "fewer samples, 20 devices instead of 100, growth at 3, 10 and 30 devices: a sanity "
+                + "run"),
             Flag("no-peers", help: "skip the NATS JetStream and Redis peers (they need nats-server and redis-server)"),
             Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days, a day of 1,000 devices, "
                 + "seed 000 at 400 installs per platform for 7 days; seconds, device-days/s, memory per device)"),
-            Flag("sim-10k", help: "the simulation also plays 10,000 devices for one simulated day (minutes; docs/SIMULATION.md)"),
-            Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
+            Flag("sim-10k", help: "the simulation also plays 10,000 devices for one simulated day (minutes; "
+                + "docs/SIMULATION.md)"),
+            Flag("bin", value: "DIR",
+                help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
         footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
             + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
@@ -24,7 +28,8 @@ public enum BenchCommand {
             + "devices, no seed 000; --sim-10k: 10,000 devices for a day).\n"
             + "The server and broker write events, as in a run.\n"
             + "Cost growth: propagation and CPU per delivered edit at 3, 10, 30, 100 and 300 devices of one account,\n"
-            + "drawn log-log in bench.html with the growth exponent. Peers: the same push path (SQLite commits on both\n"
+            + "drawn log-log in bench.html with the growth exponent. Peers: the same push path (SQLite commits on "
+                + "both\n"
             + "devices) on NATS JetStream and on Redis streams, started by the bench on free ports (peers.nats,\n"
             + "peers.redis), printed beside SyncLab's with the ratio.\n"
             + "Targets are printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")

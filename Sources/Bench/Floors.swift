@@ -61,7 +61,8 @@ enum Floors {
         var samples: [Double] = []
         for i in 0..<(count + 100) {
             let start = SimClock.monotonicNanos()
-            _ = try db.transaction { try db.run("INSERT INTO t(key, body) VALUES (?, ?)", "k\(i)", "a small draft body") }
+            _ = try db.transaction { try db.run("INSERT INTO t(key, body) VALUES (?, ?)", "k\(i)",
+                "a small draft body") }
             if i >= 100 { samples.append(Double(SimClock.monotonicNanos() - start) / 1000) }
         }
         return median(samples) ?? 0
@@ -101,7 +102,8 @@ enum Floors {
             while received.value < messages {
                 guard let ready = try? poller.poll(timeoutMs: 200) else { return }
                 for index in ready {
-                    while (try? dealers[index].receive(dontWait: true)) ?? nil != nil { received.value = received.value + 1 }
+                    while (try? dealers[index].receive(dontWait: true))
+                        ?? nil != nil { received.value = received.value + 1 }
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 
 /// How a cost grows with the number of devices: the least-squares exponent, and a log-log plot as self-contained
 /// SVG (no script, no external file).
@@ -28,7 +29,8 @@ enum GrowthPlot {
     }
 
     /// A log-log chart of `series` (x: devices, y: `yLabel`), `width` × `height` pixels, with decade grid lines.
-    static func svg(title: String, yLabel: String, series: [Series], width: Double = 560, height: Double = 360) -> String {
+    static func svg(title: String, yLabel: String, series: [Series], width: Double = 560, height: Double = 360)
+        -> String {
         let all = series.flatMap(\.points).filter { $0.x > 0 && $0.y > 0 && $0.x.isFinite && $0.y.isFinite }
         let left = 64.0, right = 150.0, top = 34.0, bottom = 44.0
         let plotW = width - left - right, plotH = height - top - bottom
@@ -48,7 +50,7 @@ enum GrowthPlot {
         var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(f(width))\" height=\"\(f(height))\" "
         out += "viewBox=\"0 0 \(f(width)) \(f(height))\" font-family=\"sans-serif\" font-size=\"11\">\n"
         out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        out += "<text x=\"\(f(left))\" y=\"18\" font-size=\"13\" font-weight=\"bold\">\(escape(title))</text>\n"
+        out += "<text x=\"\(f(left))\" y=\"18\" font-size=\"13\" font-weight=\"bold\">\(Markup.text(title))</text>\n"
         for d in stride(from: x0, through: x1, by: 1) {
             let x = left + (d - x0) / (x1 - x0) * plotW
             out += "<line x1=\"\(f(x))\" y1=\"\(f(top))\" x2=\"\(f(x))\" y2=\"\(f(top + plotH))\" stroke=\"#ddd\"/>\n"
@@ -59,9 +61,12 @@ enum GrowthPlot {
             out += "<line x1=\"\(f(left))\" y1=\"\(f(y))\" x2=\"\(f(left + plotW))\" y2=\"\(f(y))\" stroke=\"#ddd\"/>\n"
             out += "<text x=\"\(f(left - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\">\(label(d))</text>\n"
         }
-        out += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotW))\" height=\"\(f(plotH))\" fill=\"none\" stroke=\"#888\"/>\n"
-        out += "<text x=\"\(f(left + plotW / 2))\" y=\"\(f(height - 8))\" text-anchor=\"middle\">devices of one account (log)</text>\n"
-        out += "<text transform=\"translate(14 \(f(top + plotH / 2))) rotate(-90)\" text-anchor=\"middle\">\(escape(yLabel)) (log)</text>\n"
+        out += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotW))\" height=\"\(f(plotH))\" fill=\"none\" "
+            + "stroke=\"#888\"/>\n"
+        out += "<text x=\"\(f(left + plotW / 2))\" y=\"\(f(height - 8))\" text-anchor=\"middle\">devices of one "
+            + "account (log)</text>\n"
+        out += "<text transform=\"translate(14 \(f(top + plotH / 2))) rotate(-90)\" "
+            + "text-anchor=\"middle\">\(Markup.text(yLabel)) (log)</text>\n"
         for (i, s) in series.enumerated() {
             let points = s.points.filter { $0.x > 0 && $0.y > 0 && $0.x.isFinite && $0.y.isFinite }
             if s.line && points.count > 1 {
@@ -69,18 +74,15 @@ enum GrowthPlot {
                 out += "<polyline points=\"\(path)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"2\"/>\n"
             }
             for p in points {
-                out += "<circle cx=\"\(f(px(p.x)))\" cy=\"\(f(py(p.y)))\" r=\"4\" fill=\"\(s.color)\"><title>\(escape(s.name)): "
+                out += "<circle cx=\"\(f(px(p.x)))\" cy=\"\(f(py(p.y)))\" r=\"4\" "
+                    + "fill=\"\(s.color)\"><title>\(Markup.text(s.name)): "
                 out += "\(String(format: "%g", p.x)) devices, \(String(format: "%.3g", p.y))</title></circle>\n"
             }
             let ly = top + 8 + Double(i) * 18
-            out += "<rect x=\"\(f(left + plotW + 12))\" y=\"\(f(ly))\" width=\"12\" height=\"12\" fill=\"\(s.color)\"/>\n"
-            out += "<text x=\"\(f(left + plotW + 30))\" y=\"\(f(ly + 10))\">\(escape(s.name))</text>\n"
+            out += "<rect x=\"\(f(left + plotW + 12))\" y=\"\(f(ly))\" width=\"12\" height=\"12\" "
+                + "fill=\"\(s.color)\"/>\n"
+            out += "<text x=\"\(f(left + plotW + 30))\" y=\"\(f(ly + 10))\">\(Markup.text(s.name))</text>\n"
         }
         return out + "</svg>\n"
-    }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

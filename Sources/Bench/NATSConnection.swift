@@ -92,7 +92,8 @@ final class NATSConnection {
 
     /// A core-NATS publish (at most once; nothing stored).
     func publishCore(subject: String, data: [UInt8]) throws {
-        let status = data.withUnsafeBytes { natsConnection_Publish(connection, subject, $0.baseAddress, Int32($0.count)) }
+        let status = data.withUnsafeBytes { natsConnection_Publish(connection, subject, $0.baseAddress,
+            Int32($0.count)) }
         try NATSError.check("natsConnection_Publish(\(subject))", status)
     }
 
@@ -123,7 +124,8 @@ final class NATSConnection {
     func pending(_ index: Int) throws -> Int {
         var messages: Int32 = 0
         var bytes: Int32 = 0
-        try NATSError.check("natsSubscription_GetPending", natsSubscription_GetPending(subscriptions[index], &messages, &bytes))
+        try NATSError.check("natsSubscription_GetPending",
+            natsSubscription_GetPending(subscriptions[index], &messages, &bytes))
         return Int(messages)
     }
 
@@ -145,7 +147,8 @@ final class NATSConnection {
     private static func copy(_ message: OpaquePointer) -> [UInt8] {
         let count = Int(natsMsg_GetDataLength(message))
         guard count > 0, let data = natsMsg_GetData(message) else { return [] }
-        return data.withMemoryRebound(to: UInt8.self, capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
+        return data.withMemoryRebound(to: UInt8.self,
+            capacity: count) { Array(UnsafeBufferPointer(start: $0, count: count)) }
     }
 
     /// Releases the library's global state once every connection is destroyed.

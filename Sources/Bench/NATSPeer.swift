@@ -46,7 +46,8 @@ final class NATSPeerDevice: PeerDevice {
         while true {
             if let sequence = UInt64(String(decoding: message.data, as: UTF8.self)) { hinted = max(hinted, sequence) }
             // Only the hints already received: a wait here would delay the pull.
-            guard try connection.pending(hint) > 0, let more = try connection.next(hint, timeoutMs: 1_000) else { break }
+            guard try connection.pending(hint) > 0,
+                let more = try connection.next(hint, timeoutMs: 1_000) else { break }
             message = more
         }
         return true

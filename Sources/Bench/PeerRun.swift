@@ -97,7 +97,8 @@ struct PeerRun {
             let due = start + UInt64(e + 1) * UInt64(spacingMs) * 1_000_000
             let now = SimClock.monotonicNanos()
             if due > now { usleep(UInt32((due - now) / 1_000)) }
-            let change = PeerChange(edit: e, key: "edit-\(e)", draft: "draft-\(e % 20)", origin: "d0", body: "edit \(e)")
+            let change = PeerChange(edit: e, key: "edit-\(e)", draft: "draft-\(e % 20)", origin: "d0",
+                body: "edit \(e)")
             try store.save(change)
             shared.savedAt.withLock { $0[e] = SimClock.monotonicNanos() }
             let ref = try origin.send(change)

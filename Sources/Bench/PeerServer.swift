@@ -30,7 +30,8 @@ final class PeerServer {
     /// nats-server with JetStream, its file store in `folder`/store.
     static func nats(folder: String) throws -> PeerServer {
         guard let executable = find("nats-server") else {
-            throw LabError.io("nats-server is not installed (scripts/lab bench installs it; or apt-get install nats-server)")
+            throw LabError.io("nats-server is not installed (scripts/lab bench installs it; or apt-get install "
+                + "nats-server)")
         }
         let port = freePort()
         try FileManager.default.createDirectory(atPath: "\(folder)/store", withIntermediateDirectories: true)
@@ -46,7 +47,8 @@ final class PeerServer {
     /// SQLite WAL with synchronous=normal: nothing lost when the process dies, up to a second on power loss).
     static func redis(folder: String) throws -> PeerServer {
         guard let executable = find("redis-server") else {
-            throw LabError.io("redis-server is not installed (scripts/lab bench installs it; or apt-get install redis-server)")
+            throw LabError.io("redis-server is not installed (scripts/lab bench installs it; or apt-get install "
+                + "redis-server)")
         }
         let port = freePort()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

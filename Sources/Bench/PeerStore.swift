@@ -51,7 +51,8 @@ final class PeerStore {
                     """, change.draft, change.body)
             }
             _ = try database.run("""
-                INSERT INTO state(name, value) VALUES ('cursor', ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value
+                INSERT INTO state(name, value) VALUES ('cursor', ?) ON CONFLICT(name) DO UPDATE SET value = \
+                excluded.value
                 """, cursor)
         }
     }

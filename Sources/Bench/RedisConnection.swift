@@ -69,7 +69,8 @@ final class RedisConnection {
     }
 
     private func withArgv<T>(_ arguments: [[UInt8]],
-                             _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T) -> T {
+                             _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> T)
+                                 -> T {
         // Each argument's bytes are copied into one buffer the C call reads; lengths make it binary-safe.
         let total = arguments.reduce(0) { $0 + $1.count }
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(total, 1))

@@ -102,7 +102,8 @@ public final class ControlClient {
     }
 
     /// The ack of `command`, or nil when none came (an error frame, no answer in time).
-    public func ack(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = defaultTimeoutMs) throws -> ControlAck? {
+    public func ack(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = defaultTimeoutMs) throws
+        -> ControlAck? {
         if case .ack(let ack) = try request(command, args, timeoutMs: timeoutMs) { return ack }
         return nil
     }
@@ -116,7 +117,8 @@ public final class ControlClient {
         let req = nextRequest
         nextRequest += 1
         let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
-        return (try? send(Codec.encode(.control(Control(req: req, command: command, args: [:]))), until: deadline)) ?? false
+        return (try? send(Codec.encode(.control(Control(req: req, command: command, args: [:]))), until: deadline))
+            ?? false
     }
 
     /// With `liveOnly`, a send waits for a live connection: retries until `deadline` while the peer starts.

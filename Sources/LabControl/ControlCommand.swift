@@ -8,7 +8,8 @@ import ZeroMQ
 /// by hand.
 public enum ControlCommand {
     public static let spec = CommandSpec(
-        name: "synclab-device control", summary: "send one control command to a running lab process and print its answer",
+        name: "synclab-device control", summary: "send one control command to a running lab process and print its "
+            + "answer",
         usage: "synclab-device control --to ENDPOINT [--key-file PATH --server-key-file PATH] COMMAND [JSON-ARGS]",
         flags: [
             Flag("to", value: "ENDPOINT", help: "the process's --control endpoint (required)"),

@@ -97,7 +97,8 @@ public struct AccountsFile: Codable, Sendable, Equatable {
                     }
                 }
                 guard deviceIDs.insert(device.id).inserted else {
-                    throw AccountsFileError(path: path, key: key + ".id", problem: "device \"\(device.id)\" appears twice")
+                    throw AccountsFileError(path: path, key: key + ".id",
+                        problem: "device \"\(device.id)\" appears twice")
                 }
             }
         }

@@ -152,7 +152,7 @@ public struct CrashPoints: Sendable, Equatable {
 
     /// Writes `process.crashing {point, nth}`, flushes it to the file and SIGKILLs this process.
     public static func die(at point: CrashPoint, nth: Int, work: Int, events: EventLog) -> Never {
-        events.emit("process.crashing", [("point", .string(point.rawValue)), ("nth", .int(nth)), ("work", .int(work)),
+        events.emit(.processCrashing, [("point", .string(point.rawValue)), ("nth", .int(nth)), ("work", .int(work)),
                                          ("pid", .int(Int(getpid())))])
         events.flush()
         kill(getpid(), SIGKILL)

@@ -5,7 +5,7 @@ import SyncProtocol
 /// file (the kernel holds the bytes once write returns). Every line has `wall` (µs), `sim` (s), `proc` and `type`.
 ///
 /// `@unchecked Sendable`: the file descriptor is only written with whole-line `write` calls under a lock.
-public final class EventLog: @unchecked Sendable {
+public final class EventLog: EventEmitter, @unchecked Sendable {
     public let process: String
     public let clock: SimClock
     private let fd: Int32
@@ -95,6 +95,14 @@ public final class EventLog: @unchecked Sendable {
             line.append(UInt8(ascii: "\""))
             line.appendStatic(type)
             line.append(UInt8(ascii: "\""))
+            fields(&line)
+        }
+    }
+
+    /// The same for an event of the catalogue (`events.emit(.hintDelivered) { … }`).
+    public func emit(_ type: EventType, _ fields: (inout EventFields) -> Void) {
+        emitLine { line in
+            line.appendString(type.name)
             fields(&line)
         }
     }

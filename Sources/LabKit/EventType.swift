@@ -50,6 +50,10 @@ public struct EventType: Sendable, Hashable, CustomStringConvertible {
 
     /// `case EventCatalogue.opApplied:` in a switch over an event's type.
     public static func ~= (pattern: EventType, type: String) -> Bool { pattern.name == type }
+
+    /// `event.type == EventCatalogue.opApplied` outside a switch.
+    public static func == (type: String, pattern: EventType) -> Bool { pattern.name == type }
+    public static func != (type: String, pattern: EventType) -> Bool { pattern.name != type }
 }
 
 extension EventType {

@@ -64,7 +64,8 @@ public struct Knob<Settings: Sendable>: Sendable {
         switch values {
         case .integer(let range):
             guard let value = Int(text), range.contains(value) else {
-                throw KnobError(problem: "must be an integer from \(range.lowerBound) to \(range.upperBound), got \(text)")
+                throw KnobError(problem: "must be an integer from \(range.lowerBound) to \(range.upperBound), got "
+                    + "\(text)")
             }
         case .number(let range), .duration(let range):
             guard let value = Double(text), value.isFinite, range.contains(value) else {
@@ -72,7 +73,8 @@ public struct Knob<Settings: Sendable>: Sendable {
                     + "\(range.upperBound.flagText), got \(text)")
             }
         case .bool:
-            guard text == "true" || text == "false" else { throw KnobError(problem: "must be true or false, got \(text)") }
+            guard text == "true"
+                || text == "false" else { throw KnobError(problem: "must be true or false, got \(text)") }
         case .choice(let allowed):
             guard allowed.contains(text) else {
                 throw KnobError(problem: "must be one of \(allowed.joined(separator: ", ")), got \"\(text)\"")
@@ -131,10 +133,12 @@ extension Knob where Settings: KnobSettings {
             return Flag(flag, value: range == 0...1 ? "P" : "X", default: defaultText, help: help)
         case .duration: return Flag(flag, value: "S", default: defaultText, help: help)
         case .bool(.trueFalse): return Flag(flag, value: "BOOL", default: defaultText, help: help)
-        case .bool(.onOff): return Flag(flag, value: "on|off", default: defaultText == "true" ? "on" : "off", help: help)
+        case .bool(.onOff): return Flag(flag, value: "on|off", default: defaultText == "true" ? "on" : "off",
+            help: help)
         // A switch's default is shown in its help, not as a value: a switch given a default would count as given.
         case .bool(.presence): return Flag(flag, help: help + " (default: off)")
-        case .choice(let allowed): return Flag(flag, value: allowed.joined(separator: "|"), default: defaultText, help: help)
+        case .choice(let allowed): return Flag(flag, value: allowed.joined(separator: "|"), default: defaultText,
+            help: help)
         case .accounts:
             return Flag(flag, value: "ID,ID", help: help + " (default: \(defaultText == "*" ? "all" : defaultText))")
         }

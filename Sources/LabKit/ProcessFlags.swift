@@ -34,7 +34,8 @@ public struct ProcessFlags: Sendable, Equatable {
             Flag("events", value: "PATH", help: "append events here, one JSON object a line (default: none)"),
             Flag("name", value: "NAME", help: "the proc field of its events (default: \(defaultName))"),
             Flag("epoch", value: "MICROS", help: "wall µs since 1970 of the run's simulated time 0 (default: now)"),
-            Flag("time-scale", value: "X", default: defaults.timeScale.flagText, help: "simulated seconds per real second"),
+            Flag("time-scale", value: "X", default: defaults.timeScale.flagText,
+                help: "simulated seconds per real second"),
             Flag("seed", value: "N", default: String(defaults.seed), help: "seed of \(seeds)"),
             Flag("crash-at", value: role == "device" ? "[DEVICE:]POINT[@N]" : "POINT[@N]",
                  help: "SIGKILL itself the Nth time it reaches POINT (below); repeatable"
@@ -62,7 +63,8 @@ public struct ProcessFlags: Sendable, Equatable {
             timeScale = scale
         }
         if let text = options.values["seed"] {
-            guard let seed = UInt64(text) else { throw .usage("--seed must be a whole number 0 or more, got \"\(text)\"") }
+            guard let seed = UInt64(text) else { throw .usage("--seed must be a whole number 0 or more, got "
+                + "\"\(text)\"") }
             self.seed = seed
         }
         for value in options.all("crash-at") {

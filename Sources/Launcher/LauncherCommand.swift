@@ -31,11 +31,13 @@ public enum LauncherCommand {
         flags: [
             Flag("out", value: "DIR", help: "run folder (default: runs/NAME-YYYYMMDD-HHMMSS, with runs/latest)"),
             Flag("seed", value: "N", help: "override the topology's seed"),
-            Flag("time-scale", value: "X", help: "override the topology's timeScale (simulated seconds per real second)"),
+            Flag("time-scale", value: "X",
+                help: "override the topology's timeScale (simulated seconds per real second)"),
             Flag("quiet", help: "no progress line and no summary; only the exit status and the run folder's path"),
             Flag("ignore-expect", help: "judge the run as if the topology expected nothing to fail (a lesson's "
                 + "broken half then fails the run)"),
-            Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
+            Flag("bin", value: "DIR",
+                help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
             Flag("nemesis", value: "KINDS",
                  help: "add a standard seeded fault mix to the topology: comma-separated kinds among "
                     + Nemesis.Kind.allCases.map(\.rawValue).joined(separator: ",")
@@ -63,7 +65,8 @@ public enum LauncherCommand {
         name: "synclab explain", summary: "tell the whole story of one op, hint or draft of a run",
         usage: "synclab explain RUNDIR KEY", flags: [],
         footer: "KEY is an op's idempotency key (op.saved's \"key\"), a hint id (h-N; a restarted broker numbers its\n"
-            + "hints again, so one id may tell several stories) or a draft id. Reads only RUNDIR/events.jsonl and prints\n"
+            + "hints again, so one id may tell several stories) or a draft id. Reads only RUNDIR/events.jsonl and "
+                + "prints\n"
             + "one sentence per event, with simulated time. Exit 0, or 2 when KEY names nothing in the run.")
 
     static let compareSpec = CommandSpec(
@@ -230,7 +233,8 @@ public enum LauncherCommand {
         let (a, b) = (options.positional[0], options.positional[1])
         var compare: Compare
         do {
-            compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b, b: try Compare.reportJSON(folder: b))
+            compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b,
+                b: try Compare.reportJSON(folder: b))
             compare.timelines = Compare.timelines(folderA: a, folderB: b)
         } catch {
             Output.stderr("synclab compare: \(error)\n")
@@ -246,7 +250,8 @@ public enum LauncherCommand {
     }
 
     static func validate(_ arguments: [String]) -> Int32 {
-        let spec = CommandSpec(name: "synclab validate", summary: "check topology files", usage: "synclab validate FILE…",
+        let spec = CommandSpec(name: "synclab validate", summary: "check topology files",
+            usage: "synclab validate FILE…",
                                flags: [])
         let options = spec.parseOrExit(arguments)
         guard !options.positional.isEmpty else {
@@ -257,7 +262,8 @@ public enum LauncherCommand {
         for path in options.positional {
             do {
                 let t = try Topology.load(path: path)
-                Output.stdout("\(path): ok — \(t.devices.count) devices, \(t.timeline().count) steps over \(formatSim(t.duration))\n")
+                Output.stdout("\(path): ok — \(t.devices.count) devices, \(t.timeline().count) steps over "
+                    + "\(formatSim(t.duration))\n")
                 if t.nemesis != nil {
                     let schedule = t.nemesisSchedule()
                     let kinds = schedule.counts.map { kind in
@@ -277,7 +283,8 @@ public enum LauncherCommand {
 
     /// The folder of the running executable, where SwiftPM puts the other products too.
     package static func executableDirectory() -> String {
-        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
         return (path as NSString).deletingLastPathComponent
     }
 }

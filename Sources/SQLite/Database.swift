@@ -79,7 +79,8 @@ public final class Database: @unchecked Sendable {
         defer { if copied { sqlite3_free(bytes) } }
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw SQLiteError(code: SQLITE_CANTOPEN, message: "cannot create \(file): \(String(cString: strerror(errno)))")
+            throw SQLiteError(code: SQLITE_CANTOPEN,
+                message: "cannot create \(file): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         var header = Array(UnsafeBufferPointer(start: bytes, count: min(Int(size), 100)))

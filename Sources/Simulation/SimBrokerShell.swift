@@ -67,7 +67,7 @@ public final class SimBrokerShell: BrokerIO {
     }
 
     private func close() {
-        emit("process.stopped", driver.stopped(pid: pid))
+        emit(.processStopped, driver.stopped(pid: pid))
         world.exited(name)
     }
 

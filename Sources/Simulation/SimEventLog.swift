@@ -23,6 +23,11 @@ public final class SimEventLog {
 
     deinit { close() }
 
+    /// Records an event of the catalogue for process `proc`.
+    public func emit(_ proc: String, _ type: EventType, _ fields: [(String, JSONValue)] = []) {
+        emit(proc, type.name, fields)
+    }
+
     /// Records an event of process `proc` at the scheduler's now.
     public func emit(_ proc: String, _ type: String, _ fields: [(String, JSONValue)] = []) {
         let wall = clock.epochMicros + scheduler.now

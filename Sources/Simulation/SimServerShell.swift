@@ -45,7 +45,7 @@ public final class SimServerShell: ServerIO {
             started.append(("notify", .string(notify)))
             started.append(("notifyMode", .string(configuration.settings.notifyMode.rawValue)))
         }
-        emit("process.started", started)
+        emit(.processStarted, started)
     }
 
     /// Killed: nothing more is written or sent.
@@ -65,7 +65,7 @@ public final class SimServerShell: ServerIO {
     private func close() {
         for number in delayed.keys.sorted() { driver.send(delayed[number]!) }
         delayed.removeAll()
-        emit("process.stopped", [("role", "server"), ("pid", .int(pid)),
+        emit(.processStopped, [("role", "server"), ("pid", .int(pid)),
                                  ("refusalsSuppressed", .int(driver.refusals.suppressedTotal))])
         world.exited(name)
     }

@@ -201,7 +201,7 @@ public final class SimWorld {
         if writingHeld { held.flush() } else { held.drop() }
         var fields: [(String, JSONValue)] = [("point", .string(point)), ("nth", .int(nth))]
         if let work { fields.append(("work", .int(work))) }
-        log.emit(name, "process.crashing", fields + [("pid", .int(pid))])
+        log.emit(name, .processCrashing, fields + [("pid", .int(pid))])
         crashed(name, point: point)
     }
 

@@ -211,7 +211,8 @@ struct JSONParser {
     }
 
     /// `FixedWidthInteger.init?(_: Decimal)` as Foundation's JSONDecoder applies it to a literal: the mantissa
-    /// (without its trailing zeros) in 64 bits, divided by ten (truncating) for each negative power, multiplied for each positive one; a negative
+    /// (without its trailing zeros) in 64 bits, divided by ten (truncating) for each negative power, multiplied for
+    /// each positive one; a negative
     /// value's magnitude must fit `Int` before it is negated.
     private static func decimalInteger(_ digits: [UInt8], power: Int, negative: Bool) -> Int? {
         var leading = digits.drop { $0 == UInt8(ascii: "0") }

@@ -39,8 +39,10 @@ import Testing
         let idText = Array("1-0".utf8CString)
         idText.withUnsafeBufferPointer { text in
             id.initialize(to: redisReply(type: REDIS_REPLY_STRING, integer: 0, len: 3,
-                                         str: UnsafeMutablePointer(mutating: text.baseAddress), elements: 0, element: nil))
-            missing.initialize(to: redisReply(type: REDIS_REPLY_NIL, integer: 0, len: 0, str: nil, elements: 0, element: nil))
+                                         str: UnsafeMutablePointer(mutating: text.baseAddress), elements: 0,
+                                         element: nil))
+            missing.initialize(to: redisReply(type: REDIS_REPLY_NIL, integer: 0, len: 0, str: nil, elements: 0,
+                element: nil))
             withReply(type: REDIS_REPLY_ARRAY, elements: [id, missing]) { reply in
                 let value = RedisReply(reply)
                 #expect(value == .array([.string(Array("1-0".utf8)), .null]))

@@ -40,7 +40,8 @@ import SyncDevice
         let flags = settings.flags()
         #expect(flags == ["--batch", "7", "--desired-interval-min", "30", "--synchronous", "full"])
         let options = try DeviceCommandLine.spec.parse(
-            ["--id", "x", "--account", "a", "--token", "t", "--platform", "web", "--db", "/tmp/x", "--server", "ipc://s"]
+            ["--id", "x", "--account", "a", "--token", "t", "--platform", "web", "--db", "/tmp/x", "--server",
+                "ipc://s"]
                 + flags)
         let parsed = try DeviceCommandLine.configuration(options).settings
         for knob in DeviceSettings.knobs {
@@ -53,7 +54,8 @@ import SyncDevice
          "device.batch", "between 1 and 500; got 0"),
         ("{ accounts: [{ id: \"a\", device: { bacth: 2 }, devices: [{ id: \"d\", platform: \"web\" }] }] }",
          "accounts[0].device.bacth", "did you mean \"batch\""),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\", device: { synchronous: \"fast\" } }] }] }",
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\", device: { synchronous: \"fast\" } }] }] "
+            + "}",
          "accounts[0].devices[0].device.synchronous", "off, normal, full"),
         ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\", device: { backoffCapSec: 1 } }] }] }",
          "accounts[0].devices[0].device.backoffCapSec", "at least backoffBaseSec"),

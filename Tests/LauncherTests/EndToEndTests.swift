@@ -80,7 +80,8 @@ import Testing
         #expect((run.report["hints"]?["accepted"]?.intValue ?? 0) > 0)
         #expect((run.report["passes"]?["total"]?.intValue ?? 0) > 0)
         #expect(run.report["platforms"]?.arrayValue?.count == 3)
-        for name in ["events.jsonl", "report.md", "report.html", "logs/server.log", "server.sqlite", "devices/pixel.sqlite"] {
+        for name in ["events.jsonl", "report.md", "report.html", "logs/server.log", "server.sqlite",
+            "devices/pixel.sqlite"] {
             #expect(FileManager.default.fileExists(atPath: "\(run.folder)/\(name)"), "\(name)")
         }
         #expect(run.output.contains("PASS"))
@@ -125,7 +126,8 @@ import Testing
     @Test func aBrokenTopologyExitsTwoAndStartsNothing() throws {
         let folder = TempFolder()
         let file = folder.file("broken.json5")
-        try "{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"nokia\" }] }] }".write(toFile: file, atomically: true, encoding: .utf8)
+        try "{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"nokia\" }] }] }".write(toFile: file,
+            atomically: true, encoding: .utf8)
         let (status, output) = try Self.synclab(["run", file, "--out", folder.file("run")], limit: 30)
         #expect(status == 2)
         #expect(output.contains("\(file):1: accounts[0].devices[0].platform"), "\(output)")
@@ -167,7 +169,8 @@ import Testing
         #expect(result.end == .exited(130))
         #expect(result.left.isEmpty, "left behind: \(result.left)")
         // The report covers what ran, marked as interrupted, and never passes.
-        let report = try JSONValue.parse(try String(contentsOfFile: result.home.file("run/report.json"), encoding: .utf8))
+        let report = try JSONValue.parse(try String(contentsOfFile: result.home.file("run/report.json"),
+            encoding: .utf8))
         #expect(report["verdict"]?.stringValue == "fail")
         #expect(report["interruptedIn"]?.stringValue != nil)
     }

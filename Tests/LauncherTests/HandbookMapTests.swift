@@ -117,8 +117,8 @@ struct HandbookMapTests {
 
     /// The checks can fail: a path and a type that are not there are seen as missing.
     @Test func aStalePathOrTypeIsSeen() {
-        #expect(!Self.exists(path: "SyncServer/ServerGone.swift", in: Self.files))
-        #expect(Self.exists(path: "SyncServer/ServerFaults.swift", in: Self.files))
+        #expect(!Self.exists(path: "SyncServer/Settings/ServerGone.swift", in: Self.files))
+        #expect(Self.exists(path: "SyncServer/Settings/ServerFaults.swift", in: Self.files))
         #expect(!Self.declared("ServerFaultsGone", in: Self.declarations))
         #expect(!Self.declared("ServerSettings.knobsGone", in: Self.declarations))
         #expect(Self.declared("ServerSettings.knobs", in: Self.declarations))

@@ -70,23 +70,28 @@ import Testing
         var fixture = try RunFixture()
         fixture.changes = [.init(seq: 2, draft: "d1", key: "k1", origin: "a")]
         fixture.moveCursors(to: 2)
-        fixture.events = fixture.events.map { $0.replacingOccurrences(of: #""seq":1,"draft""#, with: #""seq":2,"draft""#) }
+        fixture.events = fixture.events.map { $0.replacingOccurrences(of: #""seq":1,"draft""#,
+            with: #""seq":2,"draft""#) }
         try expectOnlyFailing(fixture, "exactly-once", saying: "change seq 2 follows seq 0")
     }
 
     @Test func anApplyTheServerReportedButDidNotKeepBreaksExactlyOnce() throws {
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(15, "server", "op.applied",
-                                            #""device":"a","account":"acme","key":"k7","seq":2,"draft":"d1","action":"update","version":2,"conflict":false"#))
-        fixture.events.append(fixture.event(15, "a", "op.saved", #""key":"k7","draft":"d1","action":"update","account":"acme","base":1"#))
+                                            #""device":"a","account":"acme","key":"k7","seq":2,"draft":"d1","#
+                                                + #""action":"update","version":2,"conflict":false"#))
+        fixture.events.append(fixture.event(15, "a", "op.saved",
+            #""key":"k7","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.deviceOps["a"]!.append(.init(key: "k7", status: "completed", error: "", action: "update"))
         let report = try fixture.report()
         let result = try #require(report.invariant("exactly-once"))
         #expect(!result.held)
-        #expect(result.detail.contains("reported key k7 applied as seq 2") && result.detail.contains("has no such change"),
+        #expect(result.detail.contains("reported key k7 applied as seq 2")
+            && result.detail.contains("has no such change"),
                 "\(result.detail)")
         // The device believes it: no-lost-edit says the acknowledgement came without a commit.
-        #expect(report.invariant("no-lost-edit")?.detail.contains("completed on the device but the server never applied it")
+        #expect(report.invariant("no-lost-edit")?.detail.contains("completed on the device but the server never "
+            + "applied it")
             == true)
     }
 
@@ -94,7 +99,8 @@ import Testing
 
     @Test func anOpMissingFromTheLedgerBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(22, "b", "op.saved", #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
+        fixture.events.append(fixture.event(22, "b", "op.saved",
+            #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.events.append(fixture.event(25, "launcher", "process.killed", #""target":"b","signal":"SIGKILL""#))
         try expectOnlyFailing(fixture, "no-lost-edit",
                               saying: "op k9 (update d1) saved on b at 22s is not in its ledger and the server never "
@@ -103,7 +109,8 @@ import Testing
 
     @Test func aReinstallBeforeAnyPassSentTheOpIsExplained() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(22, "b", "op.saved", #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
+        fixture.events.append(fixture.event(22, "b", "op.saved",
+            #""key":"k9","draft":"d1","action":"update","account":"acme","base":1"#))
         fixture.events.append(fixture.event(40, "b", "app.reinstalled", #""lost":1"#))
         // The new install pulls from 0 again: its cursor history starts over, and does not go backwards.
         fixture.events.append(fixture.event(41, "b", "cursor.moved", #""from":0,"to":1,"pass":1"#))
@@ -191,7 +198,8 @@ import Testing
         fixture.changes.append(.init(seq: 2, draft: "d2", key: "k2", origin: "a", title: "U", body: "V"))
         fixture.serverDrafts.append(("d2", "U", "V", 1))
         fixture.deviceOps["a"]!.append(.init(key: "k2", status: "completed", error: "", draft: "d2"))
-        fixture.deviceDrafts = ["a": [("d1", "T", "B", 1), ("d2", "U", "V", 1)], "b": [("d1", "T", "B", 1), ("d2", "U", "V", 1)]]
+        fixture.deviceDrafts = ["a": [("d1", "T", "B", 1), ("d2", "U", "V", 1)],
+            "b": [("d1", "T", "B", 1), ("d2", "U", "V", 1)]]
         fixture.shadows["b"] = [("d1", "T", "B", 1)]
         fixture.moveCursors(to: 2)
         try expectOnlyFailing(fixture, "cursor-safety",
@@ -223,7 +231,8 @@ import Testing
     @Test func aFailedCheckAfterARestartBreaksCursorSafety() throws {
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(20, "launcher", "state.checked",
-                                            #""target":"b","held":false,"cursor":1,"detail":"cursor 1, but its shadow holds nothing of draft d1""#))
+                                            #""target":"b","held":false,"cursor":1,"detail":"cursor 1,"#
+                                                + #" but its shadow holds nothing of draft d1""#))
         try expectOnlyFailing(fixture, "cursor-safety",
                               saying: "b after its restart at 20s: cursor 1, but its shadow holds nothing")
     }
@@ -231,16 +240,19 @@ import Testing
     // MARK: hints-are-references
 
     @Test(arguments: [
-        ("b", "hint.received", #""hint":"h-2","head":1,"keys":["account","body","head","hint"]"#, "b received hint h-2"),
+        ("b", "hint.received", #""hint":"h-2","head":1,"keys":["account","body","head","hint"]"#,
+            "b received hint h-2"),
         ("b", "hint.malformed", #""reason":"unknown key","keys":["account","head","hint","title"]"#, "b refused hint"),
-        ("broker", "hint.delivered", #""hint":"h-3","device":"b","head":1,"keys":["account","body","head","hint","title"]"#,
+        ("broker", "hint.delivered",
+            #""hint":"h-3","device":"b","head":1,"keys":["account","body","head","hint","title"]"#,
          "the broker sent hint h-3"),
     ])
     func aHintCarryingDataBreaksHintsAreReferences(proc: String, type: String, fields: String, words: String) throws {
         var fixture = try RunFixture()
         if type == "hint.delivered" {
             fixture.events.append(fixture.event(21, "broker", "hint.accepted",
-                                                #""hint":"h-3","device":"b","account":"acme","head":1,"origin":"a","seqs":[1]"#))
+                                                #""hint":"h-3","device":"b","account":"acme","head":1,"origin":"a","#
+                                                    + #""seqs":[1]"#))
             fixture.brokerCounters = ["accepted": 2, "delivered": 2, "held": 0]
         }
         fixture.events.append(fixture.event(21, proc, type, fields))
@@ -254,7 +266,8 @@ import Testing
 
     @Test func aHintWithoutAFateIsHeldAndTheBrokerMustSaySo() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(30, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
+        fixture.events.append(fixture.event(30, "broker", "hint.accepted",
+            #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
         try expectOnlyFailing(fixture, "hints-accounted",
                               saying: "the broker counts 0 hints held but its events show 1")
         fixture.brokerHeld = 1
@@ -264,7 +277,8 @@ import Testing
     /// A hint the broker dropped without writing an event: its counters say dropped, its events say held.
     @Test func aSilentDropIsCaughtByTheBrokersOwnCounters() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(30, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
+        fixture.events.append(fixture.event(30, "broker", "hint.accepted",
+            #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
         fixture.brokerCounters = ["accepted": 2, "delivered": 1, "dropped": 1, "held": 0]
         let result = try onlyFailing(fixture, "hints-accounted")
         #expect(result.violations.contains { $0.text.contains("counts 1 hints dropped but its events show 0: 1 dropped "
@@ -273,7 +287,8 @@ import Testing
 
     @Test func aHintWithTwoFatesBreaksHintsAccounted() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(31, "broker", "hint.dropped", #""hint":"h-1","device":"b","reason":"chaos-loss""#))
+        fixture.events.append(fixture.event(31, "broker", "hint.dropped",
+            #""hint":"h-1","device":"b","reason":"chaos-loss""#))
         let result = try #require(try fixture.report().invariant("hints-accounted"))
         #expect(!result.held)
         #expect(result.detail.contains("hint h-1 has a second fate (hint.dropped) at 31s"), "\(result.detail)")
@@ -281,7 +296,8 @@ import Testing
 
     @Test func hintsHeldByAKilledBrokerAreCountedAsLostWithIt() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(32, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
+        fixture.events.append(fixture.event(32, "broker", "hint.accepted",
+            #""hint":"h-2","device":"a","account":"acme","head":1,"origin":"b","seqs":[1]"#))
         fixture.events.append(fixture.event(33, "broker", "process.started", #""role":"broker""#))
         fixture.brokerCounters = [:]
         let report = try fixture.report()
@@ -296,13 +312,16 @@ import Testing
     @Test func anOpenThatDoesNotReachTheHeadBreaksOpenReachesHead() throws {
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(40, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
-        fixture.events.append(fixture.event(41, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"completed""#))
+        fixture.events.append(fixture.event(41, "b", "pass.end",
+            #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"completed""#))
         try expectOnlyFailing(fixture, "open-reaches-head",
-                              saying: "b opened at 40s (foreground): the server's head was 1, the pass the open started "
+                              saying: "b opened at 40s (foreground): the server's head was 1, the pass the open "
+                                  + "started "
                               + "ended at cursor 0: the user saw data 1 change old")
         // The same open while offline is excused, not failed.
         fixture.events.removeLast()
-        fixture.events.append(fixture.event(41, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"offline""#))
+        fixture.events.append(fixture.event(41, "b", "pass.end",
+            #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"offline""#))
         let excused = try #require(try fixture.report().invariant("open-reaches-head"))
         #expect(excused.held && excused.detail.contains("1 excused"), "\(excused.detail)")
     }
@@ -321,10 +340,14 @@ import Testing
     @Test func healPassesAreCountedApartFromTheScenarios() throws {
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(30, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
-        fixture.events.append(fixture.event(31, "b", "pass.end", #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":1"#))
+        fixture.events.append(fixture.event(31, "b", "pass.end",
+            #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","#
+            + #""durationSec":1"#))
         fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
         fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":3,"trigger":"connectivity""#))
-        fixture.events.append(fixture.event(62, "b", "pass.end", #""pass":3,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":1"#))
+        fixture.events.append(fixture.event(62, "b", "pass.end",
+            #""pass":3,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","#
+            + #""durationSec":1"#))
         let report = try fixture.report()
         let json = report.json
         #expect(json["passes"]?["total"]?.intValue == 3)
@@ -364,7 +387,8 @@ import Testing
         let expectation = Expectation(failures: ["naive": ["no-lost-edit"]])
         let outcome = expectation.evaluate([Self.result("no-lost-edit", [Self.broken]), Self.result("convergence", [])])
         #expect(outcome.met)
-        #expect(outcome.items == [.init(subject: "naive", check: "no-lost-edit", seen: true, example: Self.broken.text)])
+        #expect(outcome.items == [.init(subject: "naive", check: "no-lost-edit", seen: true,
+            example: Self.broken.text)])
     }
 
     @Test func anExpectedFailureThatDoesNotHappenIsNotMet() {
@@ -381,7 +405,8 @@ import Testing
                                             Self.result("exactly-once", [Self.server])])
         #expect(!outcome.met)
         #expect(outcome.problems.count == 2)
-        #expect(outcome.problems[0].contains("no-lost-edit failed where it was expected to hold: op k2 saved on correct"))
+        #expect(outcome.problems[0].contains("no-lost-edit failed where it was expected to hold: op k2 saved on "
+            + "correct"))
         #expect(outcome.problems[1].contains("exactly-once failed"))
     }
 
@@ -394,7 +419,8 @@ import Testing
 
     @Test func expectNamesAreCheckedAgainstTheTopology() throws {
         let accounts = #"accounts: [{ id: "acme", devices: [{ id: "a", platform: "web" }] }]"#
-        let good = try Topology.parse("{ \(accounts), expect: { a: [\"no-lost-edit\"], acme: [\"data-age-at-open\"] } }",
+        let good = try Topology.parse("{ \(accounts), expect: { a: [\"no-lost-edit\"], acme: [\"data-age-at-open\"] } "
+            + "}",
                                       file: "t.json5", defaultName: "t")
         #expect(good.expect?.failures == ["a": ["no-lost-edit"], "acme": ["data-age-at-open"]])
         for (text, words) in [("{ zed: [\"no-lost-edit\"] }", "not a device or an account"),
@@ -407,87 +433,5 @@ import Testing
                 #expect(error.key.hasPrefix("expect."))
             }
         }
-    }
-}
-
-/// Product checks: each off unless a topology states it, each able to fail with a counter-example.
-@Suite struct ProductCheckTests {
-    @Test func dataAgeAtOpenFailsWhenTooFewOpensAreFresh() throws {
-        var fixture = try RunFixture()
-        fixture.topologyExtra = "checks: { dataAgeAtOpen: { percent: 90, budgetMin: 30 } },"
-        fixture.opens["b"] = [(100, 60), (200, 5 * 3600), (300, nil)]
-        fixture.opens["a"] = [(100, 60)]
-        let report = try fixture.report()
-        let result = try #require(report.checks.first { $0.name == "data-age-at-open" })
-        #expect(!result.held)
-        #expect(result.violations.count == 1)
-        #expect(result.detail.contains("b: 1 of 3 opens (33.3 %) showed data within the 30m00s budget; at least 90 % "
-            + "required; worst: never synced at 5m00s"), "\(result.detail)")
-        #expect(!report.passed)
-        #expect(report.json["checks"]?.arrayValue?.first?["held"]?.boolValue == false)
-    }
-
-    @Test func unsyncedAt24hFailsForAnEditTheServerNeverApplied() throws {
-        var fixture = try RunFixture()
-        fixture.topologyExtra = "checks: { unsyncedAt24h: { maxPercent: 10, per: \"platform\" } },"
-        fixture.events.append(fixture.event(50, "b", "op.saved", #""key":"k8","draft":"d1","action":"update","account":"acme","base":1"#))
-        fixture.deviceOps["b"] = [.init(key: "k8", status: "needsAttention", error: "refused", action: "update")]
-        fixture.keyRecords["k8"] = ("b", "rejected", "refused")
-        let result = try #require(try fixture.report().checks.first { $0.name == "unsynced-at-24h" })
-        #expect(!result.held)
-        #expect(result.detail.contains("ios: 1 of 1 edits (100 %) were not on the server 24 h after they were saved; "
-            + "at most 10 % allowed; first: op k8 saved on b at 50s"), "\(result.detail)")
-        #expect(result.violations.first?.device == nil)
-    }
-
-    @Test func settledAfterHealFailsForAPendingOp() throws {
-        var fixture = try RunFixture()
-        fixture.topologyExtra = "checks: { settledAfterHealMin: 10 },"
-        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
-        fixture.deviceOps["b"] = [.init(key: "k3", status: "waitingToSend", error: "")]
-        let result = try #require(try fixture.report().checks.first { $0.name == "settled-after-heal" })
-        #expect(!result.held)
-        #expect(result.detail.contains("op k3 on b is still waitingToSend at the end"), "\(result.detail)")
-    }
-
-    /// A pass that sent nothing and applied nothing is wasted work (no unique work: every trigger a full pass).
-    @Test func wastedPassesFailsWhenTooManyPassesDoNothing() throws {
-        var fixture = try RunFixture()
-        fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
-        for n in 2...4 {
-            fixture.events.append(fixture.event(30 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"push\""))
-            fixture.events.append(fixture.event(30 + n, "b", "pass.end",
-                                                "\"pass\":\(n),\"trigger\":\"push\",\"sent\":0,\"pulled\":0,\"cursor\":1,\"cutOff\":false,\"outcome\":\"completed\""))
-        }
-        let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
-        #expect(!result.held)
-        #expect(result.detail.contains("b: 3 of 4 passes (75 %) sent nothing and applied nothing; at most 40 % allowed"),
-                "\(result.detail)")
-        #expect(result.violations.map(\.device) == ["b"])
-    }
-
-    /// Heal's and quiesce's passes are not the design's: only passes that started during the scenario count, even
-    /// when they end after it.
-    @Test func wastedPassesCountsOnlyPassesThatStartedInTheScenario() throws {
-        var fixture = try RunFixture()
-        defer { fixture.remove() }
-        fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
-        fixture.events.append(fixture.event(58, "b", "pass.start", #""pass":2,"trigger":"push""#))
-        fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
-        fixture.events.append(fixture.event(62, "b", "pass.end",
-                                            #""pass":2,"trigger":"push","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","durationSec":4"#))
-        for n in 3...6 {
-            fixture.events.append(fixture.event(62 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"manual\""))
-            fixture.events.append(fixture.event(62 + n, "b", "pass.end",
-                                                "\"pass\":\(n),\"trigger\":\"manual\",\"sent\":0,\"pulled\":0,\"cursor\":1,\"cutOff\":false,\"outcome\":\"completed\",\"durationSec\":0.5"))
-        }
-        let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
-        #expect(!result.held)
-        #expect(result.detail.contains("b: 1 of 2 passes (50 %) sent nothing and applied nothing"), "\(result.detail)")
-    }
-
-    @Test func withoutChecksNoneRuns() throws {
-        let fixture = try RunFixture()
-        #expect(try fixture.report().checks.isEmpty)
     }
 }

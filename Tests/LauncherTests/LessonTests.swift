@@ -30,11 +30,13 @@ import Testing
             guard case .array(let items)? = node?.value else { return [] }
             return items.compactMap { if case .string(let s) = $0.value { return s } else { return nil } }
         }
-        func string(_ node: JSON5Node?) -> String? { if case .string(let s)? = node?.value { return s } else { return nil } }
+        func string(_ node: JSON5Node?)
+            -> String? { if case .string(let s)? = node?.value { return s } else { return nil } }
         var devicesOf: [String: [String]] = [:]
         if case .array(let accounts)? = root["accounts"]?.value {
             for account in accounts {
-                guard let id = string(account["id"]), case .array(let devices)? = account["devices"]?.value else { continue }
+                guard let id = string(account["id"]),
+                    case .array(let devices)? = account["devices"]?.value else { continue }
                 devicesOf[id] = devices.compactMap { string($0["id"]) }
             }
         }
@@ -92,7 +94,8 @@ import Testing
                 let subjects = [violation["device"]?.stringValue, violation["account"]?.stringValue].compactMap { $0 }
                 let covering = keys.filter { key in key == "*" || subjects.contains { names[key]!.contains($0) } }
                 let text = violation["text"]?.stringValue ?? ""
-                #expect(!covering.isEmpty, "\(lesson): \(check) fails on \(subjects), which it expects to hold: \(text)")
+                #expect(!covering.isEmpty,
+                    "\(lesson): \(check) fails on \(subjects), which it expects to hold: \(text)")
                 for key in covering { seen.insert("\(key)/\(check)") }
             }
         }

@@ -49,8 +49,10 @@ import Testing
     @Test func writesInTheirSavedOrderHold() throws {
         var fixture = Self.reversedUpdates()
         fixture.changes = [fixture.changes[0],
-                           .init(seq: 2, draft: "d1", key: "k2", origin: "a", action: "update", title: "T2", version: 2),
-                           .init(seq: 3, draft: "d1", key: "k3", origin: "a", action: "update", title: "T3", version: 3)]
+                           .init(seq: 2, draft: "d1", key: "k2", origin: "a", action: "update", title: "T2",
+                               version: 2),
+                           .init(seq: 3, draft: "d1", key: "k3", origin: "a", action: "update", title: "T3",
+                               version: 3)]
         fixture.serverDrafts = [("d1", "T3", "B", 3)]
         fixture.deviceDrafts = ["a": [("d1", "T3", "B", 3)], "b": [("d1", "T3", "B", 3)]]
         let report = try fixture.report()

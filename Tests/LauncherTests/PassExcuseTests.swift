@@ -28,7 +28,8 @@ import Testing
     @Test(arguments: [
         (#""launcher","type":"process.killed","target":"server","signal":"SIGKILL""#, "1 server down"),
         (#""launcher","type":"process.paused","target":"server","signal":"SIGSTOP""#, "1 server down"),
-        (#""server","type":"fault.set","dropReply":1,"transient":0,"reject":0,"replyDelayMs":0,"dropRequest":0,"failCommit":0"#,
+        (#""server","type":"fault.set","dropReply":1,"transient":0,"reject":0,"replyDelayMs":0,"dropRequest":0,"#
+            + #""failCommit":0"#,
          "1 server fault"),
         (#""b","type":"net.offline""#, "1 offline"),
     ])
@@ -45,8 +46,8 @@ import Testing
     @Test func aFaultThatEndedBeforeThePassExplainsNothing() throws {
         var fixture = try RunFixture()
         let off = #""dropReply":0,"transient":0,"reject":0,"replyDelayMs":0,"dropRequest":0,"failCommit":0"#
-        fixture.events.append(fixture.event(20, "server", "fault.set", off.replacingOccurrences(of: "\"dropReply\":0",
-                                                                                                   with: "\"dropReply\":1")))
+        let on = off.replacingOccurrences(of: "\"dropReply\":0", with: "\"dropReply\":1")
+        fixture.events.append(fixture.event(20, "server", "fault.set", on))
         fixture.events.append(fixture.event(25, "server", "fault.set", off))
         fixture.events += Self.open("timeout")
         let result = try #require(try fixture.report().invariant("open-reaches-head"))
@@ -56,7 +57,8 @@ import Testing
     /// Three opens that all end in an error but find the cursor current: more than the bound of 2.
     @Test func opensThatKeepFailingBreakTheCheckEvenAtTheHead() throws {
         var fixture = try RunFixture()
-        for (index, t) in [40, 50, 60].enumerated() { fixture.events += Self.open("timeout", cursor: 1, at: t, pass: index + 2) }
+        for (index, t) in [40, 50,
+            60].enumerated() { fixture.events += Self.open("timeout", cursor: 1, at: t, pass: index + 2) }
         let result = try #require(try fixture.report().invariant("open-reaches-head"))
         #expect(!result.held)
         #expect(result.detail.contains("b: 3 of its 3 passes started by an app open ended in an error with no cause "

@@ -69,8 +69,8 @@ import Testing
 
     @Test func theCrashReportLoadsInChromiumWithALanePerProcessAndADownBandPerKill() throws {
         guard let chromium = Self.chromium else {
-            let why: Comment =
-                "chromium is not installed: scripts/test installs it (apt-get install chromium); this test renders report.html in it and cannot be skipped"
+            let why = Comment(rawValue: "chromium is not installed: scripts/test installs it (apt-get install "
+                + "chromium); this test renders report.html in it and cannot be skipped")
             Issue.record(why)
             return
         }
@@ -87,9 +87,10 @@ import Testing
             dom.contains("<svg id=\"timeline\""), "no timeline in the DOM Chromium dumped (\(dom.count) characters)")
         #expect(dom.contains("data-timeline-ready=\"1\""), "the timeline's script did not finish")
         // The page's window.onerror writes the attribute (its own text names it in single quotes).
+        let scriptError = dom.components(separatedBy: "data-script-error=\"").dropFirst().first?.prefix(200) ?? ""
         #expect(
             !dom.contains("data-script-error=\""),
-            "a script error: \(dom.components(separatedBy: "data-script-error=\"").dropFirst().first?.prefix(200) ?? "")"
+            "a script error: \(scriptError)"
         )
         // server, broker, a1, i1, w1.
         #expect(Self.count("class=\"lane\"", in: dom) == 5)

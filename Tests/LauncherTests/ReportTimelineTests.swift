@@ -39,7 +39,8 @@ struct ReportTimelineTests {
 
     @Test func opsThatNeedAttentionAndDeadHintsAreListedWithTheirReasons() throws {
         var fixture = try RunFixture()
-        fixture.deviceOps["a"]!.append(.init(key: "k9", status: "needsAttention", error: "rejected: draft d9 is too long"))
+        fixture.deviceOps["a"]!.append(.init(key: "k9", status: "needsAttention",
+            error: "rejected: draft d9 is too long"))
         fixture.events.insert(
             fixture.event(
                 4, "broker", "hint.accepted", #""hint":"h-2","device":"a","account":"acme","head":1,"seqs":[1]"#), at: 4
@@ -54,7 +55,8 @@ struct ReportTimelineTests {
         #expect(report.summary.contains("hints that died: 1 throttled (background-budget)"))
         // A hint the broker held when it was killed is lost with it.
         fixture.events.append(
-            fixture.event(15, "broker", "hint.accepted", #""hint":"h-3","device":"a","account":"acme","head":1,"seqs":[1]"#))
+            fixture.event(15, "broker", "hint.accepted",
+                #""hint":"h-3","device":"a","account":"acme","head":1,"seqs":[1]"#))
         fixture.events.append(fixture.event(16, "broker", "process.started", #""role":"broker""#))
         let killed = try fixture.report()
         #expect(killed.markdown.contains("| lost | held by the broker when it was killed | 1 |"))

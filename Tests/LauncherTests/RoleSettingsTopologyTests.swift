@@ -77,7 +77,8 @@ enum TopologyDoc {
         let t = try Self.topology("name: \"plain\"")
         let run = Self.arguments(t)
         #expect(run.serverArguments == ["--db", "/tmp/synclab-settings-test/server.sqlite", "--listen", "ipc://s",
-                                        "--notify", "ipc://n", "--accounts", "/tmp/synclab-settings-test/accounts.json"])
+                                        "--notify", "ipc://n", "--accounts",
+                                        "/tmp/synclab-settings-test/accounts.json"])
         #expect(run.brokerArguments == ["--listen", "ipc://b", "--notices", "ipc://n", "--accounts",
                                         "/tmp/synclab-settings-test/accounts.json"])
         #expect(try Self.server(run.serverArguments).settings == ServerSettings())
@@ -92,7 +93,8 @@ enum TopologyDoc {
         #expect(run.serverArguments.contains("--idempotency") && run.serverArguments.contains("off"))
         let parsed = try Self.server(run.serverArguments)
         #expect(parsed.settings == t.server)
-        for knob in ServerSettings.knobs { #expect(knob.text(in: parsed.settings) == knob.text(in: t.server), "\(knob.flag)") }
+        for knob in ServerSettings.knobs { #expect(knob.text(in: parsed.settings) == knob.text(in: t.server),
+            "\(knob.flag)") }
     }
 
     @Test func everyBrokerKnobCrossesTheCommandLineUnchangedAndNoticesFollowTheServer() throws {
@@ -142,13 +144,16 @@ enum TopologyDoc {
         Mistake(block: #"server: { idempotency: "off" }"#, key: "server.idempotency", words: "expected true or false"),
         Mistake(block: #"server: { switchAccount: ["a"] }"#, key: "server.switchAccount",
                 words: #"did you mean "switchAccounts""#),
-        Mistake(block: #"broker: { profiles: { ios: "gcm" } }"#, key: "broker.profiles.ios", words: "apns, fcm, webpush"),
+        Mistake(block: #"broker: { profiles: { ios: "gcm" } }"#, key: "broker.profiles.ios",
+            words: "apns, fcm, webpush"),
         Mistake(block: #"broker: { profiles: { iphone: "apns" } }"#, key: "broker.profiles.iphone",
                 words: "allowed here: android, ios, web"),
-        Mistake(block: #"broker: { profile: { ios: "apns" } }"#, key: "broker.profile", words: #"did you mean "profiles""#),
+        Mistake(block: #"broker: { profile: { ios: "apns" } }"#, key: "broker.profile",
+            words: #"did you mean "profiles""#),
         Mistake(block: #"broker: { delaySec: "soon" }"#, key: "broker.delaySec", words: "expected a duration"),
         Mistake(block: "broker: { noticesHwm: 5 }", key: "broker.noticesHwm", words: "unknown key"),
-        Mistake(block: "broker: { hintDataAccounts: [3] }", key: "broker.hintDataAccounts[0]", words: "non-empty string"),
+        Mistake(block: "broker: { hintDataAccounts: [3] }", key: "broker.hintDataAccounts[0]",
+            words: "non-empty string"),
     ]
 
     @Test(arguments: mistakes)

@@ -42,8 +42,11 @@ struct RunFixture {
         events = [
             event(1, "broker", "process.started", #""role":"broker""#),
             event(2, "a", "op.saved", #""key":"k1","draft":"d1","action":"create","account":"acme","base":0"#),
-            event(3, "server", "op.applied", #""device":"a","account":"acme","key":"k1","seq":1,"draft":"d1","action":"create","version":1,"conflict":false"#),
-            event(4, "broker", "hint.accepted", #""hint":"h-1","device":"b","account":"acme","head":1,"origin":"a","seqs":[1]"#),
+            event(3, "server", "op.applied",
+                #""device":"a","account":"acme","key":"k1","seq":1,"draft":"d1","action":"create","version":1,"#
+                + #""conflict":false"#),
+            event(4, "broker", "hint.accepted",
+                #""hint":"h-1","device":"b","account":"acme","head":1,"origin":"a","seqs":[1]"#),
             event(5, "broker", "hint.delivered", #""hint":"h-1","device":"b","head":1"#),
             event(6, "b", "hint.received", #""hint":"h-1","head":1,"keys":["account","head","hint"]"#),
             event(7, "b", "pass.start", #""pass":1,"trigger":"push""#),
@@ -51,9 +54,11 @@ struct RunFixture {
             event(9, "b", "cursor.moved", #""from":0,"to":1,"pass":1"#),
             event(10, "b", "pass.end", #""pass":1,"trigger":"push","sent":0,"pulled":1,"cursor":1,"cutOff":false"#),
             event(11, "a", "pass.start", #""pass":1,"trigger":"local-edit""#),
-            event(12, "a", "change.applied", #""seq":1,"key":"k1","origin":"a","draft":"d1","pass":1,"trigger":"local-edit""#),
+            event(12, "a", "change.applied",
+                #""seq":1,"key":"k1","origin":"a","draft":"d1","pass":1,"trigger":"local-edit""#),
             event(13, "a", "cursor.moved", #""from":0,"to":1,"pass":1"#),
-            event(14, "a", "pass.end", #""pass":1,"trigger":"local-edit","sent":1,"pulled":1,"cursor":1,"cutOff":false"#),
+            event(14, "a", "pass.end",
+                #""pass":1,"trigger":"local-edit","sent":1,"pulled":1,"cursor":1,"cutOff":false"#),
         ]
     }
 
@@ -68,7 +73,8 @@ struct RunFixture {
     /// Sets both devices' cursors and the events that report the moves.
     mutating func moveCursors(to cursor: Int, at t: Int = 19) {
         for device in ["a", "b"] {
-            events.append(event(t, device, "cursor.moved", "\"from\":\(cursors[device] ?? 0),\"to\":\(cursor),\"pass\":9"))
+            events.append(event(t, device, "cursor.moved",
+                "\"from\":\(cursors[device] ?? 0),\"to\":\(cursor),\"pass\":9"))
             cursors[device] = cursor
         }
     }
@@ -87,15 +93,18 @@ struct RunFixture {
         folder.write("run.json", #"{"seed":3,"timeScale":60,"duration":600}"#)
         folder.write("events.jsonl", events.joined(separator: "\n") + "\n")
         let counters = brokerCounters ?? ["held": brokerHeld]
-        folder.write("stats.json", "{\"broker\":{\"hints\":{" + counters.keys.sorted().map { "\"\($0)\":\(counters[$0]!)" }
+        folder.write("stats.json", "{\"broker\":{\"hints\":{"
+            + counters.keys.sorted().map { "\"\($0)\":\(counters[$0]!)" }
             .joined(separator: ",") + "}}}")
-        for name in ["server.sqlite", "devices/a.sqlite", "devices/b.sqlite"] { try? fm.removeItem(atPath: folder.path(name)) }
+        for name in ["server.sqlite", "devices/a.sqlite",
+            "devices/b.sqlite"] { try? fm.removeItem(atPath: folder.path(name)) }
         // The real schemas, made by the code that owns them; the rows written by hand.
         let store = try ServerStore(path: folder.path("server.sqlite"), synchronous: .off)
         let server = store.database
         try server.run("INSERT INTO accounts(id, head) VALUES ('acme', ?)", changes.map(\.seq).max() ?? 0)
         for device in ["a", "b"] {
-            try server.run("INSERT INTO devices(id, account, platform, token) VALUES (?, 'acme', 'android', 't')", device)
+            try server.run("INSERT INTO devices(id, account, platform, token) VALUES (?, 'acme', 'android', 't')",
+                device)
         }
         for c in changes {
             try server.run("INSERT INTO changes VALUES ('acme', ?, ?, ?, ?, ?, ?, ?, ?, 0)", c.seq, c.draft, c.action,
@@ -119,7 +128,8 @@ struct RunFixture {
                 try db.run("""
                     INSERT INTO ops(key, local_seq, draft, action, base, status, attempts, last_error, saved_wall)
                     VALUES (?, ?, ?, ?, 0, ?, ?, ?, 1000000)
-                    """, op.key, index + 1, op.draft, op.action, op.status, op.attempts, op.error.isEmpty ? nil : op.error)
+                    """, op.key, index + 1, op.draft, op.action, op.status, op.attempts,
+                    op.error.isEmpty ? nil : op.error)
             }
             for d in deviceDrafts[device] ?? [] {
                 try db.run("INSERT INTO drafts VALUES (?, ?, ?, ?, 0)", d.id, d.title, d.body, d.version)

@@ -16,7 +16,8 @@ import Testing
 
     static func temporary(_ name: String) -> String { scratch.file("\(name)-\(UUID().uuidString)") }
 
-    static func topology(_ name: String) -> String { EndToEndTests.topologies.appendingPathComponent("\(name).json5").path }
+    static func topology(_ name: String)
+        -> String { EndToEndTests.topologies.appendingPathComponent("\(name).json5").path }
 
     static func bytes(_ path: String) -> Data { FileManager.default.contents(atPath: path) ?? Data() }
 
@@ -71,7 +72,9 @@ import Testing
             #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 5)
             #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 5)
             for point in ["device.after-send-before-reply", "server.after-commit-before-reply"] {
-                #expect(events.contains("\"type\":\"process.killed\",\"target\":\"\(point.hasPrefix("server") ? "server" : "a1")\",\"signal\":\"SIGKILL\",\"point\":\"\(point)\",\"by\":\"crash\""),
+                let target = point.hasPrefix("server") ? "server" : "a1"
+                #expect(events.contains("\"type\":\"process.killed\",\"target\":\"\(target)\",\"signal\":\"SIGKILL\","
+                    + "\"point\":\"\(point)\",\"by\":\"crash\""),
                         "\(point) fired")
             }
             #expect(report["invariants"]?.arrayValue?.allSatisfy { $0["held"]?.boolValue == true } == true)
@@ -115,7 +118,8 @@ import Testing
     }
 
     /// Events a process wrote while it was paused (between `process.paused` and `process.resumed`) or dead (between
-    /// `process.killed` and its next `process.started`): a paused process only queues what arrives, a killed one is gone.
+    /// `process.killed` and its next `process.started`): a paused process only queues what arrives, a killed one is
+    /// gone.
     static func silences(in events: String) -> [String] {
         var quiet: [String: String] = [:]
         var problems: [String] = []
@@ -172,7 +176,8 @@ import Testing
         #expect(sweep.status == 1, "\(sweep.output)")
         let failing = sweep.output.split(separator: "\n").filter { $0.hasPrefix("seed ") }
         #expect(!failing.isEmpty && failing.count < 6, "some seeds fail, not all: \(sweep.output)")
-        #expect(sweep.output.contains("\(failing.count) of 6 seeds failed (seeds 1-6): data-age-at-open on \(failing.count)"))
+        #expect(sweep.output.contains("\(failing.count) of 6 seeds failed (seeds 1-6): data-age-at-open on "
+            + "\(failing.count)"))
         // Each line's replay command gives that seed's failure again, and a seed not listed passes.
         let line = try #require(failing.first)
         #expect(line.contains("(data-age-at-open) — replay: synclab sim \(path) --seed "))
@@ -180,7 +185,8 @@ import Testing
         let replay = try Self.sim([path, "--seed", seed])
         #expect(replay.status == 1)
         #expect(replay.output.contains("✗ data-age-at-open"))
-        let listed = Set(failing.compactMap { $0.split(separator: ":").first?.split(separator: " ").last.map(String.init) })
+        let listed = Set(failing.compactMap { $0.split(separator: ":").first?.split(separator: " "
+            + "").last.map(String.init) })
         let passing = try #require((1...6).map(String.init).first { !listed.contains($0) })
         #expect(try Self.sim([path, "--seed", passing]).status == 0)
         // The same topology without the product check passes on every seed.

@@ -133,7 +133,8 @@ import Testing
 
     @Test func theLastCursorMoveRemovedFromTheEvents() throws {
         let report = try checkAfter { lines in
-            guard let last = lines.lastIndex(where: { $0.contains("\"cursor.moved\"") && $0.contains("\"proc\":\"iphone\"") })
+            guard let last = lines.lastIndex(where: { $0.contains("\"cursor.moved\"")
+                && $0.contains("\"proc\":\"iphone\"") })
             else { return lines }
             var edited = lines
             edited.remove(at: last)
@@ -143,7 +144,8 @@ import Testing
     }
 
     @Test func aReplicaEditedBehindTheLedgersBack() throws {
-        let report = try checkAfter(sql: "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM drafts)",
+        let report = try checkAfter(sql: "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM "
+            + "drafts)",
                                     onDevice: "iphone")
         expectFails(report, "convergence", "body differs")
     }

@@ -83,7 +83,8 @@ struct TimelineModelTests {
         var rows = Self.edit
         rows.insert((26, "b", "pass.start", #""pass":2,"trigger":"foreground""#), at: rows.count - 3)
         rows.insert(
-            (27, "b", "change.applied", #""seq":2,"key":"k2","origin":"a","draft":"d1","pass":2,"trigger":"foreground""#),
+            (27, "b", "change.applied",
+                #""seq":2,"key":"k2","origin":"a","draft":"d1","pass":2,"trigger":"foreground""#),
             at: rows.count - 3)
         let model = TimelineModel(events: Self.events(rows), devices: Self.devices)
         let repairs = model.links.filter { $0.kind == .repair }
@@ -102,7 +103,8 @@ struct TimelineModelTests {
         rows.append((41, "a", "op.result", #""key":"k2","outcome":"needsAttention","reason":"rejected: too long""#))
         let model = TimelineModel(events: Self.events(rows), devices: Self.devices)
         let unknown = model.marks.filter { $0.kind == .unknownOutcome }
-        #expect(unknown.count == 1 && unknown.first?.lane == "a" && unknown.first?.label.contains("no reply in 300 ms") == true)
+        #expect(unknown.count == 1 && unknown.first?.lane == "a"
+            && unknown.first?.label.contains("no reply in 300 ms") == true)
         let attention = model.marks.filter { $0.kind == .needsAttention }
         #expect(attention.count == 1 && attention.first?.reason == "rejected: too long")
     }

@@ -112,11 +112,13 @@ import Testing
         ("{\n timeScale: \"fast\",\n accounts: [] }", 2, "timeScale", "expected a number"),
         ("{\n accounts: [] }", 2, "accounts", "at least one account"),
         ("{ seed: 1 }", 1, "", "missing required key \"accounts\""),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" },\n{ id: \"d\", platform: \"ios\" }] }] }", 2,
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" },\n{ id: \"d\", platform: \"ios\" }] }] "
+            + "}", 2,
          "accounts[0].devices[1].id", "declared twice"),
         ("{ \(Self.oneWebDevice),\n scenario: [\n { at: \"1m\", action: \"edit\", device: \"ghost\", draft: \"x\" }] }",
          3, "scenario[0].device", "no account declares"),
-        ("{ duration: \"10m\", \(Self.oneWebDevice),\n scenario: [\n { at: \"2h\", action: \"open\", device: \"d\" }] }",
+        ("{ duration: \"10m\", \(Self.oneWebDevice),\n scenario: [\n { at: \"2h\", action: \"open\", device: \"d\" }] "
+            + "}",
          3, "scenario[0].at", "after the end"),
         ("{ \(Self.oneWebDevice),\n scenario: [{ at: \"1m\",\n action: \"explode\", device: \"d\" }] }",
          3, "scenario[0].action", "expected one of"),
@@ -128,9 +130,11 @@ import Testing
         ("{ accounts: [{ id: \"a b\", devices: [{ id: \"d\", platform: \"web\" }] }] }", 1, "accounts[0].id",
          "letters, digits"),
         ("{ device: { batch: 0 },\n \(Self.oneWebDevice) }", 1, "device.batch", "between 1 and"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"server\", platform: \"web\" }] }] }", 1, "accounts[0].devices[0].id",
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"server\", platform: \"web\" }] }] }", 1,
+            "accounts[0].devices[0].id",
          "reserved"),
-        ("{ accounts: [{ id: \"a\",\n devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{ devices: [\"nobody\"] }] }", 3,
+        ("{ accounts: [{ id: \"a\",\n devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{ devices: "
+            + "[\"nobody\"] }] }", 3,
          "behaviours[0].devices[0]", "no account declares"),
         ("{\n accounts: [\n { id: \"a\" devices: [] }] }", 3, "", "expected ',' or '}'"),
         ("{\n accounts: [ // never closed\n", 3, "", "unterminated array"),
@@ -158,7 +162,8 @@ import Testing
     }
 
     @Test func everyShippedTopologyParses() throws {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../topologies")
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../topologies")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json5") }
         #expect(files.count >= 8)
         for file in files {
@@ -229,7 +234,8 @@ import Testing
         #expect(Set(t.devices.map(\.token)).count == 7)
         #expect(t.behaviours[0].devices == ["phone", "blue-1", "blue-2"])
         let pools = t.poolAssignment
-        #expect(pools["phone"] == "pool-1" && pools["r1"] == "pool-2" && pools["r2"] == "pool-3" && pools["r3"] == "pool-1")
+        #expect(pools["phone"] == "pool-1" && pools["r1"] == "pool-2" && pools["r2"] == "pool-3"
+            && pools["r3"] == "pool-1")
         #expect(Set(pools.values) == ["pool-1", "pool-2", "pool-3"])
     }
 
@@ -249,13 +255,16 @@ import Testing
          "accounts[0].devices[0].platforms[0]", "expected one of android, ios, web"),
         ("{ accounts: [{ id: \"a\", devices: [\n{ generate: 2,\n count: 5 }] }] }", 3, "accounts[0].devices[0].count",
          "unknown key"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d2\", platform: \"web\" },\n{ generate: 3, prefix: \"d\" }] }] }", 2,
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d2\", platform: \"web\" },\n{ generate: 3, prefix: \"d\" }] }] "
+            + "}", 2,
          "accounts[0].devices[1].prefix", "declared twice"),
         ("{ accounts: [{ id: \"a\", devices: [{ id: \"pool-1\", platform: \"web\" }] }] }", 1,
          "accounts[0].devices[0].id", "reserved"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{\n accounts: [\"zz\"] }] }",
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{\n accounts: "
+            + "[\"zz\"] }] }",
          3, "behaviours[0].accounts[0]", "not declared"),
-        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{ opensPerDay: 3 }] }",
+        ("{ accounts: [{ id: \"a\", devices: [{ id: \"d\", platform: \"web\" }] }],\n behaviours: [{ opensPerDay: 3 "
+            + "}] }",
          2, "behaviours[0]", "needs \"devices\""),
     ])
     func poolAndGeneratorMistakesAreReportedWithFileLineAndKey(text: String, line: Int, key: String, words: String) {

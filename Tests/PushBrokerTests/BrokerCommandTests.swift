@@ -13,7 +13,8 @@ import Testing
 
     @Test func defaultsAreTheDocumentedOnes() throws {
         let config = try Self.configuration([])
-        #expect(config.settings.noticesMode == .pull && config.settings.noticesHWM == 1000 && config.settings.hintHWM == 1000)
+        #expect(config.settings.noticesMode == .pull && config.settings.noticesHWM == 1000
+            && config.settings.hintHWM == 1000)
         #expect(config.name == "broker" && config.process.seed == 1 && config.process.timeScale == 1)
         #expect(config.process.control == nil && config.settings == BrokerSettings())
         #expect(config.settings.profiles == ProfileSettings())
@@ -35,13 +36,16 @@ import Testing
         ])
         #expect(config.settings.noticesMode == .sub && config.settings.noticesHWM == 5 && config.settings.hintHWM == 7)
         #expect(config.process.control == "ipc://c" && config.process.events == "e" && config.name == "b2")
-        #expect(config.process.epochMicros == 1_700_000_000_000_000 && config.process.timeScale == 3600 && config.process.seed == 42)
-        #expect(config.settings.profiles.kind(for: .android) == .webpush && config.settings.profiles.kind(for: .ios) == .fcm)
+        #expect(config.process.epochMicros == 1_700_000_000_000_000 && config.process.timeScale == 3600
+            && config.process.seed == 42)
+        #expect(config.settings.profiles.kind(for: .android) == .webpush
+            && config.settings.profiles.kind(for: .ios) == .fcm)
         #expect(config.settings.profiles.kind(for: .web) == .apns)
         #expect(config.settings.profiles.apnsThrottlePerHour == 2 && config.settings.profiles.fcmMaxHeld == 10)
         #expect(config.settings.profiles.fcmPriority == .normal && config.settings.profiles.fcmCollapse == .account)
         #expect(config.settings.profiles.dozeWindowSec == 900 && config.settings.profiles.webpushTTLSec == 60)
-        #expect(config.settings.chaos == ChaosSettings(loss: 0.3, duplicate: 0.2, delayKind: .exponential, delaySec: 1.5,
+        #expect(config.settings.chaos == ChaosSettings(loss: 0.3, duplicate: 0.2, delayKind: .exponential,
+            delaySec: 1.5,
                                               reorder: 0.1))
         #expect(config.settings.reorderWindowSec == 5)
     }

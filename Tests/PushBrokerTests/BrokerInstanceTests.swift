@@ -42,7 +42,10 @@ import Testing
             }
             #expect(error.code == code)
             #expect(directives.count == 2)
-            #expect(directives.first.map { if case .log(let line) = $0 { line.type == "request.refused" } else { false } } == true)
+            let refused = directives.first.map { directive in
+                if case .log(let line) = directive { line.type == "request.refused" } else { false }
+            }
+            #expect(refused == true)
         }
         driver.notice(head: 1)
         #expect(driver.instance.counters.accepted == 0)
@@ -232,7 +235,8 @@ import Testing
     @Test func theFlagTurnsItOn() throws {
         let base = ["--listen", "tcp://127.0.0.1:1", "--notices", "tcp://127.0.0.1:2", "--accounts", "a.json"]
         #expect(try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base)).settings.hintCarriesData == false)
-        let on = try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base + ["--hint-carries-data", "--hint-data-accounts", "x,y"]))
+        let on = try BrokerCommand.configuration(from: BrokerCommand.spec.parse(base
+            + ["--hint-carries-data", "--hint-data-accounts", "x,y"]))
         #expect(on.settings.hintCarriesData && on.settings.hintDataAccounts == ["x", "y"])
     }
 }

@@ -238,7 +238,8 @@ import ZeroMQ
         try await onOwnThread {
             // A Unix socket buffers far less than loopback TCP, so the pipe fills after a few thousand hints.
             let sockets = TempFolder()
-            #expect(ThreadExecutor.isOnExecutorThread, "the body runs on its own thread (name \(Thread.current.name ?? "none"))")
+            #expect(ThreadExecutor.isOnExecutorThread,
+                "the body runs on its own thread (name \(Thread.current.name ?? "none"))")
             let broker = try BrokerProcess(devices: [("pixel", .android, "t-p")], listen: sockets.ipc("hwm.sock"),
                                            extra: ["--hint-hwm", "1"])
             defer { broker.stop() }

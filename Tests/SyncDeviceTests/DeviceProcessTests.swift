@@ -70,7 +70,8 @@ import ZeroMQ
             let child = try solo.start()
             let control = solo.control
             let first = try #require(try control.data("edit", ["draft": "d1", "action": "create"])?["key"]?.stringValue)
-            let second = try #require(try control.data("edit", ["draft": "d2", "action": "create"])?["key"]?.stringValue)
+            let second = try #require(try control.data("edit",
+                ["draft": "d2", "action": "create"])?["key"]?.stringValue)
             let lost = try #require(try control.data("reinstall"))
             #expect(lost["lost"] == 2)
             #expect(lost["keys"] == .array([.string(first), .string(second)]))

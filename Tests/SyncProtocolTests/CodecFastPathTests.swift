@@ -103,7 +103,8 @@ struct CodecFastPathTests {
         ]
         for (type, json) in bodies {
             let body = Array(json.utf8)
-            let strict = Result { () throws(ProtocolError) -> Message in try Codec.strictDecode(type: type, body: body) }
+            let strict = Result { () throws(ProtocolError)
+                -> Message in try Codec.strictDecode(type: type, body: body) }
             guard let fast = BodyReader.decode(type: type, body: body) else { continue }
             #expect((try? strict.get()) == fast, "\(json)")
         }
@@ -140,7 +141,8 @@ struct CodecFastPathTests {
         // Pieces that make well-formed and ill-formed text when strung together in any order.
         let pieces: [[UInt8]] = [
             Array("ab".utf8), Array("é".utf8), Array("世".utf8), Array("🌍".utf8), Array("\u{FFFD}".utf8), [0],
-            [0x80], [0xC3], [0xE4, 0xB8], [0xF0, 0x9F, 0x8C], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0x80], [0xC3], [0xE4, 0xB8], [0xF0, 0x9F, 0x8C], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80,
+                0x80],
             [0xFF], [0xFE],
         ]
         var rejected = 0

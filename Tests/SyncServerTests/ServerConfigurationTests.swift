@@ -15,8 +15,10 @@ struct ServerConfigurationTests {
     func flags() throws {
         let plain = try configuration(["--db", "s.sqlite", "--listen", "tcp://127.0.0.1:5550"])
         #expect(plain.notify == nil && plain.settings.notifyMode == .push && plain.settings.notifyHighWaterMark == 1000)
-        #expect(plain.name == "server" && plain.process.seed == 1 && plain.process.timeScale == 1 && plain.settings.faults == .off)
-        #expect(plain.settings.synchronous == .normal && plain.process.epochMicros == nil && plain.process.control == nil)
+        #expect(plain.name == "server" && plain.process.seed == 1 && plain.process.timeScale == 1
+            && plain.settings.faults == .off)
+        #expect(plain.settings.synchronous == .normal && plain.process.epochMicros == nil
+            && plain.process.control == nil)
 
         let full = try configuration([
             "--db=s.sqlite", "--listen", "ipc:///tmp/x", "--notify", "tcp://127.0.0.1:5560", "--notify-mode", "pub",
@@ -26,9 +28,12 @@ struct ServerConfigurationTests {
             "--synchronous", "full",
         ])
         #expect(full.databasePath == "s.sqlite" && full.listen == "ipc:///tmp/x")
-        #expect(full.notify == "tcp://127.0.0.1:5560" && full.settings.notifyMode == .pub && full.settings.notifyHighWaterMark == 5)
-        #expect(full.accountsPath == "a.json" && full.process.control == "ipc:///tmp/c" && full.process.events == "e.jsonl")
-        #expect(full.name == "srv" && full.process.epochMicros == 1_700_000_000_000_000 && full.process.timeScale == 3600)
+        #expect(full.notify == "tcp://127.0.0.1:5560" && full.settings.notifyMode == .pub
+            && full.settings.notifyHighWaterMark == 5)
+        #expect(full.accountsPath == "a.json" && full.process.control == "ipc:///tmp/c"
+            && full.process.events == "e.jsonl")
+        #expect(full.name == "srv" && full.process.epochMicros == 1_700_000_000_000_000
+            && full.process.timeScale == 3600)
         #expect(full.process.seed == 42 && full.settings.synchronous == .full)
         #expect(full.settings.faults == ServerFaults(dropReply: 0.1, transient: 0.2, reject: 0.3, replyDelayMs: 50))
     }

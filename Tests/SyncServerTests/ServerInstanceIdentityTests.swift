@@ -79,7 +79,10 @@ struct ServerInstanceIdentityTests {
         for body in [Codec.encode(.error(ErrorReply(code: .invalid, message: "x")))[1], Array("{".utf8)] {
             let directives = instance.onDeviceMessage(from: peer, frames: [Array("SL1 error".utf8), body])
             #expect(errorCode(directives) == nil)
-            #expect(directives.contains { if case .log(let e) = $0 { return e.type == "request.refused" }; return false })
+            #expect(directives.contains { directive in
+                if case .log(let e) = directive { return e.type == "request.refused" }
+                return false
+            })
         }
     }
 

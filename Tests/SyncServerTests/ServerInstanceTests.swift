@@ -283,7 +283,8 @@ struct ServerInstanceTests {
 
     @Test("by default the session table holds twice the devices the server knows, and at least 4,096")
     func sessionCapacityFollowsTheDevices() {
-        let fleet = (0..<2_100).map { DeviceRecord(id: "d\($0)", account: "a\($0 % 7)", platform: .android, token: "t\($0)") }
+        let fleet = (0..<2_100).map { DeviceRecord(id: "d\($0)", account: "a\($0 % 7)", platform: .android,
+            token: "t\($0)") }
         var instance = ServerInstance(devices: fleet, heads: [:], seed: 1)
         #expect(instance.capacity == 4_200)
         #expect(ServerInstance(devices: Self.devices, heads: [:], seed: 1).capacity == 4_096)

@@ -38,7 +38,8 @@ struct ServerProcessTests {
         func goodRequestStillWorks(after refusal: String) throws {
             let reply = try device.pull(cursor: 0, timeoutMs: Self.patientMs)
             guard case .page(let page)? = reply else {
-                Issue.record("the authenticated device's pull failed after the refusal \(refusal): \(String(describing: reply))")
+                Issue.record(Comment(rawValue: "the authenticated device's pull failed after the refusal \(refusal): "
+                    + "\(String(describing: reply))"))
                 return
             }
             #expect(page.head == 0 && page.changes.isEmpty)
@@ -54,9 +55,12 @@ struct ServerProcessTests {
         let refusals: [(String, () throws -> Message?, ErrorCode)] = [
             ("push before hello", { try intruder.push([op], timeoutMs: Self.patientMs) }, .notAuthenticated),
             ("wrong token", { try intruder.hello("pixel", "acme", "guess", timeoutMs: Self.patientMs) }, .badToken),
-            ("unknown device", { try intruder.hello("toaster", "acme", "t", timeoutMs: Self.patientMs) }, .unknownDevice),
-            ("another account's hello", { try intruder.hello("laptop", "acme", "t-laptop", timeoutMs: Self.patientMs) }, .wrongAccount),
-            ("pull for another account", { try device.pull(cursor: 0, account: "globex", timeoutMs: Self.patientMs) }, .wrongAccount),
+            ("unknown device", { try intruder.hello("toaster", "acme", "t", timeoutMs: Self.patientMs) },
+                .unknownDevice),
+            ("another account's hello",
+                { try intruder.hello("laptop", "acme", "t-laptop", timeoutMs: Self.patientMs) }, .wrongAccount),
+            ("pull for another account", { try device.pull(cursor: 0, account: "globex", timeoutMs: Self.patientMs) },
+                .wrongAccount),
             ("cursor beyond head", { try device.pull(cursor: 50, timeoutMs: Self.patientMs) }, .cursorAhead),
             ("oversized", {
                 let opening = #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"body":""#
@@ -273,7 +277,8 @@ struct ServerProcessTests {
         #expect(unknown.output.contains("--bogus"))
 
         try "{\"accounts\": [{\"id\": \"a\"}]}".write(toFile: folder.file("a.json"), atomically: true, encoding: .utf8)
-        let badAccounts = try ChildProcess.run(binary, ["--db", folder.file("s.sqlite"), "--listen", folder.ipc("s.ipc"),
+        let badAccounts = try ChildProcess.run(binary,
+            ["--db", folder.file("s.sqlite"), "--listen", folder.ipc("s.ipc"),
                                                         "--accounts", folder.file("a.json")])
         #expect(badAccounts.status == 2)
         #expect(badAccounts.output.contains("a.json: accounts[0].devices: is missing"))

@@ -40,27 +40,12 @@ final class TestClient {
 
     /// The next message within `timeoutMs`, decoded; nil on timeout.
     func receive(timeoutMs: Int) throws -> Message? {
-        let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
-        var poller = Poller([socket])
-        while true {
-            let now = SimClock.monotonicNanos()
-            guard now < deadline else { return nil }
-            let ready = try poller.poll(timeoutMs: Int((deadline - now) / 1_000_000) + 1)
-            guard !ready.isEmpty, let frames = try socket.receive(dontWait: true) else { continue }
-            return try Codec.decode(frames)
-        }
+        try socket.receive(timeoutMs: timeoutMs).map { try Codec.decode($0) }
     }
 
     /// The next message's frames as they came, within `timeoutMs`; nil on timeout.
     func receiveFrames(timeoutMs: Int) throws -> [[UInt8]]? {
-        let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
-        var poller = Poller([socket])
-        while SimClock.monotonicNanos() < deadline {
-            let left = Int((deadline - SimClock.monotonicNanos()) / 1_000_000) + 1
-            let ready = try poller.poll(timeoutMs: left)
-            if !ready.isEmpty, let frames = try socket.receive(dontWait: true) { return frames }
-        }
-        return nil
+        try socket.receive(timeoutMs: timeoutMs)
     }
 
     /// Sends and waits for the reply (skipping replies to other requests), nil on timeout.

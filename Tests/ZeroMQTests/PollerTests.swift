@@ -59,4 +59,17 @@ struct PollerTests {
         // The sockets' own polling is unchanged by a pipe that came and went.
         #expect(poller.sockets.count == 1)
     }
+
+    @Test("receive(timeoutMs:) returns the next message, and nil once the wait is over with nothing sent")
+    func receiveWithinATimeout() throws {
+        let context = try Context()
+        let pull = try Socket(context, .pull)
+        try pull.bind("inproc://within-\(UUID().uuidString)")
+        #expect(try pull.receive(timeoutMs: 20) == nil)
+        let push = try Socket(context, .push)
+        try push.connect(pull.lastEndpoint)
+        try push.send([bytes("a"), bytes("b")])
+        #expect(try pull.receive(timeoutMs: 5_000) == [bytes("a"), bytes("b")])
+        #expect(try pull.receive(timeoutMs: 0) == nil)
+    }
 }

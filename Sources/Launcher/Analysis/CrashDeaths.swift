@@ -23,22 +23,22 @@ struct CrashDeaths {
         var crashing: [String: Double] = [:]
         var work: [String: Int] = [:]
         for event in data.events {
-            if event.type == "process.crashing" {
+            if event.type == EventCatalogue.processCrashing {
                 crashing[event.proc] = event.sim
                 work[event.proc] = event.int("work")
             }
             guard event.proc == "launcher" else { continue }
             switch event.type {
-            case "scenario.action" where event.string("action") == "crash":
+            case EventCatalogue.scenarioAction where event.string("action") == "crash":
                 if let point = event.string("point") { armed[point, default: 0] += 1 }
-            case "process.killed" where event.string("by") == "crash":
+            case EventCatalogue.processKilled where event.string("by") == "crash":
                 let target = event.string("target") ?? "?"
                 let proc = event.string("device") ?? target
                 let sim = crashing.removeValue(forKey: proc) ?? event.sim
                 deaths.append(Death(sim: sim, target: target, device: event.string("device"),
                                     point: event.string("point") ?? "?", restartedSim: nil,
                                     work: work.removeValue(forKey: proc)))
-            case "process.restarted":
+            case EventCatalogue.processRestarted:
                 let target = event.string("target")
                 if let index = deaths.lastIndex(where: { $0.target == target && $0.restartedSim == nil }) {
                     deaths[index].restartedSim = event.sim
@@ -58,7 +58,8 @@ struct CrashDeaths {
     }
 
     /// Each crash point with how often it was armed and how often it fired. A point fires only at an occurrence with
-    /// work in flight (a claim that holds ops, a page that holds changes, a commit that applied ops: CrashPoints.reach),
+    /// work in flight (a claim that holds ops, a page that holds changes, a commit that applied ops:
+    /// CrashPoints.reach),
     /// so every firing counted here killed the process with something to lose.
     var coverage: [(point: String, armed: Int, fired: Int, withWork: Int)] {
         guard !armed.isEmpty || !deaths.isEmpty else { return [] }

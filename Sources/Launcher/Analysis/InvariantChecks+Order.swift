@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 import SyncServer
 
@@ -144,7 +145,7 @@ extension Intent {
     /// before it carried `title` and `body` have none, and the change's own content stands in).
     func content(_ data: RunData) -> [String: (action: DraftAction, title: String?, body: String?)] {
         var content: [String: (action: DraftAction, title: String?, body: String?)] = [:]
-        for event in data.events where event.proc == "launcher" && event.type == "scenario.action" {
+        for event in data.events where event.proc == "launcher" && event.type == EventCatalogue.scenarioAction {
             guard event.string("action") == "edit", let key = event.string("key"),
                   let action = event.string("op").flatMap(DraftAction.init(rawValue:)) else { continue }
             guard action == .delete || event["title"] != nil || event["body"] != nil else { continue }

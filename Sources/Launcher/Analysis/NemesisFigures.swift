@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 
 /// What a run's nemesis did, from its events: the schedule it drew (`nemesis.schedule`), the faults carried out
@@ -17,31 +18,31 @@ struct NemesisFigures {
     var deviceDeathsMidPass = 0
 
     init?(_ data: RunData) {
-        guard data.events.contains(where: { $0.type == "nemesis.schedule" }) else { return nil }
+        guard data.events.contains(where: { $0.type == EventCatalogue.nemesisSchedule }) else { return nil }
         let pools = data.topology.poolAssignment
         var inFlight: Set<String> = []
         var passing: Set<String> = []
         for event in data.events {
             switch event.type {
-            case "nemesis.schedule":
+            case EventCatalogue.nemesisSchedule:
                 scheduled = event.int("faults") ?? 0
                 skipped = event.int("skipped") ?? 0
-            case "scenario.action":
+            case EventCatalogue.scenarioAction:
                 guard let kind = event.string("nemesis"), !kind.hasSuffix(".end") else { continue }
                 carriedOut += 1
                 let target = event.string("target") ?? "?"
                 byKind[kind, default: [:]][target, default: 0] += 1
-            case "scenario.failed" where event.string("nemesis") != nil:
+            case EventCatalogue.scenarioFailed where event.string("nemesis") != nil:
                 failed += 1
-            case "op.sent":
+            case EventCatalogue.opSent:
                 if let key = event.string("key") { inFlight.insert(key) }
-            case "op.result":
+            case EventCatalogue.opResult:
                 if let key = event.string("key") { inFlight.remove(key) }
-            case "pass.start":
+            case EventCatalogue.passStart:
                 passing.insert(event.proc)
-            case "pass.end", "pass.killed":
+            case EventCatalogue.passEnd, EventCatalogue.passKilled:
                 passing.remove(event.proc)
-            case "process.killed":
+            case EventCatalogue.processKilled:
                 if event.string("by") == "crash" { crashesFired += 1 }
                 let target = event.string("target") ?? ""
                 if target == "server" {

@@ -1,3 +1,5 @@
+import LabKit
+
 /// Why a pass that did not end well is excused by a check that judges passes (open-reaches-head): only what the
 /// scenario made impossible, never an error the device should have recovered from (issue 30). Until now every pass
 /// that ended in anything but `completed` was excused, so a device that stopped recovering its session was caught only
@@ -35,27 +37,28 @@ struct Disturbances {
         var offlineSince: [String: Int64] = [:]
         for event in data.events {
             switch (event.proc, event.type) {
-            case ("launcher", "process.killed"), ("launcher", "process.paused"), ("launcher", "process.stopped"):
+            case ("launcher", EventCatalogue.processKilled), ("launcher", EventCatalogue.processPaused),
+                 ("launcher", EventCatalogue.processStopped):
                 if event.string("target") == "server", downSince == nil { downSince = event.wall }
-            case ("launcher", "process.restarted"), ("launcher", "process.resumed"):
+            case ("launcher", EventCatalogue.processRestarted), ("launcher", EventCatalogue.processResumed):
                 if event.string("target") == "server", let since = downSince {
                     serverDown.append((since, event.wall))
                     downSince = nil
                 }
-            case ("server", "fault.set"):
+            case ("server", EventCatalogue.faultSet):
                 let on = Self.anyFaultOn(event)
                 if on, faultSince == nil { faultSince = event.wall }
                 if !on, let since = faultSince {
                     serverFault.append((since, event.wall))
                     faultSince = nil
                 }
-            case (_, "net.offline"):
+            case (_, EventCatalogue.netOffline):
                 if offlineSince[event.proc] == nil { offlineSince[event.proc] = event.wall }
-            case (_, "net.online"):
+            case (_, EventCatalogue.netOnline):
                 if let since = offlineSince.removeValue(forKey: event.proc) {
                     offline[event.proc, default: []].append((since, event.wall))
                 }
-            case (_, "app.reinstalled"):
+            case (_, EventCatalogue.appReinstalled):
                 reinstalls[event.proc, default: []].append(event.wall)
             default:
                 continue

@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 
@@ -56,7 +57,8 @@ enum ProductChecks {
     }
 
     /// Groups devices as the check's scope says: one group per device, or one per platform.
-    static func groups(_ data: RunData, _ scope: ProductCheckSettings.Scope) -> [(name: String, devices: [DeviceData])] {
+    static func groups(_ data: RunData, _ scope: ProductCheckSettings.Scope)
+        -> [(name: String, devices: [DeviceData])] {
         switch scope {
         case .device:
             return data.devices.map { ($0.id, [$0]) }
@@ -68,7 +70,8 @@ enum ProductChecks {
         }
     }
 
-    static func subject(_ group: (name: String, devices: [DeviceData]), _ scope: ProductCheckSettings.Scope) -> Violation {
+    static func subject(_ group: (name: String, devices: [DeviceData]), _ scope: ProductCheckSettings.Scope)
+        -> Violation {
         Violation(device: scope == .device ? group.name : nil,
                   account: scope == .device ? group.devices.first?.account : nil, "")
     }
@@ -97,7 +100,8 @@ enum ProductChecks {
             if percent < check.percent {
                 let budget = check.budgetSec ?? group.devices[0].settings.freshnessBudgetSec
                 let base = subject(group, check.per)
-                var text = "\(group.name): \(groupWithin) of \(groupOpens) opens (\(formatPercent(percent))) showed data "
+                var text = "\(group.name): \(groupWithin) of \(groupOpens) opens (\(formatPercent(percent))) showed "
+                    + "data "
                     + "within the \(formatSim(budget)) budget; at least \(formatPercent(check.percent)) required"
                 if let worst {
                     text += "; worst: " + (worst.age.map { "data \(formatSim($0)) old" } ?? "never synced")
@@ -115,9 +119,11 @@ enum ProductChecks {
         var appliedAt: [String: Double] = [:]
         var saved: [(key: String, device: String, sim: Double)] = []
         for event in data.events {
-            if event.proc == "server", event.type == "op.applied", let key = event.string("key"), appliedAt[key] == nil {
+            if event.proc == "server", event.type == EventCatalogue.opApplied, let key = event.string("key"),
+                appliedAt[key] == nil {
                 appliedAt[key] = event.sim
-            } else if event.type == "op.saved", data.device(event.proc) != nil, let key = event.string("key"),
+            } else if event.type == EventCatalogue.opSaved, data.device(event.proc) != nil,
+                let key = event.string("key"),
                       event.sim <= data.scenarioEndSim {
                 saved.append((key, event.proc, event.sim))
             }
@@ -140,8 +146,10 @@ enum ProductChecks {
             if percent > check.maxPercent, let first = unsynced.first {
                 let base = subject(group, check.per)
                 violations.append(Violation(device: base.device, account: base.account,
-                    "\(group.name): \(unsynced.count) of \(mine.count) edits (\(formatPercent(percent))) were not on the "
-                        + "server 24 h after they were saved; at most \(formatPercent(check.maxPercent)) allowed; first: "
+                    "\(group.name): \(unsynced.count) of \(mine.count) edits (\(formatPercent(percent))) were not on "
+                        + "the "
+                        + "server 24 h after they were saved; at most \(formatPercent(check.maxPercent)) allowed; "
+                            + "first: "
                         + "op \(first.key) saved on \(first.device) at \(formatSim(first.sim))"))
             }
         }
@@ -151,7 +159,7 @@ enum ProductChecks {
     }
 
     static func settledAfterHeal(_ data: RunData, within limit: Double) -> InvariantResult {
-        guard let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == "phase"
+        guard let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == EventCatalogue.phase
             && $0.string("name") == "heal" })
         else {
             return InvariantResult("settled-after-heal", [Violation(device: nil, account: nil, "the run never healed")],
@@ -183,7 +191,7 @@ enum ProductChecks {
     static func wastedPasses(_ data: RunData, _ check: ProductCheckSettings.WastedPasses) -> InvariantResult {
         var total: [String: Int] = [:]
         var empty: [String: Int] = [:]
-        for event in data.events where event.type == "pass.end" {
+        for event in data.events where event.type == EventCatalogue.passEnd {
             // A pass belongs to the scenario when it started before the scenario's end (as "Passes by trigger"
             // counts them); heal's and quiesce's passes are not the design's.
             let started = event.sim - (event.fields["durationSec"]?.doubleValue ?? 0)

@@ -88,12 +88,14 @@ enum ReferenceFigures {
     static func measured(_ f: RunFigures, _ data: RunData) -> [String: Double] {
         var out: [String: Double] = [:]
         var rows = f.platforms.map { row in
-            ("platforms.\(row.platform).", row, Set(data.devices.filter { $0.platform.rawValue == row.platform }.map(\.id)))
+            ("platforms.\(row.platform).", row,
+                Set(data.devices.filter { $0.platform.rawValue == row.platform }.map(\.id)))
         }
         let ids = data.devices.map(\.id)
         for variant in Set(data.topology.reference.compactMap { variantFigure($0.name)?.variant }) {
             let members = Set(variantDevices(variant, in: ids))
-            rows.append(("variants.\(variant).", f.perDevice.row(variant, data.devices.filter { members.contains($0.id) }),
+            rows.append(("variants.\(variant).",
+                f.perDevice.row(variant, data.devices.filter { members.contains($0.id) }),
                          members))
         }
         for (p, row, members) in rows {
@@ -153,7 +155,8 @@ enum ReferenceFigures {
         }
         guard !delays.isEmpty else { return [:] }
         var out: [String: Double] = [:]
-        out["receivedWithinHourPercent"] = round3(100 * Double(delays.filter { $0 <= 3_600 }.count) / Double(delays.count))
+        let withinHour = delays.filter { $0 <= 3_600 }.count
+        out["receivedWithinHourPercent"] = round3(100 * Double(withinHour) / Double(delays.count))
         out["receivedPercent"] = round3(100 * Double(delays.filter(\.isFinite).count) / Double(delays.count))
         if let m = median(delays), m.isFinite { out["receivedMedianMinutes"] = round3(m / 60) }
         return out
@@ -186,8 +189,10 @@ enum ReferenceFigures {
         guard !rows.isEmpty else { return nil }
         let violations = rows.filter { !$0.within && $0.figure.reproduced }.map { row in
             Violation(device: nil, account: nil,
-                      "\(row.figure.name): measured " + (row.measured.map(format) ?? "nothing (not measured in this run)")
-                        + ", outside the band \(format(row.figure.band.lowerBound))–\(format(row.figure.band.upperBound))"
+                      "\(row.figure.name): measured "
+                          + (row.measured.map(format) ?? "nothing (not measured in this run)")
+                        + ", outside the band "
+                            + "\(format(row.figure.band.lowerBound))–\(format(row.figure.band.upperBound))"
                         + " around the published \(format(row.figure.published)) (\(row.figure.source))")
         }
         let judged = rows.filter(\.figure.reproduced).count
@@ -205,7 +210,8 @@ enum ReferenceFigures {
 
     static func markdown(_ rows: [Row]) -> String {
         guard !rows.isEmpty else { return "" }
-        var md = "\n## Reference figures (the articles' tables)\n\nEach figure the topology's `reference` names, beside "
+        var md = "\n## Reference figures (the articles' tables)\n\nEach figure the topology's `reference` names, "
+            + "beside "
         md += "the article's value; a figure outside its band fails the run (check `\(checkName)`). docs/SEEDS.md says "
         md += "how each published figure was read.\n\n"
         md += "| figure | published | measured | ratio | band | within band? | source |\n"

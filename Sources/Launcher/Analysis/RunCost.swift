@@ -65,7 +65,8 @@ struct RunCost {
         md += "\(cell(serverCPUSeconds)) | \(cell(brokerCPUSeconds)) | "
         md += "\(cell(deviceCPUSeconds)) |\n"
         md += "\nMemory and CPU are read from /proc just before the processes are stopped. Resident memory counts the "
-        md += "shared libraries (Swift runtime, Foundation) in every process; own memory is what each process holds alone.\n"
+        md += "shared libraries (Swift runtime, Foundation) in every process; own memory is what each process holds "
+            + "alone.\n"
         return md
     }
 }

@@ -76,10 +76,11 @@ package struct RunData {
         var head: [String: Int] = [:]
         var cursor: [String: Int] = [:]
         for event in events where event.sim < scenarioEndSim {
-            if event.proc == "server", event.type == "op.applied", let account = event.string("account"),
+            if event.proc == "server", event.type == EventCatalogue.opApplied, let account = event.string("account"),
                let seq = event.int("seq") {
                 head[account] = max(head[account] ?? 0, seq)
-            } else if event.type == "cursor.moved", let to = event.int("to"), deviceIndex[event.proc] != nil {
+            } else if event.type == EventCatalogue.cursorMoved, let to = event.int("to"),
+                deviceIndex[event.proc] != nil {
                 cursor[event.proc] = to
             }
         }
@@ -118,7 +119,8 @@ package struct RunData {
                            scenarioEndSim: topology.duration)
         data.epochMicros = epoch
         data.events = try readEvents(folder.path("events.jsonl"))
-        if let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == "phase" && $0.string("name") == "heal" }) {
+        if let heal = data.events.first(where: { $0.proc == "launcher" && $0.type == EventCatalogue.phase
+            && $0.string("name") == "heal" }) {
             data.scenarioEndSim = heal.sim
         }
         if let text = try? String(contentsOfFile: folder.path("stats.json"), encoding: .utf8) {
@@ -147,7 +149,8 @@ package struct RunData {
                 let newline = memchr(base + start, 0x0A, bytes.count - start)
                 let end = newline.map { UnsafeRawPointer($0) - UnsafeRawPointer(base) } ?? bytes.count
                 defer { start = end + 1 }
-                guard end > start, let value = try? JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                guard end > start,
+                    let value = try? JSONValue.parse(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end]))
                 else { continue }
                 events.append(Event(wall: Int64(value["wall"]?.intValue ?? 0), sim: value["sim"]?.doubleValue ?? 0,
                                     proc: value["proc"]?.stringValue ?? "", type: value["type"]?.stringValue ?? "",

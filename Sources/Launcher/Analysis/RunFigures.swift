@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import SyncProtocol
 
 /// Latency percentiles of a set of samples, in milliseconds of real time and seconds of simulated time.
@@ -154,19 +155,19 @@ package struct RunFigures {
         var lastGuarantee: [String: Event] = [:]
         for event in data.events {
             switch event.type {
-            case "op.saved" where accountOf[event.proc] != nil:
+            case EventCatalogue.opSaved where accountOf[event.proc] != nil:
                 opsSaved += 1
                 if let key = event.string("key") {
                     saved[key] = event
                     savedOrder.append(key)
                 }
-            case "op.applied":
+            case EventCatalogue.opApplied:
                 if let key = event.string("key"), appliedOnServer[key] == nil { appliedOnServer[key] = event }
-            case "op.sent":
+            case EventCatalogue.opSent:
                 if (event.int("attempt") ?? 1) > 1 { resends += 1 }
-            case "op.result":
+            case EventCatalogue.opResult:
                 if event.string("outcome") == "unknown" { unknownOutcomes += 1 }
-            case "pass.start" where accountOf[event.proc] != nil:
+            case EventCatalogue.passStart where accountOf[event.proc] != nil:
                 let trigger = event.string("trigger") ?? "?"
                 if event.sim >= data.scenarioEndSim {
                     healPassesTotal += 1
@@ -182,22 +183,23 @@ package struct RunFigures {
                         passStarts[event.proc, default: []].append(event.sim)
                     }
                 }
-            case "pass.end" where accountOf[event.proc] != nil:
+            case EventCatalogue.passEnd where accountOf[event.proc] != nil:
                 if event.fields["cutOff"]?.boolValue != true { lastPassEnd[event.proc] = event.sim }
                 let started = event.sim - (event.fields["durationSec"]?.doubleValue ?? 0)
                 if started < data.scenarioEndSim && (event.int("sent") ?? 0) == 0 && (event.int("pulled") ?? 0) == 0 {
                     idlePassesByDevice[event.proc, default: 0] += 1
                 }
-            case "guarantee" where accountOf[event.proc] != nil:
+            case EventCatalogue.guarantee where accountOf[event.proc] != nil:
                 if firstGuarantee[event.proc] == nil { firstGuarantee[event.proc] = event }
                 if event.sim <= data.scenarioEndSim { lastGuarantee[event.proc] = event }
-            case "app.foreground" where accountOf[event.proc] != nil:
+            case EventCatalogue.appForeground where accountOf[event.proc] != nil:
                 if event.sim <= data.scenarioEndSim { opensOf[event.proc, default: 0] += 1 }
                 if event.sim <= data.scenarioEndSim, let synced = lastPassEnd[event.proc] {
                     dataAges.append(event.sim - synced)
                 }
-            case "change.applied" where accountOf[event.proc] != nil:
-                guard let key = event.string("key"), let origin = saved[key], origin.proc != event.proc else { continue }
+            case EventCatalogue.changeApplied where accountOf[event.proc] != nil:
+                guard let key = event.string("key"), let origin = saved[key],
+                    origin.proc != event.proc else { continue }
                 if arrivals[key]?.contains(where: { $0.device == event.proc }) == true { continue }
                 arrivals[key, default: []].append(Lineage.Arrival(
                     device: event.proc, trigger: event.string("trigger") ?? "?", pass: event.int("pass"),
@@ -221,7 +223,8 @@ package struct RunFigures {
         let seqOfKey = Dictionary(data.changes.map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
         for key in savedOrder {
             guard let event = saved[key] else { continue }
-            var lineage = Lineage(key: key, device: event.proc, draft: event.string("draft") ?? "?", savedSim: event.sim)
+            var lineage = Lineage(key: key, device: event.proc, draft: event.string("draft") ?? "?",
+                savedSim: event.sim)
             if let change = seqOfKey[key] {
                 lineage.seq = change.seq
                 for id in accounting.hintsBySeq["\(change.account)/\(change.seq)"] ?? [] {
@@ -235,7 +238,8 @@ package struct RunFigures {
         // The seed-000 table: per platform, syncs, median gap, edits still unsynced 24 h after they were saved.
         perDevice = PerDevice(passStarts: passStarts, allPasses: allPasses, opens: opensOf,
                               firstGuarantee: firstGuarantee, lastGuarantee: lastGuarantee, saved: saved,
-                              savedOrder: savedOrder, appliedOnServer: appliedOnServer, scenarioEndSim: data.scenarioEndSim)
+                              savedOrder: savedOrder, appliedOnServer: appliedOnServer,
+                              scenarioEndSim: data.scenarioEndSim)
         for platform in Platform.allCases {
             let devices = data.devices.filter { $0.platform == platform }
             guard !devices.isEmpty else { continue }
@@ -254,7 +258,8 @@ package struct RunFigures {
             ("conflicts recorded by the server", "\(conflicts)"),
             ("data age at app open (median, simulated)", median(dataAges).map { formatSim($0) } ?? "—"),
             ("data age at app open (max, simulated)", dataAges.max().map { formatSim($0) } ?? "—"),
-            ("cursor lag at the end (max)", "\(data.devices.map { (data.heads[$0.account] ?? 0) - $0.cursor }.max() ?? 0)"),
+            ("cursor lag at the end (max)",
+                "\(data.devices.map { (data.heads[$0.account] ?? 0) - $0.cursor }.max() ?? 0)"),
             ("pending ops at the end", "\(data.devices.reduce(0) { $0 + $1.ops.filter(\.status.isPending).count })"),
         ]
     }
@@ -274,7 +279,8 @@ package struct RunFigures {
         }
         switch kind {
         case "periodic":
-            return "periodic(min \(minutes("minimumSec") ?? "?"), typical \(minutes("typicalSec") ?? "not yet observed"))"
+            return "periodic(min \(minutes("minimumSec") ?? "?"), typical "
+                + "\(minutes("typicalSec") ?? "not yet observed"))"
         case "opportunistic":
             return "opportunistic(median gap \(minutes("observedMedianGapSec") ?? "not yet observed"))"
         case "foregroundOnly":

@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 
 /// The events a design switch or a platform limit emits: the cause of a lesson's broken half, which the other checks
 /// see only as its effect (a lost edit, a stale open). Each is drawn as a mark on its device's lane and counted per
@@ -30,12 +31,12 @@ struct SwitchEvents {
         let cause: Cause
         let matches: @Sendable (Event) -> Bool
 
-        init(_ type: String, _ cause: Cause) { self.init(type, nil, cause) }
+        init(_ type: EventType, _ cause: Cause) { self.init(type, nil, cause) }
 
-        init(_ type: String, _ qualifier: String?, _ cause: Cause,
+        init(_ type: EventType, _ qualifier: String?, _ cause: Cause,
              matches: @escaping @Sendable (Event) -> Bool = { _ in true }) {
-            self.name = qualifier.map { "\(type) (\($0))" } ?? type
-            self.type = type
+            self.name = qualifier.map { "\(type.name) (\($0))" } ?? type.name
+            self.type = type.name
             self.cause = cause
             self.matches = matches
         }
@@ -52,65 +53,65 @@ struct SwitchEvents {
 
     /// Every kind, in the order report.md lists them. A new switch that emits an event adds its row here.
     static let catalogue: [Kind] = [
-        Kind("pass.skippedPull", .device(key: "pullOn", value: nil)),
-        Kind("queue.lost", .device(key: "opQueue", value: "memory")),
-        Kind("op.keyRenewed", .device(key: "keyPerAttempt", value: "true")),
-        Kind("outbox.newestFirst", .device(key: "outboxOrder", value: "newestFirst")),
-        Kind("replica.ownWriteHidden", .device(key: "ownWrites", value: "untilPulled")),
-        Kind("lease.stranded", .device(key: "leases", value: "false")),
-        Kind("cursor.committedBeforePage", .device(key: "cursorCommit", value: "beforePage")),
-        Kind("page.lost", .device(key: "cursorCommit", value: "beforePage")),
-        Kind("pages.discarded", .device(key: "pageCommit", value: "atPassEnd")),
-        Kind("op.result", "retried anyway", .device(key: "retryPermanent", value: "true")) {
+        Kind(.passSkippedPull, .device(key: "pullOn", value: nil)),
+        Kind(.queueLost, .device(key: "opQueue", value: "memory")),
+        Kind(.opKeyRenewed, .device(key: "keyPerAttempt", value: "true")),
+        Kind(.outboxNewestFirst, .device(key: "outboxOrder", value: "newestFirst")),
+        Kind(.replicaOwnWriteHidden, .device(key: "ownWrites", value: "untilPulled")),
+        Kind(.leaseStranded, .device(key: "leases", value: "false")),
+        Kind(.cursorCommittedBeforePage, .device(key: "cursorCommit", value: "beforePage")),
+        Kind(.pageLost, .device(key: "cursorCommit", value: "beforePage")),
+        Kind(.pagesDiscarded, .device(key: "pageCommit", value: "atPassEnd")),
+        Kind(.opResult, "retried anyway", .device(key: "retryPermanent", value: "true")) {
             $0.string("reason")?.contains("retryPermanent") == true
         },
-        Kind("trigger", "queued", .device(key: "coalesce", value: "false")) { $0["queued"] != nil },
-        Kind("pass.queuedStarting", .device(key: "coalesce", value: "false")),
-        Kind("ios.window.expired", "killed", .device(key: "expirationHandler", value: "false")) {
+        Kind(.trigger, "queued", .device(key: "coalesce", value: "false")) { $0["queued"] != nil },
+        Kind(.passQueuedStarting, .device(key: "coalesce", value: "false")),
+        Kind(.iosWindowExpired, "killed", .device(key: "expirationHandler", value: "false")) {
             $0["handled"]?.boolValue == false
         },
-        Kind("budget.shrunk", "task not completed", .device(key: "setTaskCompleted", value: "false")) {
+        Kind(.budgetShrunk, "task not completed", .device(key: "setTaskCompleted", value: "false")) {
             $0.string("reason")?.hasPrefix("setTaskCompleted=") == true
         },
-        Kind("budget.shrunk", .device(key: "expirationHandler", value: "false")),
-        Kind("budget.recovered", .device(key: "expirationHandler", value: "false")),
-        Kind("ios.schedule.lost", .device(key: "reschedule", value: "last")),
-        Kind("schedule.skipped", .device(key: "taskKind", value: "none")),
-        Kind("ios.task.notCompleted", .device(key: "setTaskCompleted", value: "false")),
-        Kind("ios.task.noHandler", .device(key: "taskRegistration", value: "late")),
-        Kind("schedule.notPermitted", .device(key: "taskRegistration", value: "idMismatch")),
-        Kind("refresh.set", "off at launch", .device(key: "backgroundAppRefresh", value: "false")) {
+        Kind(.budgetShrunk, .device(key: "expirationHandler", value: "false")),
+        Kind(.budgetRecovered, .device(key: "expirationHandler", value: "false")),
+        Kind(.iosScheduleLost, .device(key: "reschedule", value: "last")),
+        Kind(.scheduleSkipped, .device(key: "taskKind", value: "none")),
+        Kind(.iosTaskNotCompleted, .device(key: "setTaskCompleted", value: "false")),
+        Kind(.iosTaskNoHandler, .device(key: "taskRegistration", value: "late")),
+        Kind(.scheduleNotPermitted, .device(key: "taskRegistration", value: "idMismatch")),
+        Kind(.refreshSet, "off at launch", .device(key: "backgroundAppRefresh", value: "false")) {
             $0.string("reason")?.hasPrefix("backgroundAppRefresh=") == true
         },
-        Kind("schedule.submitted", "processing", .device(key: "taskKind", value: "processing")) {
+        Kind(.scheduleSubmitted, "processing", .device(key: "taskKind", value: "processing")) {
             $0.string("api")?.contains("BGProcessingTaskRequest") == true
         },
-        Kind("trigger.refused", "not wired", .device(key: "webTriggers", value: nil)) {
+        Kind(.triggerRefused, "not wired", .device(key: "webTriggers", value: nil)) {
             $0.string("reason")?.hasPrefix("webTriggers=") == true
         },
-        Kind("trigger.refused", "foregroundPull off", .device(key: "foregroundPull", value: "false")) {
+        Kind(.triggerRefused, "foregroundPull off", .device(key: "foregroundPull", value: "false")) {
             $0.string("reason")?.hasPrefix("foregroundPull") == true
         },
-        Kind("unload.taskAbandoned", .device(key: "unloadFlush", value: "task")),
-        Kind("beacon.sent", .device(key: "unloadFlush", value: "beacon")),
-        Kind("op.reapplied", .role("server.idempotency = false")),
-        Kind("reply.beforeCommit", .role("server.replyBeforeCommit")),
-        Kind("ack.lost", .role("server.replyBeforeCommit")),
-        Kind("notice.beforeCommit", .role("server.noticeBeforeCommit")),
-        Kind("notice.phantom", .role("server.noticeBeforeCommit")),
-        Kind("hint.dataAttached", .role("broker.hintCarriesData")),
-        Kind("hint.held", "doze", .role("broker.fcmPriority = normal")) { $0.string("reason") == "doze" },
-        Kind("hint.malformed", .role("broker.hintCarriesData")),
-        Kind("ios.window.expired", "handled", .platform("iOS: the window's execution time ran out")) {
+        Kind(.unloadTaskAbandoned, .device(key: "unloadFlush", value: "task")),
+        Kind(.beaconSent, .device(key: "unloadFlush", value: "beacon")),
+        Kind(.opReapplied, .role("server.idempotency = false")),
+        Kind(.replyBeforeCommit, .role("server.replyBeforeCommit")),
+        Kind(.ackLost, .role("server.replyBeforeCommit")),
+        Kind(.noticeBeforeCommit, .role("server.noticeBeforeCommit")),
+        Kind(.noticePhantom, .role("server.noticeBeforeCommit")),
+        Kind(.hintDataAttached, .role("broker.hintCarriesData")),
+        Kind(.hintHeld, "doze", .role("broker.fcmPriority = normal")) { $0.string("reason") == "doze" },
+        Kind(.hintMalformed, .role("broker.hintCarriesData")),
+        Kind(.iosWindowExpired, "handled", .platform("iOS: the window's execution time ran out")) {
             $0["handled"]?.boolValue == true
         },
-        Kind("schedule.unavailable", .platform("iOS: BGTaskScheduler.submit refused")),
-        Kind("hint.coalesced", .platform("the push service kept only the newer of two held pushes")),
-        Kind("hint.discarded", "refresh-off", .platform("APNs: Background App Refresh is off")) {
+        Kind(.scheduleUnavailable, .platform("iOS: BGTaskScheduler.submit refused")),
+        Kind(.hintCoalesced, .platform("the push service kept only the newer of two held pushes")),
+        Kind(.hintDiscarded, "refresh-off", .platform("APNs: Background App Refresh is off")) {
             $0.string("reason") == "refresh-off"
         },
-        Kind("passes.dropped", .platform("the app's process ended with passes waiting")),
-        Kind("app.reinstalled", "ops lost", .platform("the app was deleted and installed again")) {
+        Kind(.passesDropped, .platform("the app's process ended with passes waiting")),
+        Kind(.appReinstalled, "ops lost", .platform("the app was deleted and installed again")) {
             ($0.int("lost") ?? 0) > 0
         },
     ]
@@ -126,7 +127,7 @@ struct SwitchEvents {
         // The broker names a hint's device only when it accepts the hint, just after attaching its data.
         var waitingForDevice: [String: Int] = [:]
         for e in events {
-            if e.proc == "broker", e.type == "hint.accepted", let hint = e.string("hint"),
+            if e.proc == "broker", e.type == EventCatalogue.hintAccepted, let hint = e.string("hint"),
                let index = waitingForDevice.removeValue(forKey: hint), let device = e.string("device")
             {
                 let o = out[index]

@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import SyncProtocol
 
 /// The report's part for a run on hosts (hosts.json beside the events, docs/HOSTS.md): where each process ran,
@@ -27,7 +28,7 @@ struct HostsReport {
 
     static func windows(_ events: [Event]) -> [Window] {
         var received: [String: Int64] = [:]
-        for event in events where event.type == "notice.received" {
+        for event in events where event.type == EventCatalogue.noticeReceived {
             let key = "\(event.string("account") ?? "")@\(event.int("head") ?? -1)"
             if received[key] == nil { received[key] = event.wall }
         }
@@ -36,13 +37,13 @@ struct HostsReport {
         var spans: [(start: Int64, end: Int64, window: Window)] = []
         var start: Int64 = 0
         for event in events {
-            if event.type == "network.partitioned", open == nil {
+            if event.type == EventCatalogue.networkPartitioned, open == nil {
                 let sides = (event["hosts"]?.arrayValue ?? []).map {
                     ($0.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
                 }
                 open = (Window(hosts: sides.joined(separator: " | ")), nil)
                 start = event.wall
-            } else if event.type == "network.healed", let current = open {
+            } else if event.type == EventCatalogue.networkHealed, let current = open {
                 spans.append((start, event.wall, current.window))
                 open = nil
             }
@@ -50,7 +51,8 @@ struct HostsReport {
         if let current = open { spans.append((start, Int64.max, current.window)) }
         for span in spans {
             var window = span.window
-            for event in events where event.type == "notice.sent" && event.wall >= span.start && event.wall < span.end {
+            for event in events where event.type == EventCatalogue.noticeSent && event.wall >= span.start
+                && event.wall < span.end {
                 window.sent += 1
                 let key = "\(event.string("account") ?? "")@\(event.int("head") ?? -1)"
                 switch received[key] {

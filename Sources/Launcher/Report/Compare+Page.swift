@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 
 /// compare.html as a teaching page: which run is real and which simulated, the checks that differ first (the
 /// expectation read the right way), both timelines one above the other on one clock, then every figure.
@@ -24,15 +25,15 @@ extension Compare {
     var html: String {
         var s = """
             <!doctype html><html><head><meta charset="utf-8">
-            <title>SyncLab: \(xmlEscape(nameA)) vs \(xmlEscape(nameB))</title>
+            <title>SyncLab: \(Markup.text(nameA)) vs \(Markup.text(nameB))</title>
             <style>body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#222}
             table{border-collapse:collapse}
             td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left;font-size:13px}th{background:#f3f3f3}
             tr.changed td{background:#fff9db}td.bad{color:#c92a2a;font-weight:600}
             td.good{color:#1a7f37}.kind{font-weight:600}\(Timeline.style)</style></head><body>
             <h1>Two runs side by side</h1>
-            <p>A: <code>\(xmlEscape(nameA))</code> — <span class="kind run-kind-a">\(xmlEscape(kindA))</span><br>
-            B: <code>\(xmlEscape(nameB))</code> — <span class="kind run-kind-b">\(xmlEscape(kindB))</span><br>
+            <p>A: <code>\(Markup.text(nameA))</code> — <span class="kind run-kind-a">\(Markup.text(kindA))</span><br>
+            B: <code>\(Markup.text(nameB))</code> — <span class="kind run-kind-b">\(Markup.text(kindB))</span><br>
             Rows that differ are yellow.\(kindA != kindB ? " One run is real, one simulated: times and real-time "
                 + "figures are not comparable, verdicts and counts are." : "")</p>
 
@@ -44,19 +45,19 @@ extension Compare {
         } else {
             s += "<table class=\"differing\"><tr><th>check</th><th>A</th><th>B</th></tr>\n"
             for row in differing {
-                s += "<tr class=\"changed\"><td>\(xmlEscape(row.name))</td>\(cell(row.a))\(cell(row.b))</tr>\n"
+                s += "<tr class=\"changed\"><td>\(Markup.text(row.name))</td>\(cell(row.a))\(cell(row.b))</tr>\n"
             }
             s += "</table>\n"
         }
         if timelines.count == 2 {
-            s += "<h2>A: \(xmlEscape(nameA))</h2>\n" + timelines[0]
-            s += "<h2>B: \(xmlEscape(nameB))</h2>\n" + timelines[1]
+            s += "<h2>A: \(Markup.text(nameA))</h2>\n" + timelines[0]
+            s += "<h2>B: \(Markup.text(nameB))</h2>\n" + timelines[1]
         }
         s += "<h2>Every figure</h2>\n<table><tr><th>figure</th><th>A</th><th>B</th><th>B − A</th></tr>\n"
         for row in rows {
             s += "<tr\(row.changed && !row.difference.isEmpty ? " class=\"changed\"" : "")>"
-                + "<td>\(xmlEscape(row.name))</td>\(cell(row.a))\(cell(row.b))"
-                + "<td>\(xmlEscape(row.difference))</td></tr>\n"
+                + "<td>\(Markup.text(row.name))</td>\(cell(row.a))\(cell(row.b))"
+                + "<td>\(Markup.text(row.difference))</td></tr>\n"
         }
         return s + "</table>" + (timelines.isEmpty ? "" : Timeline.script) + "</body></html>\n"
     }
@@ -64,6 +65,6 @@ extension Compare {
     private func cell(_ v: String) -> String {
         let bad = ["FAILED", "fail", "NOT met", "held: NOT as expected"].contains(v)
         let good = ["held", "pass", "met", "failed, as expected"].contains(v)
-        return "<td\(bad ? " class=\"bad\"" : good ? " class=\"good\"" : "")>\(xmlEscape(v))</td>"
+        return Element("td").attribute("class", bad ? "bad" : good ? "good" : nil).text(v).render()
     }
 }

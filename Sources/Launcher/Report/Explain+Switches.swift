@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 
 /// What a design switch made a device, the server or the broker do to an op, in a sentence that names the switch:
 /// the story of a broken half is told from its own events, not as the lab's design would have played it.
@@ -10,28 +11,28 @@ extension Explain {
     ) -> Line? {
         let reason = e.string("reason").map { ": \($0)" } ?? ""
         switch e.type {
-        case "queue.lost":
+        case EventCatalogue.queueLost:
             guard let key = keyIn(e, "keys") else { return nil }
             return Line(sim: e.sim, text: "\(e.proc) lost \(it(key)) before sending it\(reason) "
                 + "(switch opQueue = memory)")
-        case "app.reinstalled":
+        case EventCatalogue.appReinstalled:
             guard let key = keyIn(e, "keys") else { return nil }
             return Line(sim: e.sim, text: "\(e.proc) lost \(it(key)): the app was reinstalled before any pass sent it "
                 + "(its database went with it)")
-        case "reply.beforeCommit":
+        case EventCatalogue.replyBeforeCommit:
             guard let key = keyIn(e, "keys") else { return nil }
             return Line(sim: e.sim, text: "server answered for \(it(key)) before committing it (switch "
                 + "server.replyBeforeCommit)")
-        case "ack.lost":
+        case EventCatalogue.ackLost:
             guard let key = keyIn(e, "keys") else { return nil }
             return Line(sim: e.sim, text: "server's commit of \(it(key)) then failed (\(e.string("error") ?? "?")): "
                 + "\(e.string("device") ?? "the device") holds an acknowledgement for an op the server does not have "
                 + "(switch server.replyBeforeCommit)")
-        case "op.reapplied":
+        case EventCatalogue.opReapplied:
             guard let key = e.string("key"), keys.contains(key) else { return nil }
             return Line(sim: e.sim, text: "server applied \(it(key)) again although it knew the key (seq "
                 + "\(e.int("seq") ?? 0)): its idempotency check is off (switch server.idempotency = false)")
-        case "fault.injected":
+        case EventCatalogue.faultInjected:
             guard let key = e.string("key"), let own = keys.first(where: { key == $0 || key.hasPrefix($0 + "~") })
             else { return nil }
             let kind = e.string("kind") ?? "?"
@@ -39,13 +40,13 @@ extension Explain {
                 ? "server dropped its reply for \(it(own)) after the commit (fault dropReply): "
                     + "\(e.string("device") ?? "the device") cannot tell whether it was applied"
                 : "server injected the fault \(kind) on \(it(own))")
-        case "lease.stranded":
+        case EventCatalogue.leaseStranded:
             // The origin's own ops, still unsent: a pass that found ops claimed by a dead pass, never reclaimed.
             guard let key = keys.first(where: { origin[$0] == e.proc && appliedSeq[$0] == nil }) else { return nil }
             return Line(sim: e.sim, text: "\(e.proc)'s pass \(e.int("pass") ?? 0) found \(e.int("count") ?? 0) op(s) "
                 + "stranded in 'sending', \(it(key)) among them: leases off (switch leases = false), nothing "
                 + "reclaims them")
-        case "pass.skippedPull":
+        case EventCatalogue.passSkippedPull:
             // Another device of the op's account, behind it, whose pass did not pull.
             guard let key = keys.first(where: { k in
                 guard let seq = appliedSeq[k], let account = accountOfKey[k] else { return false }
@@ -56,7 +57,7 @@ extension Explain {
             return Line(sim: e.sim, text: "\(e.proc)'s pass \(e.int("pass") ?? 0) (trigger \(trigger))"
                 + " did not pull \(it(key)) (cursor \(e.int("cursor") ?? 0), head \(e.int("head") ?? 0))\(reason) "
                 + "(switch pullOn)")
-        case "page.lost":
+        case EventCatalogue.pageLost:
             let seqs = Set((e["seqs"]?.arrayValue ?? []).compactMap(\.intValue))
             guard let key = keys.first(where: { appliedSeq[$0].map(seqs.contains) == true }) else { return nil }
             return Line(sim: e.sim, text: "\(e.proc) lost the page holding \(it(key)) (seq \(appliedSeq[key]!)): its "

@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 
 /// The whole story of one item of a run, from its events alone, in plain sentences with simulated time: an op
 /// (by its idempotency key), a hint (by its id; a restarted broker numbers hints again, so one id may tell several
@@ -21,12 +22,12 @@ struct Explain {
 
     /// What `key` names in this run, or nil.
     func subject(of key: String) -> Subject? {
-        if events.contains(where: { $0.type == "op.saved" && $0.string("key") == key }) { return .op(key) }
+        if events.contains(where: { $0.type == EventCatalogue.opSaved && $0.string("key") == key }) { return .op(key) }
         if events.contains(where: { $0.proc == "broker" && $0.type.hasPrefix("hint.") && $0.string("hint") == key }) {
             return .hint(key)
         }
         if events.contains(where: {
-            ($0.type == "op.saved" || $0.type == "change.applied") && $0.string("draft") == key
+            ($0.type == EventCatalogue.opSaved || $0.type == EventCatalogue.changeApplied) && $0.string("draft") == key
         }) {
             return .draft(key)
         }
@@ -38,12 +39,12 @@ struct Explain {
         case .op(let key):
             return opStory([key], named: false)
         case .draft(let draft):
-            let keys = events.filter { $0.type == "op.saved" && $0.string("draft") == draft }.compactMap {
+            let keys = events.filter { $0.type == EventCatalogue.opSaved && $0.string("draft") == draft }.compactMap {
                 $0.string("key")
             }
             var lines = [
                 Line(
-                    sim: events.first { $0.type == "op.saved" && $0.string("draft") == draft }?.sim ?? 0,
+                    sim: events.first { $0.type == EventCatalogue.opSaved && $0.string("draft") == draft }?.sim ?? 0,
                     text: "draft \(draft): \(keys.count) op(s) saved on it: \(keys.joined(separator: ", "))")
             ]
             lines += opStory(Set(keys), named: true)
@@ -67,7 +68,7 @@ struct Explain {
         func it(_ key: String) -> String { named ? key : "it" }
         // What the devices really did, from their own events: a device that renews keys resends under a new one.
         var alias: [String: String] = [:]  // renewed key → the op's own key
-        let renewing = Set(events.filter { $0.type == "op.keyRenewed" }.map(\.proc))
+        let renewing = Set(events.filter { $0.type == EventCatalogue.opKeyRenewed }.map(\.proc))
         var accountOf: [String: String] = [:]  // device → account, from the server's hellos
         var accountOfKey: [String: String] = [:]
         var appliedSeq: [String: Int] = [:]  // op key → its first seq
@@ -75,18 +76,20 @@ struct Explain {
         var repeats: [String: Int] = [:]  // "device/event" → lines left out after the first
         // A switch that acts on every pass (a pull skipped, a lease stranded) is told once per device, then counted.
         func once(_ what: String, _ type: String, _ line: Line) {
-            guard ["pass.skippedPull", "lease.stranded"].contains(type) else { return lines.append(line) }
+            guard [EventCatalogue.passSkippedPull,
+                EventCatalogue.leaseStranded].contains(where: { type == $0 }) else { return lines.append(line) }
             if repeats[what] == nil { lines.append(line); repeats[what] = 0 } else { repeats[what]! += 1 }
         }
         func keyIn(_ e: Event, _ field: String) -> String? {
             (e[field]?.arrayValue ?? []).compactMap(\.stringValue).map { alias[$0] ?? $0 }.first(where: keys.contains)
         }
         for e in events {
-            if e.proc == "server", e.type == "hello.accepted", let device = e.string("device") {
+            if e.proc == "server", e.type == EventCatalogue.helloAccepted, let device = e.string("device") {
                 accountOf[device] = e.string("account")
             }
-            if e.proc == "launcher" && e.type == "process.killed" && e.string("target") == "broker" { brokerKilled = e.sim }
-            if e.proc == "broker" && e.type == "process.started" {
+            if e.proc == "launcher" && e.type == EventCatalogue.processKilled
+                && e.string("target") == "broker" { brokerKilled = e.sim }
+            if e.proc == "broker" && e.type == EventCatalogue.processStarted {
                 for (id, device) in heldFor.sorted(by: { $0.key < $1.key }) {
                     let hint = id.split(separator: "/").last.map(String.init) ?? id
                     lines.append(Line(sim: brokerKilled ?? e.sim, text: "the broker was killed holding hint \(hint) "
@@ -103,13 +106,13 @@ struct Explain {
                 once("\(e.proc)/\(e.type)", e.type, line)
             }
             switch e.type {
-            case "op.keyRenewed" where key.map(keys.contains) == true:
+            case EventCatalogue.opKeyRenewed where key.map(keys.contains) == true:
                 guard let to = e.string("to") else { continue }
                 alias[to] = key!
                 lines.append(Line(sim: e.sim, text: "\(e.proc) gave \(it(key!)) a new idempotency key for attempt "
                     + "\(e.int("attempt") ?? 0), \(to) (switch keyPerAttempt): to the server the resend is a new "
                     + "intent"))
-            case "op.saved" where key.map(keys.contains) == true:
+            case EventCatalogue.opSaved where key.map(keys.contains) == true:
                 origin[key!] = e.proc
                 accountOfKey[key!] = e.string("account") ?? accountOf[e.proc]
                 lines.append(
@@ -117,7 +120,7 @@ struct Explain {
                         sim: e.sim,
                         text: "\(e.proc) saved op \(key!) (\(e.string("action") ?? "edit") draft "
                             + "\(e.string("draft") ?? "?"))"))
-            case "op.sent" where key.map(keys.contains) == true:
+            case EventCatalogue.opSent where key.map(keys.contains) == true:
                 let attempt = e.int("attempt") ?? 1
                 lines.append(
                     Line(
@@ -127,7 +130,7 @@ struct Explain {
                                 ? " again under the new key \(sentKey!) (attempt \(attempt))"
                                 : attempt > 1 ? " again with the same key (attempt \(attempt))" : "")
                             + (e.int("pass").map { " in pass \($0)" } ?? "")))
-            case "op.result" where key.map(keys.contains) == true:
+            case EventCatalogue.opResult where key.map(keys.contains) == true:
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
                 let text: String
                 switch e.string("outcome") ?? "?" {
@@ -145,7 +148,7 @@ struct Explain {
                 case let other: text = "recorded outcome \(other) for \(it(key!))\(reason)"
                 }
                 lines.append(Line(sim: e.sim, text: "\(e.proc) \(text)"))
-            case "op.applied" where key.map(keys.contains) == true:
+            case EventCatalogue.opApplied where key.map(keys.contains) == true:
                 let account = e.string("account") ?? "?"
                 let seq = e.int("seq") ?? 0
                 seqs["\(account)/\(seq)"] = key!
@@ -158,17 +161,17 @@ struct Explain {
                 if let version = e.int("version") { text += ", draft version \(version)" }
                 if e["conflict"]?.boolValue == true { text += " (a conflict: the server's policy settled it)" }
                 lines.append(Line(sim: e.sim, text: text))
-            case "op.duplicate" where key.map(keys.contains) == true:
+            case EventCatalogue.opDuplicate where key.map(keys.contains) == true:
                 lines.append(
                     Line(
                         sim: e.sim,
                         text: "server answered a resend of \(it(key!)) as a duplicate: applied once, "
                             + "not again"))
-            case "op.rejected" where key.map(keys.contains) == true:
+            case EventCatalogue.opRejected where key.map(keys.contains) == true:
                 lines.append(
                     Line(sim: e.sim, text: "server rejected \(it(key!))" + (e.string("reason").map { ": \($0)" } ?? ""))
                 )
-            case "notice.sent":
+            case EventCatalogue.noticeSent:
                 let account = e.string("account") ?? ""
                 let mine = (e["seqs"]?.arrayValue ?? []).compactMap(\.intValue).compactMap { seqs["\(account)/\($0)"] }
                 guard let first = mine.first else { continue }
@@ -177,7 +180,7 @@ struct Explain {
                         sim: e.sim,
                         text: "server told the broker that \(account)'s head moved to "
                             + "\(e.int("head") ?? 0) (a notice about \(it(first)))"))
-            case "hint.accepted" where e.proc == "broker":
+            case EventCatalogue.hintAccepted where e.proc == "broker":
                 let account = e.string("account") ?? ""
                 let mine = (e["seqs"]?.arrayValue ?? []).compactMap(\.intValue).compactMap { seqs["\(account)/\($0)"] }
                 guard let first = mine.first, let hint = e.string("hint") else { continue }
@@ -192,22 +195,23 @@ struct Explain {
                 let device = e.string("device") ?? "?"
                 guard let hint = e.string("hint"), let mine = ourHints["\(incarnation)/\(hint)"] else {
                     // The same id, given again by a restarted broker, is another hint's.
-                    if let hint = e.string("hint"), type == "hint.delivered" { deliveredTo["\(device)/\(hint)"] = nil }
+                    if let hint = e.string("hint"),
+                        type == EventCatalogue.hintDelivered { deliveredTo["\(device)/\(hint)"] = nil }
                     continue
                 }
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
                 if HintAccounting.fates.contains(type) { heldFor["\(incarnation)/\(hint)"] = nil }
                 switch type {
-                case "hint.delivered":
+                case EventCatalogue.hintDelivered:
                     deliveredTo["\(device)/\(hint)"] = mine
                     let waited =
                         e["waitedSec"]?.doubleValue.map { $0 >= 1 ? " after holding it \(formatSim($0))" : "" } ?? ""
                     lines.append(Line(sim: e.sim, text: "broker delivered hint \(hint) to \(device)\(waited)"))
-                case "hint.duplicated":
+                case EventCatalogue.hintDuplicated:
                     deliveredTo["\(device)/\(hint)"] = mine
                     lines.append(
                         Line(sim: e.sim, text: "broker sent hint \(hint) to \(device) a second time (a duplicate)"))
-                case "hint.held":
+                case EventCatalogue.hintHeld:
                     lines.append(Line(sim: e.sim, text: "broker held hint \(hint) for \(device)\(reason)"))
                 default:
                     let fate = String(type.dropFirst(5))
@@ -217,13 +221,13 @@ struct Explain {
                             text: "broker \(fate) hint \(hint) for \(device)\(reason): the hint died "
                                 + "here; \(device)'s cursor will bring the change on its next pass"))
                 }
-            case "hint.received":
+            case EventCatalogue.hintReceived:
                 guard let hint = e.string("hint"), deliveredTo["\(e.proc)/\(hint)"] != nil else { continue }
                 lines.append(Line(sim: e.sim, text: "\(e.proc) received hint \(hint) (head \(e.int("head") ?? 0))"))
-            case "hint.ignored":
+            case EventCatalogue.hintIgnored:
                 guard let hint = e.string("hint"), deliveredTo["\(e.proc)/\(hint)"] != nil else { continue }
                 lines.append(Line(sim: e.sim, text: "\(e.proc) ignored hint \(hint): \(e.string("reason") ?? "?")"))
-            case "change.applied" where key.map(keys.contains) == true:
+            case EventCatalogue.changeApplied where key.map(keys.contains) == true:
                 guard origin[key!] != e.proc, appliedOn[key!, default: []].insert(e.proc).inserted else { continue }
                 lines.append(
                     Line(
@@ -252,7 +256,7 @@ struct Explain {
         var incarnation = 0
         var device: String?
         for e in events {
-            if e.proc == "broker" && e.type == "process.started" {
+            if e.proc == "broker" && e.type == EventCatalogue.processStarted {
                 incarnation += 1
                 if incarnation > 1 { device = nil }
                 continue
@@ -260,7 +264,7 @@ struct Explain {
             if e.proc == "broker", e.type.hasPrefix("hint."), e.string("hint") == hint {
                 let reason = e.string("reason").map { ": \($0)" } ?? ""
                 switch e.type {
-                case "hint.accepted":
+                case EventCatalogue.hintAccepted:
                     device = e.string("device")
                     let seqs = (e["seqs"]?.arrayValue ?? []).compactMap(\.intValue).map(String.init).joined(
                         separator: ", ")
@@ -271,11 +275,11 @@ struct Explain {
                                 + "\(device ?? "?"): account \(e.string("account") ?? "?") head "
                                 + "\(e.int("head") ?? 0), about seq \(seqs)"
                                 + (e.string("origin").map { " saved on \($0)" } ?? "")))
-                case "hint.delivered":
+                case EventCatalogue.hintDelivered:
                     lines.append(Line(sim: e.sim, text: "broker delivered it to \(device ?? "?")"))
-                case "hint.duplicated":
+                case EventCatalogue.hintDuplicated:
                     lines.append(Line(sim: e.sim, text: "broker sent it a second time (a duplicate)"))
-                case "hint.held":
+                case EventCatalogue.hintHeld:
                     lines.append(Line(sim: e.sim, text: "broker held it\(reason)"))
                 default:
                     lines.append(
@@ -283,12 +287,13 @@ struct Explain {
                 }
             } else if let target = device, e.proc == target, e.string("hint") == hint {
                 switch e.type {
-                case "hint.received": lines.append(Line(sim: e.sim, text: "\(target) received it"))
-                case "hint.ignored":
+                case EventCatalogue.hintReceived: lines.append(Line(sim: e.sim, text: "\(target) received it"))
+                case EventCatalogue.hintIgnored:
                     lines.append(Line(sim: e.sim, text: "\(target) ignored it: \(e.string("reason") ?? "?")"))
                 default: break
                 }
-            } else if let target = device, e.proc == target, e.type == "pass.start", e.string("trigger") == "push",
+            } else if let target = device, e.proc == target, e.type == EventCatalogue.passStart,
+                e.string("trigger") == "push",
                 lines.last?.text.hasSuffix("received it") == true
             {
                 lines.append(

@@ -1,4 +1,6 @@
 import Foundation
+import LabKit
+import Markup
 
 /// The report's plots, as SVG: propagation latency by path (simulated and real), passes per trigger over time, data
 /// age at each app open against the freshness budget, ops by status over time. The series are computed from the
@@ -45,14 +47,14 @@ struct Plots {
             + "height=\"\(Int(Self.height))\" "
             + "font-family=\"system-ui,sans-serif\" font-size=\"11\"><text x=\"\(Self.margin.left)\" y=\"15\" "
             + "font-weight=\"600\">"
-            + "\(xmlEscape(title))</text><rect x=\"\(Self.margin.left)\" y=\"\(Self.margin.top)\" width=\"\(plotW)\" "
+            + "\(Markup.text(title))</text><rect x=\"\(Self.margin.left)\" y=\"\(Self.margin.top)\" width=\"\(plotW)\" "
             + "height=\"\(plotH)\" fill=\"#f8f9fa\" stroke=\"#dee2e6\"/>"
     }
 
     private func empty(_ title: String, _ why: String) -> String {
         frame(title, cls: "plot-empty")
             + "<text x=\"\(Self.margin.left + 12)\" y=\"\(Self.margin.top + 30)\" fill=\"#868e96\">"
-            + "\(xmlEscape(why))</text></svg>\n"
+            + "\(Markup.text(why))</text></svg>\n"
     }
 
     /// Ticks of a log axis from `lo` to `hi`: powers of ten and their 2 and 5.
@@ -94,7 +96,7 @@ struct Plots {
                     + "stroke=\"#e9ecef\"/>"
             s +=
                 "<text x=\"\(svgNum(x(t)))\" y=\"\(m.top + plotH + 14)\" text-anchor=\"middle\" "
-                    + "fill=\"#495057\">\(xmlEscape(format(t)))</text>"
+                    + "fill=\"#495057\">\(Markup.text(format(t)))</text>"
         }
         for f in [0.0, 0.5, 0.9, 1.0] {
             s +=
@@ -121,13 +123,13 @@ struct Plots {
                 pts += " \(svgNum(x(v))),\(svgNum(y(Double(next) / Double(values.count))))"
             }
             s +=
-                "<polyline class=\"series\" data-path=\"\(xmlEscape(path))\" points=\"\(pts)\" fill=\"none\" "
+                "<polyline class=\"series\" data-path=\"\(Markup.attribute(path))\" points=\"\(pts)\" fill=\"none\" "
                     + "stroke=\"\(colour)\" stroke-width=\"2\">"
             s +=
-                "<title>\(xmlEscape(path)): \(values.count) arrivals, median "
-                    + "\(xmlEscape(format(values[values.count / 2])))</title></polyline>"
+                "<title>\(Markup.text(path)): \(values.count) arrivals, median "
+                    + "\(Markup.text(format(values[values.count / 2])))</title></polyline>"
             s += "<text x=\"\(m.left + plotW - 6)\" y=\"\(svgNum(legendY))\" text-anchor=\"end\" fill=\"\(colour)\">"
-            s += "\(xmlEscape(path)) (\(values.count))</text>"
+            s += "\(Markup.text(path)) (\(values.count))</text>"
             legendY += 13
         }
         return s + "</svg>\n"
@@ -174,7 +176,7 @@ struct Plots {
                     "<rect x=\"\(svgNum(m.left + Double(i) * w))\" y=\"\(svgNum(y))\" "
                         + "width=\"\(svgNum(max(w - 0.5, 0.5)))\" "
                 s +=
-                    "height=\"\(svgNum(h))\" fill=\"\(colour)\"><title>\(xmlEscape(name)): \(v) at "
+                    "height=\"\(svgNum(h))\" fill=\"\(colour)\"><title>\(Markup.text(name)): \(v) at "
                         + "\(formatSim(data.start + Double(i) * bucketSec))</title></rect>"
                 base[i] += h
             }
@@ -183,7 +185,7 @@ struct Plots {
         for name in names where buckets[name]!.contains(where: { $0 > 0 }) {
             let colour = colours[name] ?? "#495057"
             s += "<rect x=\"\(svgNum(lx))\" y=\"\(Self.height - 14)\" width=\"9\" height=\"9\" fill=\"\(colour)\"/>"
-            s += "<text x=\"\(svgNum(lx + 12))\" y=\"\(Self.height - 6)\" font-size=\"10\">\(xmlEscape(name))</text>"
+            s += "<text x=\"\(svgNum(lx + 12))\" y=\"\(Self.height - 6)\" font-size=\"10\">\(Markup.text(name))</text>"
             lx += 18 + Double(name.count) * 5.6
         }
         return s + "</svg>\n"
@@ -221,7 +223,7 @@ struct Plots {
                 "<circle cx=\"\(svgNum(x(age.sim)))\" cy=\"\(svgNum(y(age.age)))\" r=\"3\" "
                     + "fill=\"\(over ? "#e03131" : "#1971c2")\">"
             s +=
-                "<title>\(xmlEscape(age.device)) opened at \(formatSim(age.sim)): data \(formatSim(age.age)) "
+                "<title>\(Markup.text(age.device)) opened at \(formatSim(age.sim)): data \(formatSim(age.age)) "
                     + "old</title></circle>"
         }
         let over = data.ages.filter { $0.age > data.budgetSec }.count
@@ -268,18 +270,18 @@ struct PlotData {
         var changes: [(Int, String, String?)] = []  // bucket, key, new status
         for event in events where devices.contains(event.proc) {
             switch event.type {
-            case "pass.start" where event.sim >= start:
+            case EventCatalogue.passStart where event.sim >= start:
                 let trigger = event.string("trigger") ?? "?"
                 passBuckets[trigger, default: Array(repeating: 0, count: count)][index(event.sim)] += 1
-            case "pass.end":
+            case EventCatalogue.passEnd:
                 if event["cutOff"]?.boolValue != true { lastSynced[event.proc] = event.sim }
-            case "app.foreground" where event.sim >= start && event.sim <= scenarioEnd:
+            case EventCatalogue.appForeground where event.sim >= start && event.sim <= scenarioEnd:
                 if let synced = lastSynced[event.proc] { ages.append((event.proc, event.sim, event.sim - synced)) }
-            case "op.saved":
+            case EventCatalogue.opSaved:
                 if let key = event.string("key") { changes.append((index(event.sim), key, "waitingToSend")) }
-            case "op.sent":
+            case EventCatalogue.opSent:
                 if let key = event.string("key") { changes.append((index(event.sim), key, "sending")) }
-            case "op.result":
+            case EventCatalogue.opResult:
                 guard let key = event.string("key") else { continue }
                 let next: String
                 switch event.string("outcome") {

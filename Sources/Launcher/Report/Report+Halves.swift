@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 
 /// A lesson's halves on the page: its devices grouped by their own switch settings (or, when every device has the
 /// topology's settings and a server or broker switch splits them, by account), each group's plots drawn apart so the
@@ -39,8 +40,8 @@ extension Report {
             let plotData = PlotData(
                 events: data.events, devices: Set(group.devices), lineages: [],
                 budgetSec: data.topology.device.freshnessBudgetSec, scenarioEnd: data.scenarioEndSim)
-            s += "<h4 class=\"half\" data-half=\"\(xmlEscape(group.label))\">\(xmlEscape(group.label)): "
-                + "\(xmlEscape(group.devices.joined(separator: ", ")))</h4>\n" + Plots(data: plotData).halfHTML
+            s += "<h4 class=\"half\" data-half=\"\(Markup.attribute(group.label))\">\(Markup.text(group.label)): "
+                + "\(Markup.text(group.devices.joined(separator: ", ")))</h4>\n" + Plots(data: plotData).halfHTML
         }
         return s
     }

@@ -1,4 +1,6 @@
 import Foundation
+import LabKit
+import Markup
 import SyncProtocol
 
 /// The switch and platform-limit events (`SwitchEvents`) on the page: a flag on the device's lane with its words on
@@ -19,7 +21,8 @@ extension TimelineModel {
     /// The budget factor of each lane that reported one, as steps from 1 at the start.
     static func budgetSteps(events: [Event], lanes: Set<String>) -> [String: [(sim: Double, value: Double)]] {
         var out: [String: [(sim: Double, value: Double)]] = [:]
-        for e in events where (e.type == "budget.shrunk" || e.type == "budget.recovered") && lanes.contains(e.proc) {
+        for e in events where (e.type == EventCatalogue.budgetShrunk || e.type == EventCatalogue.budgetRecovered)
+            && lanes.contains(e.proc) {
             guard let to = e["to"]?.doubleValue else { continue }
             out[e.proc, default: []].append((e.sim, to))
         }
@@ -48,10 +51,10 @@ extension Timeline {
             let points = pairs.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
             let times = pairs.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
             let words = steps.map { "\(formatSim($0.sim)) ×\(format($0.value))" }.joined(separator: ", ")
-            s += "<polyline class=\"budget\" data-lane=\"\(xmlEscape(lane))\" data-pts=\"\(times)\" "
+            s += "<polyline class=\"budget\" data-lane=\"\(Markup.attribute(lane))\" data-pts=\"\(times)\" "
                 + "points=\"\(points)\" fill=\"none\" "
                 + "stroke=\"#ae3ec9\" stroke-width=\"1.2\" stroke-dasharray=\"3,2\"><title>iOS background budget "
-                + "(1 = the whole): \(xmlEscape(words))</title></polyline>\n"
+                + "(1 = the whole): \(Markup.text(words))</title></polyline>\n"
         }
         return s
     }
@@ -66,7 +69,7 @@ extension Timeline {
     /// The kind of a flag, written beside it.
     static func switchLabel(_ kind: String) -> String {
         "<text x=\"7\" y=\"-2\" font-size=\"9\" fill=\"#862e9c\" stroke=\"#fff\" stroke-width=\"2.5\" "
-            + "paint-order=\"stroke\">\(xmlEscape(kind))</text>"
+            + "paint-order=\"stroke\">\(Markup.text(kind))</text>"
     }
 }
 

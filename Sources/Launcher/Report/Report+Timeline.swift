@@ -1,5 +1,7 @@
 import Foundation
 import LabKit
+import Markup
+import SyncDevice
 
 /// The pictures of report.html (the timeline, the plots, the failing checks linked to the timeline) and the lists
 /// of what needs a reader's attention (ops that need attention, hints that died, by reason).
@@ -47,10 +49,10 @@ extension Report {
         var names = Set(data.devices.map(\.id))
         for event in data.events {
             switch event.type {
-            case "op.saved":
+            case EventCatalogue.opSaved:
                 if let key = event.string("key") { names.insert(key) }
                 if let draft = event.string("draft") { names.insert(draft) }
-            case "hint.accepted":
+            case EventCatalogue.hintAccepted:
                 if let hint = event.string("hint") { names.insert(hint) }
             default:
                 break
@@ -88,15 +90,15 @@ extension Report {
         s +=
             "to the end of the checks. One lane per process. Hover over anything for its words; click a mark to follow "
         s += "its edit; Ctrl or Shift + wheel zooms, dragging pans. How to read it: docs/REPORT.md.</p>\n"
-        for rule in model.rules { s += "<p class=\"rules\">\(xmlEscape(rule))</p>\n" }
+        for rule in model.rules { s += "<p class=\"rules\">\(Markup.text(rule))</p>\n" }
         if !failed.isEmpty {
             let expected = expectation?.met == true ? " (as the topology expects)" : ""
             s += "<div class=\"focus-list\"><b>Failed checks\(expected), "
                 + "their first counter-example ringed in red (a device a check names: its lane):</b><ul>\n"
             for result in failed {
                 let names = self.focus(of: result)
-                s += "<li class=\"failed-check\" data-check=\"\(xmlEscape(result.name))\">"
-                    + "<b>\(xmlEscape(result.name))</b>: \(xmlEscape(result.detail))"
+                s += "<li class=\"failed-check\" data-check=\"\(Markup.attribute(result.name))\">"
+                    + "<b>\(Markup.text(result.name))</b>: \(Markup.text(result.detail))"
                 if let t = firstMoment(of: names, in: model) {
                     s += " — <a href=\"#timeline\" data-focus-t=\"\(svgNum(t))\">show at \(formatSim(t))</a>"
                 }
@@ -120,6 +122,12 @@ extension Report {
         return "<h2>Plots</h2>\n" + Plots(data: plotData).html + halvesPlotsHTML
     }
 
+    /// An op's last error as a markdown table cell (its pipes escaped), or why there is none.
+    static func reason(of op: LedgerSnapshot.OpRow) -> String {
+        let error = op.lastError ?? ""
+        return error.isEmpty ? "(no reason recorded)" : error.replacingOccurrences(of: "|", with: "\\|")
+    }
+
     /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason (markdown).
     var attentionMarkdown: String {
         var md = ""
@@ -129,9 +137,7 @@ extension Report {
         if !attention.isEmpty {
             md += "\n## Ops that need attention\n\n| device | op | attempts | reason |\n| --- | --- | --- | --- |\n"
             for (device, op) in attention.prefix(100) {
-                md +=
-                    "| \(device) | \(op.key) | \(op.attempts) | "
-                        + "\((op.lastError ?? "").isEmpty ? "(no reason recorded)" : (op.lastError ?? "").replacingOccurrences(of: "|", with: "\\|")) |\n"
+                md += "| \(device) | \(op.key) | \(op.attempts) | \(Self.reason(of: op)) |\n"
             }
             if attention.count > 100 { md += "| … | \(attention.count - 100) more | | |\n" }
         }
@@ -139,7 +145,7 @@ extension Report {
         if !reasons.isEmpty {
             md += "\n## Hints that died, by reason\n\n| fate | reason | hints |\n| --- | --- | --- |\n"
             for row in reasons { md += "| \(row.fate) | \(row.reason) | \(row.count) |\n" }
-            let ignored = data.events.filter { $0.type == "hint.ignored" }
+            let ignored = data.events.filter { $0.type == EventCatalogue.hintIgnored }
             if !ignored.isEmpty {
                 let byReason = Dictionary(grouping: ignored, by: { $0.string("reason") ?? "?" })
                 for reason in byReason.keys.sorted() {
@@ -155,7 +161,7 @@ extension Report {
         var counts: [String: [String: Int]] = [:]
         for event in data.events
         where event.proc == "broker" && HintAccounting.fates.contains(event.type)
-            && event.type != "hint.delivered"
+            && event.type != EventCatalogue.hintDelivered
         {
             counts[String(event.type.dropFirst(5)), default: [:]][event.string("reason") ?? "—", default: 0] += 1
         }

@@ -1,4 +1,6 @@
 import Foundation
+import LabKit
+import Markup
 import SyncProtocol
 
 /// The verdict and figures of a run, written as `report.json` (the contract of DESIGN.md), `report.md`,
@@ -30,8 +32,8 @@ public struct Report {
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
-        guard launcher.contains(where: { $0.type == "process.started" }) else { return nil }
-        let phases = launcher.filter { $0.type == "phase" }.compactMap { $0.string("name") }
+        guard launcher.contains(where: { $0.type == EventCatalogue.processStarted }) else { return nil }
+        let phases = launcher.filter { $0.type == EventCatalogue.phase }.compactMap { $0.string("name") }
         return phases.contains("check") ? nil : (phases.last ?? "start-up")
     }
 
@@ -115,12 +117,15 @@ public struct Report {
                 ("byTrigger", .object(f.passesByTrigger.keys.sorted().map { ($0, .int(f.passesByTrigger[$0]!)) })),
                 ("heal", .object([
                     ("total", .int(f.healPassesTotal)),
-                    ("byTrigger", .object(f.healPassesByTrigger.keys.sorted().map { ($0, .int(f.healPassesByTrigger[$0]!)) })),
+                    ("byTrigger", .object(f.healPassesByTrigger.keys.sorted().map { ($0,
+                        .int(f.healPassesByTrigger[$0]!)) })),
                 ])),
                 ("byDevice", .object(f.passesByDevice.keys.sorted().map { device in
-                    (device, .object(f.passesByDevice[device]!.keys.sorted().map { ($0, .int(f.passesByDevice[device]![$0]!)) }))
+                    (device, .object(f.passesByDevice[device]!.keys.sorted().map { ($0,
+                        .int(f.passesByDevice[device]![$0]!)) }))
                 })),
-                ("idleByDevice", .object(f.idlePassesByDevice.keys.sorted().map { ($0, .int(f.idlePassesByDevice[$0]!)) })),
+                ("idleByDevice", .object(f.idlePassesByDevice.keys.sorted().map { ($0,
+                    .int(f.idlePassesByDevice[$0]!)) })),
             ])),
             ("propagation", .object(propagation)),
             ("platforms", .array(f.platforms.map { row in
@@ -170,7 +175,8 @@ public struct Report {
         guard let outcome = expectation else { return .null }
         let expected: [JSONValue] = outcome.items.map { item in
             let example: JSONValue = item.example.map { .string($0) } ?? .null
-            return .object([("subject", .string(item.subject)), ("check", .string(item.check)), ("seen", .bool(item.seen)),
+            return .object([("subject", .string(item.subject)), ("check", .string(item.check)),
+                ("seen", .bool(item.seen)),
                             ("example", example)])
         }
         return .object([("met", .bool(outcome.met)), ("expected", .array(expected)),
@@ -192,9 +198,11 @@ public struct Report {
         let f = figures
         var out = "\n\(data.topology.name): \(verdictWord) — seed \(data.seed), time scale \(format(data.timeScale))"
         out += ", \(formatSim(data.topology.duration)) simulated in \(formatReal(f.wallSeconds))"
-        out += replay == nil ? "\n" : " of virtual time\n  simulation (one process, virtual clock); replay: \(replay!)\n"
+        out += replay == nil ? "\n" : " of virtual time\n  simulation (one process, virtual clock); replay: "
+            + "\(replay!)\n"
         for result in invariants + checks {
-            out += "  \(result.held ? "✓" : "✗") \(result.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(result.detail)\n"
+            out += "  \(result.held ? "✓" : "✗") \(result.name.padding(toLength: 21, withPad: " ", startingAt: 0)) "
+                + "\(result.detail)\n"
         }
         if let expectation {
             out += expectation.met
@@ -206,15 +214,22 @@ public struct Report {
             for problem in expectation.problems.prefix(10) { out += "    ✗ \(problem)\n" }
         }
         let h = f.hints
-        out += "  ops: \(f.opsSaved) saved, \(f.opsApplied) applied, \(f.resends) resends, \(f.unknownOutcomes) unknown outcomes, \(f.needsAttention) need attention\n"
-        out += "  hints: \(h.accepted) accepted, \(h.delivered) delivered, \(h.dropped) dropped, \(h.duplicated) duplicated, \(h.coalesced) coalesced, \(h.throttled) throttled, \(h.discarded) discarded, \(h.expired) expired, \(h.held) held\n"
+        out += "  ops: \(f.opsSaved) saved, \(f.opsApplied) applied, \(f.resends) resends, \(f.unknownOutcomes) "
+            + "unknown outcomes, \(f.needsAttention) need attention\n"
+        out += "  hints: \(h.accepted) accepted, \(h.delivered) delivered, \(h.dropped) dropped, \(h.duplicated) "
+            + "duplicated, \(h.coalesced) coalesced, \(h.throttled) throttled, \(h.discarded) discarded, \(h.expired) "
+            + "expired, \(h.held) held\n"
         let deaths = hintDeathReasons
         if !deaths.isEmpty {
-            out += "  hints that died: " + deaths.map { "\($0.count) \($0.fate) (\($0.reason))" }.joined(separator: ", ") + "\n"
+            out += "  hints that died: "
+                + deaths.map { "\($0.count) \($0.fate) (\($0.reason))" }.joined(separator: ", ") + "\n"
         }
-        out += "  passes: \(f.passesTotal) in the scenario (" + f.passesByTrigger.keys.sorted().map { "\($0) \(f.passesByTrigger[$0]!)" }.joined(separator: ", ") + "), \(f.healPassesTotal) in heal and quiesce\n"
+        out += "  passes: \(f.passesTotal) in the scenario ("
+            + f.passesByTrigger.keys.sorted().map { "\($0) \(f.passesByTrigger[$0]!)" }.joined(separator: ", ")
+            + "), \(f.healPassesTotal) in heal and quiesce\n"
         if f.propagation.count > 0 {
-            out += String(format: "  propagation: %d arrivals, p50 %.2f ms, p99 %.2f ms, max %.2f ms real (p50 %@ simulated)\n",
+            out += String(format: "  propagation: %d arrivals, p50 %.2f ms, p99 %.2f ms, max %.2f ms real (p50 %@ "
+                + "simulated)\n",
                           f.propagation.count, f.propagation.p50Ms, f.propagation.p99Ms, f.propagation.maxMs,
                           formatSim(f.propagation.p50SimSec))
         }
@@ -233,14 +248,16 @@ public struct Report {
         md += headline
         if let phase = interruptedIn {
             md += "The run was stopped during its \(phase) phase, before heal and quiesce: the invariants below were "
-                + "checked on what it had done, and some cannot hold yet (edits still on their way, replicas behind).\n\n"
+                + "checked on what it had done, and some cannot hold yet (edits still on their way, replicas "
+                    + "behind).\n\n"
         }
         if !data.topology.description.isEmpty { md += "\(data.topology.description)\n\n" }
         if let replay {
             md += "This is a simulation: every process ran as its instance in one process on a virtual clock "
                 + "(docs/SIMULATION.md); times are virtual. Replay it byte for byte: `\(replay)`\n\n"
         }
-        md += "Seed \(data.seed) · time scale \(format(data.timeScale)) (one real second = \(formatSim(data.timeScale)) simulated) · "
+        md += "Seed \(data.seed) · time scale \(format(data.timeScale)) (one real second = "
+            + "\(formatSim(data.timeScale)) simulated) · "
         md += "\(formatSim(data.topology.duration)) simulated scenario · \(formatReal(f.wallSeconds)) wall · "
         md += "\(data.devices.count) devices in \(data.topology.accounts.count) account(s)\n\n"
         md += "## Invariants\n\n| invariant | held | detail |\n| --- | --- | --- |\n"
@@ -258,12 +275,16 @@ public struct Report {
         if let hosts = HostsReport(data) { md += hosts.markdown }
         let h = f.hints
         md += "\n## Hints (push is a hint)\n\nEvery hint the broker accepted, and its fate.\n\n"
-        md += "| accepted | delivered | dropped | coalesced | throttled | discarded | expired | held | lost with a killed broker | duplicated (beside) |\n"
+        md += "| accepted | delivered | dropped | coalesced | throttled | discarded | expired | held | lost with a "
+            + "killed broker | duplicated (beside) |\n"
         md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-        md += "| \(h.accepted) | \(h.delivered) | \(h.dropped) | \(h.coalesced) | \(h.throttled) | \(h.discarded) | \(h.expired) | \(h.held) | \(h.lostInCrash) | \(h.duplicated) |\n"
+        md += "| \(h.accepted) | \(h.delivered) | \(h.dropped) | \(h.coalesced) | \(h.throttled) | \(h.discarded) | "
+            + "\(h.expired) | \(h.held) | \(h.lostInCrash) | \(h.duplicated) |\n"
         md += "\n## Ops (durable state is the recovery mechanism)\n\n"
-        md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- | --- | --- |\n"
-        md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | \(f.conflicts) |\n"
+        md += "| saved | applied | resends | unknown outcomes | need attention | conflicts |\n| --- | --- | --- | --- "
+            + "| --- | --- |\n"
+        md += "| \(f.opsSaved) | \(f.opsApplied) | \(f.resends) | \(f.unknownOutcomes) | \(f.needsAttention) | "
+            + "\(f.conflicts) |\n"
         md += attentionMarkdown
         if let nemesis { md += nemesis.markdown }
         if let crashes { md += crashes.markdown }
@@ -281,33 +302,41 @@ public struct Report {
         for (index, device) in listed.enumerated() {
             if index == Self.devicesListed / 2 && data.devices.count > Self.devicesListed {
                 let middle = data.devices.dropFirst(Self.devicesListed / 2).dropLast(Self.devicesListed / 2)
-                let sums = triggers.map { trigger in middle.reduce(0) { $0 + (f.passesByDevice[$1.id]?[trigger] ?? 0) } }
+                let sums = triggers.map { trigger in middle.reduce(0) { $0
+                    + (f.passesByDevice[$1.id]?[trigger] ?? 0) } }
                 let idle = middle.reduce(0) { $0 + (f.idlePassesByDevice[$1.id] ?? 0) }
                 md += "| … \(middle.count) more devices | | " + sums.map(String.init).joined(separator: " | ")
                     + " | \(sums.reduce(0, +)) | \(idle) |\n"
             }
             let row = f.passesByDevice[device.id] ?? [:]
-            md += "| \(device.id) | \(device.platform.rawValue) | " + triggers.map { "\(row[$0] ?? 0)" }.joined(separator: " | ")
+            md += "| \(device.id) | \(device.platform.rawValue) | "
+                + triggers.map { "\(row[$0] ?? 0)" }.joined(separator: " | ")
                 + " | \(row.values.reduce(0, +)) | \(f.idlePassesByDevice[device.id] ?? 0) |\n"
         }
         md += "\n## Propagation (saved on one device → applied on another)\n\n"
-        md += "| path | count | p50 | p95 | p99 | max | p50 simulated | max simulated |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        md += "| path | count | p50 | p95 | p99 | max | p50 simulated | max simulated |\n| --- | --- | --- | --- | "
+            + "--- | --- | --- | --- |\n"
         md += latencyRow("all", f.propagation)
         for path in f.propagationByPath.keys.sorted() { md += latencyRow(path, f.propagationByPath[path]!) }
         md += "\nThe path is the trigger of the pass that applied the edit on the receiving device.\n"
         md += "\n## Platforms (seed 000's table)\n\nSyncs are the passes each platform's scheduler granted during the "
-        md += "scenario (periodic work, iOS refresh windows, the web interval timer), with the median gap between them; "
-        md += "all passes adds those that events triggered (push hints, app opens, edits, connectivity). An edit is unsynced "
-        md += "at 24 h if the server had not applied it 24 simulated hours after it was saved (or by the end of the scenario, if sooner).\n\n"
+        md += "scenario (periodic work, iOS refresh windows, the web interval timer), with the median gap between "
+            + "them; "
+        md += "all passes adds those that events triggered (push hints, app opens, edits, connectivity). An edit is "
+            + "unsynced "
+        md += "at 24 h if the server had not applied it 24 simulated hours after it was saved (or by the end of the "
+            + "scenario, if sooner).\n\n"
         md += "Per install, as seed 000 counts (672 expected is one install's seven days of 15 minutes): the mean "
         md += "and range of each install's syncs, the expected count (the scenario over the desired interval) and "
         md += "whether the spec is met (median gap within 1.5 × the desired interval and at least 80 % of the expected "
-        md += "count); night is the share of background runs that started 02:00–05:00 (simulated time 0 is midnight).\n\n"
+        md += "count); night is the share of background runs that started 02:00–05:00 (simulated time 0 is "
+            + "midnight).\n\n"
         md += "| platform | devices | syncs | per install (min–max) | expected | spec met? | median gap | all passes | "
         md += "per open | night | unsynced at 24 h | guarantee reported |\n"
         md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
         for row in f.platforms {
-            md += "| \(row.platform) | \(row.devices) | \(row.syncs) | " + String(format: "%.1f", row.syncsPerInstallMean)
+            md += "| \(row.platform) | \(row.devices) | \(row.syncs) | "
+                + String(format: "%.1f", row.syncsPerInstallMean)
             md += " (\(row.syncsPerInstall.min() ?? 0)–\(row.syncsPerInstall.max() ?? 0)) | "
             md += ReferenceFigures.format(row.expectedPerInstall) + " | \(row.specMet ? "yes" : "no") | "
             md += "\(row.medianGapMinutes.map { formatSim($0 * 60) } ?? "—") | \(row.allPasses) | "
@@ -321,7 +350,8 @@ public struct Report {
         md += "\n## Seed 001's metrics\n\n| metric | value |\n| --- | --- |\n"
         for (name, value) in f.metrics { md += "| \(name) | \(value) |\n" }
         md += RunCost(data, wallSeconds: f.wallSeconds).markdown
-        md += "\n## Lineage of each edit\n\nop → change seq → hints and their fate → the pass that applied it on each other device.\n\n"
+        md += "\n## Lineage of each edit\n\nop → change seq → hints and their fate → the pass that applied it on each "
+            + "other device.\n\n"
         let shown = f.lineages.prefix(200)
         for l in shown {
             md += "- `\(l.key)` \(l.draft) saved on \(l.device) at \(formatSim(l.savedSim))"
@@ -332,13 +362,16 @@ public struct Report {
             }
             if !l.arrivals.isEmpty {
                 md += " → " + l.arrivals.map {
-                    "\($0.device) by \($0.trigger) in " + String(format: "%.1f ms", $0.realMs) + " (\(formatSim($0.simSec)))"
+                    "\($0.device) by \($0.trigger) in " + String(format: "%.1f ms", $0.realMs)
+                        + " (\(formatSim($0.simSec)))"
                 }.joined(separator: "; ")
             }
             md += "\n"
         }
-        if f.lineages.count > shown.count { md += "- … and \(f.lineages.count - shown.count) more edits (all in events.jsonl)\n" }
-        md += "\n## Files\n\n`events.jsonl` (every event, merged), `logs/`, `server.sqlite`, `devices/*.sqlite`, `report.json`.\n"
+        if f.lineages.count > shown.count { md += "- … and \(f.lineages.count - shown.count) more edits (all in "
+            + "events.jsonl)\n" }
+        md += "\n## Files\n\n`events.jsonl` (every event, merged), `logs/`, `server.sqlite`, `devices/*.sqlite`, "
+            + "`report.json`.\n"
         return md
     }
 
@@ -354,7 +387,8 @@ public struct Report {
                 + "\(escape(item.example ?? "—")) |\n"
         }
         for (check, violation) in expectation.unexpected.prefix(20) {
-            md += "| \(violation.device ?? violation.account ?? "—") | \(check) | holds | **fails** | \(escape(violation.text)) |\n"
+            md += "| \(violation.device ?? violation.account ?? "—") | \(check) | holds | **fails** | "
+                + "\(escape(violation.text)) |\n"
         }
         let expectedSubjects = Set(expectation.items.map(\.subject))
         let holding = data.devices.filter { device in
@@ -388,79 +422,10 @@ public struct Report {
     }
 
     private func latencyRow(_ name: String, _ l: Latency) -> String {
-        String(format: "| %@ | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %@ | %@ |\n", name, l.count, l.p50Ms, l.p95Ms, l.p99Ms,
+        String(format: "| %@ | %d | %.2f ms | %.2f ms | %.2f ms | %.2f ms | %@ | %@ |\n", name, l.count, l.p50Ms,
+            l.p95Ms, l.p99Ms,
                l.maxMs, formatSim(l.p50SimSec), formatSim(l.maxSimSec))
     }
 
     private func escape(_ s: String) -> String { s.replacingOccurrences(of: "|", with: "\\|") }
-
-    // MARK: - report.html
-
-    var html: String {
-        var body = ""
-        var inTable = false
-        var inList = false
-        var foldNextList = false
-        let f = figures
-        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
-            let text = String(line)
-            if text.hasPrefix("| ") {
-                if text.contains("| --- ") { continue }
-                let cells = text.dropFirst(2).dropLast(2).components(separatedBy: " | ")
-                if !inTable {
-                    body += "<table><tr>" + cells.map { "<th>\(htmlEscape($0))</th>" }.joined() + "</tr>\n"
-                    inTable = true
-                } else {
-                    body += "<tr>" + cells.map { "<td>\(htmlEscape($0))</td>" }.joined() + "</tr>\n"
-                }
-                continue
-            }
-            if inTable { body += "</table>\n"; inTable = false }
-            if text.hasPrefix("- ") {
-                if !inList {
-                    // A long run's lineage list is folded: the timeline shows it, the list is there to search.
-                    if foldNextList && f.lineages.count > 20 {
-                        body += "<details><summary>\(f.lineages.count) edits (unfold)</summary>"
-                    } else {
-                        foldNextList = false
-                    }
-                    body += "<ul>\n"
-                    inList = true
-                }
-                body += "<li>\(htmlEscape(String(text.dropFirst(2))))</li>\n"
-                continue
-            }
-            if inList {
-                body += foldNextList ? "</ul></details>\n" : "</ul>\n"
-                inList = false
-                foldNextList = false
-            }
-            if text.hasPrefix("## Lineage") { foldNextList = true }
-            if text.hasPrefix("## ") && !body.contains("<h2>") { body += timelineHTML + plotsHTML }
-            if text.hasPrefix("## ") { body += "<h2>\(htmlEscape(String(text.dropFirst(3))))</h2>\n" }
-            else if text.hasPrefix("# ") { body += "<h1>\(htmlEscape(String(text.dropFirst(2))))</h1>\n" }
-            else if !text.isEmpty { body += "<p>\(htmlEscape(text))</p>\n" }
-        }
-        if inTable { body += "</table>\n" }
-        if inList { body += foldNextList ? "</ul></details>\n" : "</ul>\n" }
-        return """
-            <!doctype html><html><head><meta charset="utf-8">
-            <script>window.onerror = function (m, src, line) {
-              document.documentElement.setAttribute('data-script-error', m + ' (line ' + line + ')'); };</script>
-            <title>\(htmlEscape(data.topology.name)) — SyncLab</title>
-            <style>body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;color:#222}
-            table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
-            th{background:#f3f3f3}h1{color:\(passed ? "#1a7f37" : "#cf222e")}code{background:#f3f3f3}
-            \(Timeline.style)</style></head>
-            <body>
-            \(body)\(Timeline.script)</body></html>
-
-            """
-    }
-
-    private func htmlEscape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "**", with: "")
-            .replacingOccurrences(of: "`", with: "")
-    }
 }

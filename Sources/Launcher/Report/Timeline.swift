@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 
 /// Draws a `TimelineModel` as one self-contained SVG with a little inline script (zoom with the wheel or the buttons,
 /// drag to pan, click a mark to follow its edit). Every element placed in time carries `data-t` (and `data-t2`), so
@@ -87,12 +88,12 @@ struct Timeline {
         // Lane backgrounds and labels.
         for (index, row) in rows.enumerated() {
             let focused = model.focus.contains(row.lane.id)
-            s += "<g class=\"lane\" data-lane=\"\(xmlEscape(row.lane.id))\">"
+            s += "<g class=\"lane\" data-lane=\"\(Markup.attribute(row.lane.id))\">"
             s += "<rect x=\"0\" y=\"\(svgNum(row.top))\" width=\"\(Int(Self.width))\" height=\"\(svgNum(row.height))\" "
             // A lane a failed check names (a product check names devices, not marks) is ringed in red.
             s += "fill=\"\(index % 2 == 0 ? "#f8f9fa" : "#ffffff")\"\(focused ? Self.laneRing : "")/>"
             s += "<text x=\"6\" y=\"\(svgNum(row.top + 15))\" font-weight=\"600\"\(focused ? " fill=\"#c92a2a\"" : "")>"
-            s += "\(xmlEscape(row.lane.label))</text>"
+            s += "\(Markup.text(row.lane.label))</text>"
             if case .device = row.lane.kind {
                 s +=
                     "<text x=\"6\" y=\"\(svgNum(row.top + 54))\" fill=\"#868e96\" font-size=\"10\">cursor / head</text>"
@@ -158,7 +159,7 @@ struct Timeline {
                         + "y=\"\(svgNum(textY))\" "
                 s +=
                     "font-size=\"10\" fill=\"#5c1a1a\" stroke=\"#fff\" stroke-width=\"3\" "
-                        + "paint-order=\"stroke\">\(xmlEscape(text))</text>\n"
+                        + "paint-order=\"stroke\">\(Markup.text(text))</text>\n"
             }
         }
         // Passes: a small bar per pass, coloured by its trigger.
@@ -214,13 +215,13 @@ struct Timeline {
             let focused = model.focused(link.keys)
             s +=
                 "<line class=\"link link-\(link.kind.rawValue)\(focused ? " focus" : "")\" "
-                    + "data-keys=\"\(xmlEscape(link.keys.joined(separator: " ")))\" "
+                    + "data-keys=\"\(Markup.attribute(link.keys.joined(separator: " ")))\" "
             s +=
                 "data-t=\"\(svgNum(link.fromSim))\" data-t2=\"\(svgNum(link.toSim))\" "
                     + "x1=\"\(svgNum(x(link.fromSim)))\" y1=\"\(svgNum(markY(from)))\" "
             s +=
                 "x2=\"\(svgNum(x(link.toSim)))\" "
-                    + "y2=\"\(svgNum(markY(to)))\"><title>\(xmlEscape(link.label))</title></line>\n"
+                    + "y2=\"\(svgNum(markY(to)))\"><title>\(Markup.text(link.label))</title></line>\n"
         }
         s += budgetLines(rowOf)
         // Marks.
@@ -233,19 +234,20 @@ struct Timeline {
             if mark.kind == .switchEvent { y = row.top + 15 }
             s +=
                 "<g class=\"mark mark-\(mark.kind.rawValue)\(focused ? " focus" : "")\" "
-                    + "data-lane=\"\(xmlEscape(mark.lane))\" "
+                    + "data-lane=\"\(Markup.attribute(mark.lane))\" "
             s +=
-                "data-keys=\"\(xmlEscape(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" "
+                "data-keys=\"\(Markup.attribute(mark.keys.joined(separator: " ")))\" data-t=\"\(svgNum(mark.sim))\" "
                     + "data-y=\"\(svgNum(y))\" "
             s +=
-                "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\"><title>\(xmlEscape(formatSim(mark.sim) + "  " + mark.label))</title>"
+                "transform=\"translate(\(svgNum(x(mark.sim))),\(svgNum(y)))\">"
+                    + "<title>\(Markup.text(formatSim(mark.sim) + "  " + mark.label))</title>"
             s += (focused ? Self.ring : "") + "<use href=\"#m-\(mark.kind.rawValue)\"/>"
             if mark.kind == .hintDied || mark.kind == .hintIgnored, labelDead, let reason = mark.reason,
                 fits("\(mark.lane)/\(mark.kind.rawValue)", x(mark.sim), short(reason), size: 9)
             {
                 s +=
                     "<text x=\"4\" y=\"\(mark.kind == .hintDied ? -6 : 14)\" font-size=\"9\" "
-                        + "fill=\"#c92a2a\">\(xmlEscape(short(reason)))</text>"
+                        + "fill=\"#c92a2a\">\(Markup.text(short(reason)))</text>"
             }
             if mark.kind == .switchEvent, fits("\(mark.lane)/switch", x(mark.sim), mark.reason ?? "", size: 9) {
                 s += Self.switchLabel(mark.reason ?? "")
@@ -256,7 +258,7 @@ struct Timeline {
                 s +=
                     "<text x=\"4\" y=\"4\" font-size=\"10\" font-weight=\"600\" fill=\"#212529\" stroke=\"#fff\" "
                         + "stroke-width=\"3\" paint-order=\"stroke\">"
-                s += "\(xmlEscape(mark.label))</text>"
+                s += "\(Markup.text(mark.label))</text>"
             }
             s += "</g>\n"
         }
@@ -354,15 +356,13 @@ struct Timeline {
         title: String, lane: String? = nil, minWidth: Double = 1
     ) -> String {
         let width = max(minWidth, x(t1) - x(t0))
-        var s =
-            "<rect class=\"\(cls)\"\(lane.map { " data-lane=\"\(xmlEscape($0))\"" } ?? "") data-t=\"\(svgNum(t0))\" "
-        s +=
-            "data-t2=\"\(svgNum(t1))\"\(minWidth != 1 ? " data-min=\"\(svgNum(minWidth))\"" : "") "
-                + "x=\"\(svgNum(x(t0)))\" "
-        s += "y=\"\(svgNum(y))\" width=\"\(svgNum(width))\" height=\"\(svgNum(h))\""
-        s += (fill.map { " fill=\"\($0)\"" } ?? "") + (opacity < 1 ? " fill-opacity=\"\(opacity)\"" : "") + ">"
-        s += "<title>\(xmlEscape(title))</title></rect>\n"
-        return s
+        return Element("rect", ["class": cls]).attribute("data-lane", lane)
+            .attribute("data-t", svgNum(t0)).attribute("data-t2", svgNum(t1))
+            .attribute("data-min", minWidth != 1 ? svgNum(minWidth) : nil)
+            .attribute("x", svgNum(x(t0))).attribute("y", svgNum(y))
+            .attribute("width", svgNum(width)).attribute("height", svgNum(h))
+            .attribute("fill", fill).attribute("fill-opacity", opacity < 1 ? "\(opacity)" : nil)
+            .child(Element("title").text(title)).render() + "\n"
     }
 
     private func polyline(_ points: [(Double, Double)], stroke: String, width: Double, cls: String, title: String)
@@ -370,8 +370,11 @@ struct Timeline {
     {
         let pts = points.map { "\(svgNum(x($0.0))),\(svgNum($0.1))" }.joined(separator: " ")
         let times = points.map { "\(svgNum($0.0)),\(svgNum($0.1))" }.joined(separator: " ")
-        return "<polyline class=\"\(cls)\" data-pts=\"\(times)\" points=\"\(pts)\" fill=\"none\" stroke=\"\(stroke)\" "
-            + "stroke-width=\"\(width)\"><title>\(xmlEscape(title))</title></polyline>\n"
+        let line = Element("polyline", [
+            "class": cls, "data-pts": times, "points": pts, "fill": "none", "stroke": stroke,
+            "stroke-width": "\(width)",
+        ])
+        return line.child(Element("title").text(title)).render() + "\n"
     }
 
     /// The legend under the timeline.
@@ -415,143 +418,10 @@ struct Timeline {
         s += "</div>\n"
         return s
     }
-
-    /// The script: zoom, pan, highlight a lineage; marks the page ready (a browser test reads the marker).
-    static let script = """
-        <script>
-        (function () {
-          var svg = document.getElementById('timeline');
-          if (!svg) { document.body.setAttribute('data-timeline-ready', '1'); return; }
-          var L = +svg.dataset.left, P = +svg.dataset.plot, T0 = +svg.dataset.t0, T1 = +svg.dataset.t1;
-          var v0 = T0, v1 = T1;
-          var steps = [1,2,5,10,15,30,60,120,300,600,900,1800,3600,7200,10800,21600,43200,86400,172800,604800];
-          function X(t) { return L + (t - v0) / Math.max(v1 - v0, 1e-9) * P; }
-          function fmt(s) {
-            s = Math.round(s); var p = function (n) { return (n < 10 ? '0' : '') + n; };
-            if (s >= 86400) return Math.floor(s / 86400) + 'd' + p(Math.floor(s % 86400 / 3600)) + 'h';
-            if (s >= 3600) return Math.floor(s / 3600) + 'h' + p(Math.floor(s % 3600 / 60)) + 'm';
-            if (s >= 60) return Math.floor(s / 60) + 'm' + p(s % 60) + 's';
-            return s + 's';
-          }
-          var timed = Array.prototype.slice.call(svg.querySelectorAll('[data-t]:not(#tl-axis *)'));
-          var lines = Array.prototype.slice.call(svg.querySelectorAll('polyline[data-pts]'));
-          var axis = svg.querySelector("#tl-axis");
-          var axisLineEnd = svg.getAttribute('height') - 8;
-          function draw() {
-            timed.forEach(function (el) {
-              var t = +el.dataset.t, tag = el.tagName;
-              if (tag === 'rect') {
-                var t2 = +el.dataset.t2, min = +(el.dataset.min || 1);
-                el.setAttribute('x', X(t)); el.setAttribute('width', Math.max(min, X(t2) - X(t)));
-              } else if (tag === 'line') {
-                el.setAttribute('x1', X(t)); el.setAttribute('x2', X(+el.dataset.t2));
-              } else if (tag === 'text') {
-                el.setAttribute('x', X(t) + (+(el.dataset.dx || 0)));
-              } else {
-                el.setAttribute('transform', 'translate(' + X(t) + ',' + el.dataset.y + ')');
-              }
-            });
-            lines.forEach(function (el) {
-              el.setAttribute('points', el.dataset.pts.split(' ').map(function (p) {
-                var a = p.split(','); return X(+a[0]) + ',' + a[1];
-              }).join(' '));
-            });
-            if (axis) {
-              var want = (v1 - v0) / Math.max(P / 90, 1), step = steps[steps.length - 1];
-              for (var i = 0; i < steps.length; i++) { if (steps[i] >= want) { step = steps[i]; break; } }
-              var out = '<rect x="0" y="0" width="' + svg.getAttribute('width') + '" height="22" fill="#fff"/>' +
-                '<text x="6" y="15" fill="#495057">simulated time →</text>';
-              for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
-                var x = X(t); if (x < L - 1) continue;
-                out += '<g transform="translate(' + x + ',0)"><line y1="18" y2="' + axisLineEnd +
-                  '" stroke="#dee2e6" stroke-dasharray="2,3"/><text y="14" text-anchor="middle" fill="#495057">' +
-                  fmt(t) + '</text></g>';
-              }
-              axis.innerHTML = out;
-            }
-          }
-          function zoom(factor, at) {
-            var span = (v1 - v0) * factor, full = T1 - T0;
-            span = Math.min(full, Math.max(span, Math.max(full / 2000, 1)));
-            var c = v0 + (at - L) / P * (v1 - v0), r = (at - L) / P;
-            v0 = c - r * span; v1 = v0 + span; clampView(); draw();
-          }
-          function clampView() {
-            var span = v1 - v0;
-            if (v0 < T0) { v0 = T0; v1 = T0 + span; }
-            if (v1 > T1) { v1 = T1; v0 = T1 - span; }
-          }
-          function localX(ev) { var r = svg.getBoundingClientRect(); return (ev.clientX - r.left) * (+svg.getAttribute('width') / r.width); }
-          svg.addEventListener('wheel', function (ev) {
-            if (!ev.ctrlKey && !ev.shiftKey && !ev.altKey) return;
-            ev.preventDefault(); zoom(ev.deltaY > 0 ? 1.25 : 0.8, localX(ev));
-          }, { passive: false });
-          var drag = null;
-          svg.addEventListener('mousedown', function (ev) { drag = { x: localX(ev), v0: v0, v1: v1 }; });
-          window.addEventListener('mouseup', function () { drag = null; });
-          svg.addEventListener('mousemove', function (ev) {
-            if (!drag) return;
-            var dt = (localX(ev) - drag.x) / P * (drag.v1 - drag.v0);
-            if (Math.abs(dt) < 1e-9) return;
-            v0 = drag.v0 - dt; v1 = drag.v1 - dt; clampView(); draw();
-          });
-          svg.addEventListener('click', function (ev) {
-            var g = ev.target.closest ? ev.target.closest('[data-keys]') : null;
-            svg.querySelectorAll('.picked').forEach(function (el) { el.classList.remove('picked'); });
-            if (!g) return;
-            var keys = g.dataset.keys.split(' ').filter(function (k) { return k && !/^(server|broker)$/.test(k); });
-            var key = keys[0]; if (!key) return;
-            svg.querySelectorAll('[data-keys]').forEach(function (el) {
-              if ((' ' + el.dataset.keys + ' ').indexOf(' ' + key + ' ') >= 0) el.classList.add('picked');
-            });
-            var info = document.getElementById('timeline-picked');
-            if (info) info.textContent = 'following ' + key + ' (synclab explain RUNDIR ' + key + ' tells its story)';
-          });
-          function button(id, f) { var b = document.getElementById(id); if (b) b.addEventListener('click', f); }
-          button('tl-in', function () { zoom(0.5, L + P / 2); });
-          button('tl-out', function () { zoom(2, L + P / 2); });
-          button('tl-reset', function () { v0 = T0; v1 = T1; draw(); });
-          document.querySelectorAll('[data-focus-t]').forEach(function (a) {
-            a.addEventListener('click', function (ev) {
-              ev.preventDefault();
-              var t = +a.dataset.focusT, span = Math.max((T1 - T0) / 8, 60);
-              v0 = t - span / 2; v1 = t + span / 2; clampView(); draw();
-              svg.scrollIntoView({ behavior: 'smooth' });
-            });
-          });
-          // report.html#t=FROM,TO opens zoomed on simulated seconds FROM to TO.
-          var m = /[#&]t=([0-9.]+),([0-9.]+)/.exec(window.location.hash || '');
-          if (m && +m[2] > +m[1]) { v0 = +m[1]; v1 = +m[2]; clampView(); }
-          draw();
-          svg.setAttribute('data-view', v0 + ',' + v1);
-          svg.setAttribute('data-timeline-ready', '1');
-          document.body.setAttribute('data-timeline-ready', '1');
-        })();
-        </script>
-
-        """
-
-    static let style = """
-        .timeline-box{overflow-x:auto;border:1px solid #dee2e6;margin:.5rem 0}
-        #timeline{display:block;cursor:grab;user-select:none}
-        #timeline g.picked{filter:drop-shadow(0 0 2px #f08c00) drop-shadow(0 0 2px #f08c00)}
-        #timeline line.picked{stroke:#f08c00;stroke-opacity:1;stroke-width:3}
-        .legend{font-size:12px;line-height:1.9}.legend span{margin-right:.9rem;white-space:nowrap}
-        .legend i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle;border:1px solid #adb5bd}
-        .legend svg{vertical-align:middle;margin-right:3px}
-        .tl-tools button{font-size:12px;margin-right:.3rem}.rules{font-size:13px;color:#495057}
-        .focus-list li{margin:.2rem 0}
-        """
 }
 
 /// A number for an SVG attribute: two decimals at most.
 func svgNum(_ value: Double) -> String {
     let rounded = (value * 100).rounded() / 100
     return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
-}
-
-/// Text safe inside an HTML or SVG element or attribute.
-func xmlEscape(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
 }

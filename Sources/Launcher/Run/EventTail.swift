@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 
 /// Follows the per-process event files while a run goes on, counting what the progress line shows, without parsing
 /// every line as JSON: the type is found by its fixed position after `"type":"`.
@@ -39,15 +40,17 @@ final class EventTail {
         events += 1
         guard let type = EventTail.type(of: line) else { return }
         switch type {
-        case "op.saved": saved += 1
-        case "op.result":
+        case EventCatalogue.opSaved: saved += 1
+        case EventCatalogue.opResult:
             // Only final outcomes resolve an op; retries and unknown outcomes keep it pending.
-            if line.containsSequence("\"outcome\":\"acknowledged\"") || line.containsSequence("\"outcome\":\"needsAttention\"") {
+            if line.containsSequence("\"outcome\":\"acknowledged\"")
+                || line.containsSequence("\"outcome\":\"needsAttention\"") {
                 resolved += 1
             }
-        case "hint.dropped", "hint.discarded", "hint.expired", "hint.throttled", "hint.coalesced": hintsLost += 1
-        case "hint.delivered": hintsDelivered += 1
-        case "pass.start": passes += 1
+        case EventCatalogue.hintDropped, EventCatalogue.hintDiscarded, EventCatalogue.hintExpired,
+            EventCatalogue.hintThrottled, EventCatalogue.hintCoalesced: hintsLost += 1
+        case EventCatalogue.hintDelivered: hintsDelivered += 1
+        case EventCatalogue.passStart: passes += 1
         default: break
         }
     }

@@ -76,7 +76,8 @@ public final class LabRun: TopologyRunner {
     /// Runs everything; returns when every process has stopped and `events.jsonl` is written.
     public func run() throws {
         Signals.install()
-        log.emit("process.started", [("role", "launcher"), ("pid", .int(Int(getpid()))), ("topology", .string(topology.name)),
+        log.emit(.processStarted,
+            [("role", "launcher"), ("pid", .int(Int(getpid()))), ("topology", .string(topology.name)),
                                      ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale))])
         defer {
             stopAll()
@@ -93,7 +94,7 @@ public final class LabRun: TopologyRunner {
                 folder.write("stats.json", JSONValue.object([("notes", .array((notes + ["\(failure)"])
                     .map { .string($0) }))]).description + "\n")
             }
-            log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
+            log.emit(.processStopped, [("role", "launcher"), ("pid", .int(Int(getpid())))])
             folder.mergeEvents()
         }
         try startAll()
@@ -123,7 +124,7 @@ public final class LabRun: TopologyRunner {
     }
 
     private func phase(_ name: String) {
-        log.emit("phase", [("name", .string(name))])
+        log.emit(.phase, [("name", .string(name))])
         say("\(name)…")
     }
 
@@ -182,7 +183,7 @@ public final class LabRun: TopologyRunner {
                     .description, "--program-timeout-ms", String(device.programTimeoutMs)] } ?? []
                 try add(device.id, executable: "synclab-device",
                         arguments: outside + arguments.deviceArguments(device, account: account.id,
-                                                                       token: ["--token-file", tokenFile]),
+                            token: ["--token-file", tokenFile]),
                         with: arguments)
             }
         }
@@ -222,7 +223,7 @@ public final class LabRun: TopologyRunner {
 
     private func start(_ name: String) throws {
         try processes[name]!.start()
-        log.emit("process.spawned", [("target", .string(name)), ("pid", .int(Int(processes[name]!.pid)))])
+        log.emit(.processSpawned, [("target", .string(name)), ("pid", .int(Int(processes[name]!.pid)))])
     }
 
     /// Stops every process: `stop` over control, then SIGTERM, then SIGKILL; reaps them all.
@@ -253,9 +254,10 @@ public final class LabRun: TopologyRunner {
         if topology.nemesis != nil {
             let schedule = topology.nemesisSchedule()
             folder.write("nemesis.json5", schedule.fileText(seed: topology.seed))
-            log.emit("nemesis.schedule", schedule.fields)
+            log.emit(.nemesisSchedule, schedule.fields)
         }
-        say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated (\(formatReal(clock.realSeconds(topology.duration))) real)")
+        say("playing \(steps.count) steps over \(formatSim(topology.duration)) simulated "
+            + "(\(formatReal(clock.realSeconds(topology.duration))) real)")
         for step in steps {
             try waitUntil(sim: step.at)
             watchCrashes()
@@ -325,19 +327,19 @@ public final class LabRun: TopologyRunner {
         case "kill":
             guard process.running else { throw LabError.io("\(target) is not running") }
             process.killNow()
-            log.emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
+            log.emit(.processKilled, [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
         case "restart":
             if process.running { process.killNow() }
             checkState(of: target)
             try startAndWait(target)
-            log.emit("process.restarted", [("target", .string(target)), ("pid", .int(Int(process.pid)))]
+            log.emit(.processRestarted, [("target", .string(target)), ("pid", .int(Int(process.pid)))]
                 + via(device, target))
         case "pause":
             process.signal(SIGSTOP)
-            log.emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
+            log.emit(.processPaused, [("target", .string(target)), ("signal", "SIGSTOP")])
         case "resume":
             process.signal(SIGCONT)
-            log.emit("process.resumed", [("target", .string(target)), ("signal", "SIGCONT")])
+            log.emit(.processResumed, [("target", .string(target)), ("signal", "SIGCONT")])
         default:
             throw LabError.usage("unknown signal command \(command)")
         }
@@ -347,7 +349,7 @@ public final class LabRun: TopologyRunner {
     func network(_ command: String, halves: [[String]]) throws {
         guard let hosts else { throw LabError.usage("\(command) needs processes on hosts (docs/HOSTS.md)") }
         let fields = command == "heal" ? try hosts.heal() : try hosts.partition(halves, processes: order)
-        log.emit(command == "heal" ? "network.healed" : "network.partitioned", fields)
+        log.emit(command == "heal" ? .networkHealed : .networkPartitioned, fields)
     }
 
     /// Cursor safety on the files of a stopped device (or of every device of a stopped pool), before it starts
@@ -359,7 +361,7 @@ public final class LabRun: TopologyRunner {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in topology.account(of: id).map { (id, $0, folder.devicePath(id)) } }
         for fields in StopChecks.stateChecked(serverPath: folder.path("server.sqlite"), ledgers: ledgers) {
-            log.emit("state.checked", fields)
+            log.emit(.stateChecked, fields)
         }
     }
 
@@ -375,7 +377,7 @@ public final class LabRun: TopologyRunner {
             let point = crashing?.point ?? armed.last!.point
             let target = crashing?.device.flatMap { device in armed.first { $0.target == device }?.target }
                 ?? armed.last!.target
-            log.emit("process.killed", [("target", .string(name)), ("signal", "SIGKILL"), ("point", .string(point)),
+            log.emit(.processKilled, [("target", .string(name)), ("signal", "SIGKILL"), ("point", .string(point)),
                                         ("by", "crash")] + via(target, name))
         }
     }
@@ -391,12 +393,12 @@ public final class LabRun: TopologyRunner {
 
     // MARK: - Heal and quiesce (`TopologyRunner`)
 
-    func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
 
     func resumeToHeal(_ name: String) {
         guard let process = processes[name], process.paused else { return }
         process.signal(SIGCONT)
-        log.emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+        log.emit(.processResumed, [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
     }
 
     func isStopped(_ name: String) -> Bool { processes[name]?.poll() == true }
@@ -475,7 +477,8 @@ public final class LabRun: TopologyRunner {
         lastProgress = wall
         tail.update(files: folder.eventFiles())
         let line = "  sim \(formatSim(max(0, now))) / \(formatSim(topology.duration))  events \(tail.events)  "
-            + "pending ops \(tail.pending)  passes \(tail.passes)  hints delivered \(tail.hintsDelivered)  lost \(tail.hintsLost)"
+            + "pending ops \(tail.pending)  passes \(tail.passes)  hints delivered \(tail.hintsDelivered)  lost "
+                + "\(tail.hintsLost)"
         Output.stderr("\r\u{1B}[2K" + line)
     }
 

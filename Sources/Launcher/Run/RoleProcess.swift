@@ -106,7 +106,8 @@ package final class RoleProcess {
     package var privateMB: Double? { statusMB("RssAnon:") }
 
     private func statusMB(_ field: String) -> Double? {
-        guard running, let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        guard running, let text = try? String(contentsOfFile: "/proc/\(pid)/status",
+            encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix(field) {
             let kb = line.split(separator: " ").compactMap { Double($0) }.first
             return kb.map { $0 / 1024 }

@@ -30,7 +30,8 @@ struct RunArguments {
     }
 
     var serverArguments: [String] {
-        ["--db", folder.path("server.sqlite"), "--listen", server, "--notify", notices, "--accounts", folder.accountsPath]
+        ["--db", folder.path("server.sqlite"), "--listen", server, "--notify", notices, "--accounts",
+            folder.accountsPath]
             + topology.server.flags() + (keys.map { ["--broker-key-file", $0.publicFile("broker")] } ?? [])
     }
 
@@ -53,7 +54,8 @@ struct RunArguments {
         ["--id", device.id, "--account", account] + token
             + ["--platform", device.platform.rawValue, "--db", folder.devicePath(device.id),
                "--engagement", device.engagement.flagText, "--start-state", device.start.rawValue]
-            + (device.charging ? ["--charging"] : []) + sharedDeviceArguments + device.settings.flags(over: topology.device)
+            + (device.charging ? ["--charging"] : []) + sharedDeviceArguments
+                + device.settings.flags(over: topology.device)
     }
 
     /// The device settings in which `device` differs from the topology-wide ones, as flag and text (a pool spec's

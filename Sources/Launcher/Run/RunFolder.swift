@@ -45,7 +45,8 @@ public struct RunFolder: Sendable {
         chmod(root, 0o700)
         write("topology.json5", topologyText)
         let run: JSONValue = .object([
-            ("name", .string(topology.name)), ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
+            ("name", .string(topology.name)), ("seed", .int(Int(topology.seed))), ("timeScale",
+                .double(topology.timeScale)),
             ("epochMicros", .int(Int(clock.epochMicros))), ("duration", .double(topology.duration)),
             ("ignoreExpect", .bool(topology.expectIgnored)),
         ])

@@ -1,8 +1,9 @@
+import LabKit
 import SyncProtocol
 
 /// A scenario step, the heal and the quiesce, which both runners (`LabRun`, `SimRun`) carry out the same way: each
 /// brings its own processes (real ones, or instances in the simulated world), control calls and clock.
-protocol TopologyRunner: AnyObject {
+protocol TopologyRunner: EventEmitter {
     var topology: Topology { get }
     /// Every process, in the order it started.
     var order: [String] { get }
@@ -14,7 +15,6 @@ protocol TopologyRunner: AnyObject {
     var armedCrashes: [String: [(point: String, target: String)]] { get set }
     var notes: [String] { get set }
 
-    func emit(_ type: String, _ fields: [(String, JSONValue)])
     func say(_ text: String)
     /// A control command for a process, or for a pooled device; the answer's data.
     func control(_ name: String, _ command: String, _ args: [String: JSONValue]) throws -> JSONValue?
@@ -63,11 +63,11 @@ extension TopologyRunner {
             case .network(let command, let cut):
                 try network(command, halves: cut.halves)
             }
-            emit("scenario.action", fields)
+            emit(.scenarioAction, fields)
             played(step, fields)
         } catch {
             fields.append(("error", .string("\(error)")))
-            emit("scenario.failed", fields)
+            emit(.scenarioFailed, fields)
             notes.append("step at \(formatSim(step.at)) (line \(step.line)) \(step.action.name) failed: \(error)")
         }
     }
@@ -86,7 +86,7 @@ extension TopologyRunner {
             checkState(of: name)
             do {
                 try startAndWait(name)
-                emit("process.restarted", [("target", .string(name)), ("by", "heal")])
+                emit(.processRestarted, [("target", .string(name)), ("by", "heal")])
             } catch {
                 notes.append("heal could not restart \(name): \(error)")
             }
@@ -122,7 +122,7 @@ extension TopologyRunner {
             }
             let round = QuiesceRound(topology: topology, heads: heads, statuses: statuses)
             if round.isQuiet(after: previous) {
-                emit("quiesce.done", [("rounds", .int(rounds))])
+                emit(.quiesceDone, [("rounds", .int(rounds))])
                 say("quiet after \(rounds) rounds")
                 return
             }
@@ -132,6 +132,6 @@ extension TopologyRunner {
         notes.append("quiesce did not settle within \(Int(topology.healTimeoutSec)) s; "
             + "the checks see the state as it was")
         // What was still unsettled in the last round: pending ops, or a cursor short of its account's head.
-        emit("quiesce.timeout", previous.timeoutFields(rounds: rounds, in: topology))
+        emit(.quiesceTimeout, previous.timeoutFields(rounds: rounds, in: topology))
     }
 }

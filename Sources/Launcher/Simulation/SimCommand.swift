@@ -10,7 +10,8 @@ enum SimCommand {
     static let spec = CommandSpec(
         name: "synclab sim",
         summary: "play a topology with every process as its instance in one process, on a simulated network and clock",
-        usage: "synclab sim TOPOLOGY [--seed N] [--out DIR] [--storage files|memory|auto] | --seeds A-B [--jobs N] [--shrink] "
+        usage: "synclab sim TOPOLOGY [--seed N] [--out DIR] [--storage files|memory|auto] | --seeds A-B [--jobs N] "
+            + "[--shrink] "
             + "[--ignore-expect]",
         flags: [
             Flag("seed", value: "N", help: "override the topology's seed: the same seed gives the same bytes"),
@@ -22,7 +23,8 @@ enum SimCommand {
             Flag("shrink", help: "with --seeds (its first failing seed) or --seed: expand the behaviours into steps, "
                 + "drop steps while the same check still fails, and write the minimal failing topology"),
             Flag("crash-anywhere", value: "N",
-                 help: "(default 0) kill N times, each a device or the server (drawn from the seed) at a directive, commit, "
+                 help: "(default 0) kill N times, each a device or the server (drawn from the seed) at a directive, "
+                     + "commit, "
                     + "send or reply boundary of its own; each restarts a second later"),
             Flag("time-scale", value: "X", help: "override the topology's timeScale"),
             Flag("ignore-expect", help: "judge as if the topology expected nothing to fail"),
@@ -131,7 +133,8 @@ enum SimCommand {
     /// Plays the topology into `folder` and writes its report; the exit status of `synclab run`.
     /// The `--crash-anywhere` count among flags a replay repeats (0 without one).
     static func crashAnywhere(in passThrough: [String]) -> Int {
-        guard let index = passThrough.firstIndex(of: "--crash-anywhere"), index + 1 < passThrough.count else { return 0 }
+        guard let index = passThrough.firstIndex(of: "--crash-anywhere"), index
+            + 1 < passThrough.count else { return 0 }
         return Int(passThrough[index + 1]) ?? 0
     }
 

@@ -28,7 +28,8 @@ public final class SimRun: TopologyRunner {
     private var brokerDirectory: AccountDirectory!
     public internal(set) var notes: [String] = []
     /// Crash-anywhere (`--crash-anywhere N`): how many kills to draw from the seed, each of a device, the server or
-    /// the broker at a directive, commit, send or reply boundary of its own; each killed process restarts a second later.
+    /// the broker at a directive, commit, send or reply boundary of its own; each killed process restarts a second
+    /// later.
     let crashAnywhere: Int
     /// Crash points armed by `crash` steps and not yet fired, by process: the point and the target the step named.
     var armedCrashes: [String: [(point: String, target: String)]] = [:]
@@ -75,7 +76,7 @@ public final class SimRun: TopologyRunner {
         try configure()
     }
 
-    func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit("launcher", type, fields) }
+    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { world.log.emit("launcher", type, fields) }
 
     // MARK: - The whole run
 
@@ -83,7 +84,7 @@ public final class SimRun: TopologyRunner {
     public var storage: SimStorage { world.storage }
 
     public func run() throws {
-        emit("process.started", [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
+        emit(.processStarted, [("role", "launcher"), ("pid", .int(1)), ("topology", .string(topology.name)),
                                  ("seed", .int(Int(topology.seed))), ("timeScale", .double(topology.timeScale)),
                                  ("simulated", true)])
         var failure: Error?
@@ -108,7 +109,7 @@ public final class SimRun: TopologyRunner {
             failure = error
         }
         stopAll()
-        emit("process.stopped", [("role", "launcher"), ("pid", .int(1))])
+        emit(.processStopped, [("role", "launcher"), ("pid", .int(1))])
         // The databases reach the run folder's files here when they were in memory, whatever stopped the run.
         let written = Result { try world.tearDown() }
         if let failure { throw failure }
@@ -116,7 +117,7 @@ public final class SimRun: TopologyRunner {
     }
 
     private func phase(_ name: String) {
-        emit("phase", [("name", .string(name))])
+        emit(.phase, [("name", .string(name))])
         say("\(name)…")
     }
 
@@ -126,7 +127,8 @@ public final class SimRun: TopologyRunner {
         let arguments = RunArguments(topology: topology, folder: folder, server: "sim://server",
                                      notices: "sim://notices", broker: "sim://broker",
                                      epochMicros: clock.epochMicros, keys: nil)
-        func common(_ name: String) -> [String] { arguments.common(name, control: "sim://\(name).control", events: nil) }
+        func common(_ name: String)
+            -> [String] { arguments.common(name, control: "sim://\(name).control", events: nil) }
         // `--db` names where each database lives while the run lasts (a file, or memory the world keeps).
         func stored(_ args: [String]) throws -> [String] {
             guard let index = args.firstIndex(of: "--db"), index + 1 < args.count else { return args }
@@ -176,12 +178,12 @@ public final class SimRun: TopologyRunner {
         if name == "server" {
             let shell = try SimServerShell(serverConfiguration, world: world, databaseLabel: "server.sqlite")
             pids[name] = shell.pid
-            emit("process.spawned", [("target", "server"), ("pid", .int(shell.pid))])
+            emit(.processSpawned, [("target", "server"), ("pid", .int(shell.pid))])
             world.add(server: shell)
         } else if name == "broker" {
             let shell = SimBrokerShell(brokerConfiguration, directory: brokerDirectory, world: world)
             pids[name] = shell.pid
-            emit("process.spawned", [("target", "broker"), ("pid", .int(shell.pid))])
+            emit(.processSpawned, [("target", "broker"), ("pid", .int(shell.pid))])
             world.add(broker: shell)
         } else {
             var shells: [SimDeviceShell] = []
@@ -190,9 +192,9 @@ public final class SimRun: TopologyRunner {
                 shells.append(try SimDeviceShell(deviceConfigurations[id]!, world: world, generator: generator))
             }
             pids[name] = shells.first?.pid ?? 0
-            emit("process.spawned", [("target", .string(name)), ("pid", .int(shells.first?.pid ?? 0))])
+            emit(.processSpawned, [("target", .string(name)), ("pid", .int(shells.first?.pid ?? 0))])
             if poolDevices[name] != nil {
-                world.log.emit(name, "process.started", [("role", "pool"), ("pid", .int(shells.first?.pid ?? 0)),
+                world.log.emit(name, .processStarted, [("role", "pool"), ("pid", .int(shells.first?.pid ?? 0)),
                                                          ("devices", .int(shells.count))])
             }
             for shell in shells { world.add(device: shell) }
@@ -259,7 +261,7 @@ public final class SimRun: TopologyRunner {
             do {
                 try start(next.name)
                 // Before the ping: the new process may die again at once, and its death must follow its start.
-                emit("process.restarted", [("target", .string(next.name)), ("pid", .int(pids[next.name] ?? 0)),
+                emit(.processRestarted, [("target", .string(next.name)), ("pid", .int(pids[next.name] ?? 0)),
                                            ("by", "crash-anywhere")])
                 waitReady(next.name)
             } catch {
@@ -299,13 +301,15 @@ public final class SimRun: TopologyRunner {
                                               line: 0, nemesis: "crash-anywhere"))
             anywhereArmed.insert(name + "/" + point.rawValue)
         }
-        let listed = world.plannedCrashes.map { "\($0.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + $0.after)))" }
+        let listed = world.plannedCrashes.map { crash in
+            "\(crash.process)@\(formatSim(world.clock.sim(atWall: world.clock.epochMicros + crash.after)))"
+        }
         let armed = anywhereSteps.compactMap { step -> JSONValue? in
             guard case .crash(let target, let point, let nth) = step.action else { return nil }
             return .string("\(target):\(point)#\(nth)@\(formatSim(step.at))")
         }
-        emit("crash.planned", [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) })),
-                               ("points", .array(armed))])
+        emit(.crashPlanned, [("count", .int(crashAnywhere)), ("kills", .array(listed.map { .string($0) })),
+                             ("points", .array(armed))])
     }
 
     /// A process died by itself: at a crash point a `crash` step armed, or where crash-anywhere drew. A pool dies
@@ -317,7 +321,7 @@ public final class SimRun: TopologyRunner {
         var fields: [(String, JSONValue)] = [("target", .string(name)), ("signal", "SIGKILL"),
                                              ("point", .string(point)), ("by", "crash")]
         if name != member { fields.append(("device", .string(member))) }
-        emit("process.killed", fields)
+        emit(.processKilled, fields)
         let byStep = armedCrashes.removeValue(forKey: name) != nil
         let drawn = byStep && anywhereArmed.contains(name + "/" + point)
         if inScenario, (!byStep && point.hasPrefix("anywhere.")) || drawn {
@@ -372,18 +376,18 @@ public final class SimRun: TopologyRunner {
         case "kill":
             guard running(target) else { throw LabError.io("\(target) is not running") }
             for member in members(target) { world.kill(member) }
-            emit("process.killed", [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
+            emit(.processKilled, [("target", .string(target)), ("signal", "SIGKILL")] + via(device, target))
         case "restart":
             for member in members(target) where world.isRunning(member) { world.kill(member) }
             checkState(of: target)
             try startAndWait(target)
-            emit("process.restarted", [("target", .string(target)), ("pid", .int(pids[target] ?? 0))]
+            emit(.processRestarted, [("target", .string(target)), ("pid", .int(pids[target] ?? 0))]
                 + via(device, target))
         case "pause":
             for member in members(target) { world.pause(member) }
-            emit("process.paused", [("target", .string(target)), ("signal", "SIGSTOP")])
+            emit(.processPaused, [("target", .string(target)), ("signal", "SIGSTOP")])
         case "resume":
-            emit("process.resumed", [("target", .string(target)), ("signal", "SIGCONT")])
+            emit(.processResumed, [("target", .string(target)), ("signal", "SIGCONT")])
             for member in members(target) { world.resume(member) }
         default:
             throw LabError.usage("unknown signal command \(command)")
@@ -394,10 +398,11 @@ public final class SimRun: TopologyRunner {
     func checkState(of target: String) {
         let devices = poolDevices[target] ?? (topology.account(of: target) != nil ? [target] : [])
         let ledgers = devices.compactMap { id in
-            topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account, $0.databasePath) } }
+            topology.account(of: id).flatMap { account in deviceConfigurations[id].map { (id, account,
+                $0.databasePath) } }
         }
         for fields in StopChecks.stateChecked(serverPath: serverConfiguration.databasePath, ledgers: ledgers) {
-            emit("state.checked", fields)
+            emit(.stateChecked, fields)
         }
     }
 
@@ -405,7 +410,7 @@ public final class SimRun: TopologyRunner {
 
     func resumeToHeal(_ name: String) {
         guard paused(name) else { return }
-        emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
+        emit(.processResumed, [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
         for member in members(name) { world.resume(member) }
     }
 

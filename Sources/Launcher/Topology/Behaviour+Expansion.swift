@@ -26,7 +26,8 @@ extension Topology {
                 var t = generator.exponential(mean: meanGap)
                 var editNumber = 0
                 while t + session < duration {
-                    steps.append(ScenarioStep(at: t, action: .device(device: device, command: "open"), line: behaviour.line))
+                    steps.append(ScenarioStep(at: t, action: .device(device: device, command: "open"),
+                        line: behaviour.line))
                     for i in 0..<behaviour.editsPerSession {
                         editNumber += 1
                         let at = t + session * Double(i + 1) / Double(behaviour.editsPerSession + 1)

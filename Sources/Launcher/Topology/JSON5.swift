@@ -49,7 +49,8 @@ public struct JSON5Parser {
         let node = try parser.parseValue()
         parser.skipSpace()
         if parser.index < parser.bytes.count {
-            throw JSON5Error(line: parser.line, message: "unexpected \(parser.describeCurrent()) after the end of the document")
+            throw JSON5Error(line: parser.line,
+                message: "unexpected \(parser.describeCurrent()) after the end of the document")
         }
         return node
     }
@@ -74,7 +75,8 @@ public struct JSON5Parser {
                 }
                 if bytes[index + 1] == UInt8(ascii: "*") {
                     index += 2
-                    while index + 1 < bytes.count && !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
+                    while index + 1 < bytes.count
+                        && !(bytes[index] == UInt8(ascii: "*") && bytes[index + 1] == UInt8(ascii: "/")) {
                         if bytes[index] == 0x0A { line += 1 }
                         index += 1
                     }
@@ -87,7 +89,8 @@ public struct JSON5Parser {
     }
 
     private mutating func parseValue() throws(JSON5Error) -> JSON5Node {
-        guard index < bytes.count else { throw JSON5Error(line: line, message: "unexpected end of file, expected a value") }
+        guard index < bytes.count else { throw JSON5Error(line: line,
+            message: "unexpected end of file, expected a value") }
         let startLine = line
         let c = bytes[index]
         switch c {
@@ -103,7 +106,8 @@ public struct JSON5Parser {
             case "false": return JSON5Node(value: .bool(false), line: startLine)
             case "null": return JSON5Node(value: .null, line: startLine)
             case "": throw JSON5Error(line: line, message: "unexpected \(describeCurrent()), expected a value")
-            default: throw JSON5Error(line: line, message: "unexpected word '\(word)', expected a value (strings need quotes)")
+            default: throw JSON5Error(line: line,
+                message: "unexpected word '\(word)', expected a value (strings need quotes)")
             }
         }
     }
@@ -136,7 +140,8 @@ public struct JSON5Parser {
             guard index < bytes.count else { throw JSON5Error(line: line, message: "unterminated object: missing '}'") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
-            throw JSON5Error(line: line, message: "expected ',' or '}' after the value of \"\(key)\", found \(describeCurrent())")
+            throw JSON5Error(line: line,
+                message: "expected ',' or '}' after the value of \"\(key)\", found \(describeCurrent())")
         }
     }
 
@@ -160,8 +165,10 @@ public struct JSON5Parser {
         let start = index
         while index < bytes.count {
             let c = bytes[index]
-            let ok = (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
-                || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "_") || c == UInt8(ascii: "$")
+            let ok = (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z"))
+                || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
+                || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "_")
+                    || c == UInt8(ascii: "$")
                 || c == UInt8(ascii: "-")
             if !ok { break }
             index += 1
@@ -173,7 +180,8 @@ public struct JSON5Parser {
         let start = index
         while index < bytes.count {
             let c = bytes[index]
-            let ok = (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: ".") || c == UInt8(ascii: "e")
+            let ok = (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: ".")
+                || c == UInt8(ascii: "e")
                 || c == UInt8(ascii: "E") || c == UInt8(ascii: "-") || c == UInt8(ascii: "+") || c == UInt8(ascii: "_")
             if !ok { break }
             index += 1
@@ -203,7 +211,8 @@ public struct JSON5Parser {
                 case UInt8(ascii: "r"): out.append(0x0D)
                 case UInt8(ascii: "u"):
                     guard index + 4 < bytes.count,
-                          let code = UInt32(String(decoding: bytes[(index + 1)...(index + 4)], as: UTF8.self), radix: 16),
+                          let code = UInt32(String(decoding: bytes[(index + 1)...(index + 4)], as: UTF8.self),
+                              radix: 16),
                           let scalar = Unicode.Scalar(code)
                     else { throw JSON5Error(line: line, message: "bad \\u escape in a string") }
                     out.append(contentsOf: Array(String(Character(scalar)).utf8))

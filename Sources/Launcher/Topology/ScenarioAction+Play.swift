@@ -52,7 +52,8 @@ extension ScenarioStep {
     /// What playing this step sends, and every field of its `scenario.action` event but an edit's `key`: the action,
     /// when and from which line, the nemesis that made it, then the action's own.
     public var play: (ScenarioAction.Play, fields: [(String, JSONValue)]) {
-        var fields: [(String, JSONValue)] = [("action", .string(action.name)), ("at", .double(at)), ("line", .int(line))]
+        var fields: [(String, JSONValue)] = [("action", .string(action.name)), ("at", .double(at)),
+            ("line", .int(line))]
         if let nemesis { fields.append(("nemesis", .string(nemesis))) }
         let (play, own) = action.play
         return (play, fields + own)

@@ -6,7 +6,8 @@ import SyncProtocol
 import SyncServer
 
 extension Topology {
-    static let deviceCommands = ["open", "background", "forceQuit", "close", "offline", "online", "plug", "unplug", "sync",
+    static let deviceCommands = ["open", "background", "forceQuit", "close", "offline", "online", "plug", "unplug",
+        "sync",
                                   "reinstall"]
     static let signalCommands = ["kill", "restart", "pause", "resume"]
 
@@ -16,7 +17,8 @@ extension Topology {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw TopologyError(file: path, line: 0, key: "", message: "cannot read the file: \(error.localizedDescription)")
+            throw TopologyError(file: path, line: 0, key: "",
+                message: "cannot read the file: \(error.localizedDescription)")
         }
         let fallbackName = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         return try parse(text, file: path, defaultName: fallbackName)
@@ -31,7 +33,8 @@ extension Topology {
         }
         let r = NodeReader(file: file, node: root, path: "")
         try r.onlyKeys([
-            "name", "description", "seed", "timeScale", "duration", "transport", "security", "server", "broker", "device",
+            "name", "description", "seed", "timeScale", "duration", "transport", "security", "server", "broker",
+            "device",
             "accounts", "scenario", "behaviours", "heal", "pools", "expect", "checks", "nemesis",
             "reference", "hosts", "poolHosts",
         ])
@@ -59,7 +62,8 @@ extension Topology {
         }
 
         guard let accounts = try r.array("accounts") else { throw r.fail("missing required key \"accounts\"") }
-        guard !accounts.isEmpty else { throw r.fail("needs at least one account", at: root["accounts"], key: "accounts") }
+        guard !accounts.isEmpty else { throw r.fail("needs at least one account", at: root["accounts"],
+            key: "accounts") }
         var seenDevices: [String: Int] = [:]
         var generator = SeededGenerator.derived(seed: t.seed, name: "tokens")
         for a in accounts {
@@ -132,7 +136,8 @@ extension Topology {
                 ids += account.devices.map(\.id).filter { !ids.contains($0) }
             }
             guard !ids.isEmpty else {
-                throw b.fail("needs \"devices\" (a list of device ids) or \"accounts\" (every device of those accounts)")
+                throw b.fail("needs \"devices\" (a list of device ids) or \"accounts\" (every device of those "
+                    + "accounts)")
             }
             t.behaviours.append(Behaviour(
                 devices: ids,
@@ -243,7 +248,8 @@ extension Topology {
         return StartState(rawValue: start)!
     }
 
-    /// `checks: { dataAgeAtOpen: {percent, budgetMin?, per?}, unsyncedAt24h: {maxPercent, per?}, settledAfterHealMin }`.
+    /// `checks: { dataAgeAtOpen: {percent, budgetMin?, per?}, unsyncedAt24h: {maxPercent, per?}, settledAfterHealMin
+    /// }`.
     static func readChecks(_ c: NodeReader) throws(TopologyError) -> ProductCheckSettings {
         try c.onlyKeys(["dataAgeAtOpen", "unsyncedAt24h", "settledAfterHealMin", "wastedPasses"])
         var checks = ProductCheckSettings()
@@ -253,7 +259,8 @@ extension Topology {
             guard let percent = try d.number("percent", in: 0...100) else {
                 throw d.fail("missing required key \"percent\" (the share of opens within budget, 0–100)")
             }
-            checks.dataAgeAtOpen = .init(percent: percent, budgetSec: try d.number("budgetMin", in: 0.001...1e7).map { $0 * 60 },
+            checks.dataAgeAtOpen = .init(percent: percent,
+                budgetSec: try d.number("budgetMin", in: 0.001...1e7).map { $0 * 60 },
                                          per: .init(rawValue: try d.oneOf("per", scopes, default: "device")!)!)
         }
         if let u = try c.object("unsyncedAt24h") {
@@ -283,7 +290,8 @@ extension Topology {
         for pair in pairs {
             let key = e.child(pair.key)
             let subject = pair.key
-            guard subject == "*" || t.account(of: subject) != nil || t.accounts.contains(where: { $0.id == subject }) else {
+            guard subject == "*" || t.account(of: subject) != nil
+                || t.accounts.contains(where: { $0.id == subject }) else {
                 throw e.fail("\"\(subject)\" is not a device or an account of this topology (or \"*\")", at: pair.node,
                              key: key)
             }
@@ -361,14 +369,16 @@ extension Topology {
     }
 
     private static func checkID(_ id: String, _ r: NodeReader, _ key: String) throws(TopologyError) {
-        let ok = id.utf8.count <= 64 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        let ok = id.utf8.count <= 64
+            && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
         guard ok else {
             throw r.fail("\"\(id)\" must be 1–64 letters, digits, '-' or '_'", at: r.node[key], key: r.child(key))
         }
     }
 
     private static func readStep(_ s: NodeReader, topology t: Topology) throws(TopologyError) -> ScenarioStep {
-        guard let at = try s.duration("at") else { throw s.fail("missing required key \"at\" (a simulated time like \"10m\")") }
+        guard let at = try s.duration("at") else { throw s.fail("missing required key \"at\" (a simulated time like "
+            + "\"10m\")") }
         guard at <= t.duration else {
             throw s.fail("is after the end of the scenario (duration \(format(t.duration))s)", at: s.node["at"],
                          key: s.child("at"))
@@ -381,7 +391,8 @@ extension Topology {
         func device() throws(TopologyError) -> String {
             let id = try s.requiredString("device")
             guard t.account(of: id) != nil else {
-                throw s.fail("names device \"\(id)\" that no account declares", at: s.node["device"], key: s.child("device"))
+                throw s.fail("names device \"\(id)\" that no account declares", at: s.node["device"],
+                    key: s.child("device"))
             }
             return id
         }
@@ -390,7 +401,8 @@ extension Topology {
         case "edit":
             try s.onlyKeys(["at", "action", "device", "draft", "op", "title", "body"])
             let op = try s.oneOf("op", DraftAction.allCases.map(\.rawValue), default: "update")!
-            action = .edit(device: try device(), draft: try s.requiredString("draft"), action: DraftAction(rawValue: op)!,
+            action = .edit(device: try device(), draft: try s.requiredString("draft"),
+                action: DraftAction(rawValue: op)!,
                            title: try s.string("title"), body: try s.string("body"))
         case "engagement":
             try s.onlyKeys(["at", "action", "device", "opensPerDay"])
@@ -407,7 +419,8 @@ extension Topology {
             var args = try knobArguments(s, chaosKeys, of: BrokerSettings.self)
             if let v = try s.bool("off") { args["off"] = .bool(v) }
             if s.node["device"] != nil { args["device"] = .string(try device()) }
-            guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, off)") }
+            guard !args.isEmpty else { throw s.fail("a chaos step needs at least one setting (loss, duplicate, …, "
+                + "off)") }
             action = .chaos(args: args)
         case "faults":
             try s.onlyKeys(["at", "action", "off"] + faultKeys)

@@ -79,7 +79,8 @@ struct NodeReader {
     func oneOf(_ key: String, _ allowed: [String], default def: String? = nil) throws(TopologyError) -> String? {
         guard let s = try string(key) else { return def }
         guard allowed.contains(s) else {
-            throw fail("expected one of \(allowed.joined(separator: ", ")); got \"\(s)\"", at: node[key], key: child(key))
+            throw fail("expected one of \(allowed.joined(separator: ", ")); got \"\(s)\"", at: node[key],
+                key: child(key))
         }
         return s
     }
@@ -123,7 +124,8 @@ struct NodeReader {
             return d
         case .string(let s):
             guard let d = parseDuration(s) else {
-                throw fail("expected a duration like \"90s\", \"15m\", \"2h\", \"7d\" or a number of seconds; got \"\(s)\"",
+                throw fail("expected a duration like \"90s\", \"15m\", \"2h\", \"7d\" or a number of seconds; got "
+                    + "\"\(s)\"",
                            at: value, key: child(key))
             }
             return d

@@ -74,7 +74,7 @@ extension DeviceDriver {
                                   brokerEnabled: brokerEnabled,
                                   rng: SeededGenerator.derived(seed: configuration.seed,
                                                                name: configuration.identity.device + "/reinstall"))
-        io.emit("app.reinstalled", [
+        io.emit(.appReinstalled, [
             ("lost", .int(lost.count)), ("keys", .array(lost.map { .string($0) })),
             ("oldInstall", oldInstall.map { .string($0) } ?? .null), ("install", install.map { .string($0) } ?? .null),
             ("reason", "the app was deleted before these ops were sent: its database went with it"),

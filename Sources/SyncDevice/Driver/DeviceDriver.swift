@@ -53,7 +53,7 @@ public final class DeviceDriver {
 
     /// Writes `process.started` and starts the instance.
     public func begin() {
-        io.emit("process.started", [
+        io.emit(.processStarted, [
             ("role", "device"), ("pid", .int(io.pid)), ("device", .string(configuration.identity.device)),
             ("platform", .string(configuration.identity.platform.rawValue)), ("cursor", .int(instance.cursor)),
         ])
@@ -68,7 +68,7 @@ public final class DeviceDriver {
     /// Releases what is in flight and writes `process.stopped` (a clean stop).
     public func finish() {
         drive { $0.onStop(now: now) }
-        io.emit("process.stopped", [("role", "device"), ("pid", .int(io.pid))])
+        io.emit(.processStopped, [("role", "device"), ("pid", .int(io.pid))])
     }
 
     /// Killed from outside (the simulation's `kill`): pending answers die with the process.
@@ -143,7 +143,7 @@ public final class DeviceDriver {
         } catch is Killed {
             return
         } catch {
-            io.emit("ledger.error", [("message", .string("\(error)"))])
+            io.emit(.ledgerError, [("message", .string("\(error)"))])
         }
     }
 
@@ -200,7 +200,7 @@ public final class DeviceDriver {
             try reach(.deviceAfterPageCommit, work: page.changes.count)
             for key in settled {
                 // The pull proved the server applied an op whose reply was lost: it is settled without a resend.
-                io.emit("op.confirmed", [("key", .string(key)), ("via", "pull"), ("pass", .int(page.pass))])
+                io.emit(.opConfirmed, [("key", .string(key)), ("via", "pull"), ("pass", .int(page.pass))])
             }
         case .commitCursor(let seq, _):
             // `cursorCommit: beforePage`: the cursor's own commit, before its page is applied.
@@ -313,7 +313,7 @@ public final class DeviceDriver {
             return true
         } catch {
             let message = "commit failed: \(error)"
-            io.emit("ledger.error", [("message", .string(message))])
+            io.emit(.ledgerError, [("message", .string(message))])
             guard !recoveringCommit else { return false }
             recoveringCommit = true
             defer { recoveringCommit = false }
@@ -333,14 +333,14 @@ public final class DeviceDriver {
 
     func send(_ message: Message, to peer: DevicePeer) throws {
         guard try commit() else {
-            io.emit("send.failed", [("to", .string(peer.rawValue)), ("type", .string(message.type)),
+            io.emit(.sendFailed, [("to", .string(peer.rawValue)), ("type", .string(message.type)),
                                     ("reason", "the ledger could not commit what it depends on")])
             return
         }
         io.flushEvents()
         if let reason = io.transmit(message, to: peer) {
             // Queue full or no peer: the request's reply timeout turns this into an unknown outcome.
-            io.emit("send.failed", [("to", .string(peer.rawValue)), ("type", .string(message.type)),
+            io.emit(.sendFailed, [("to", .string(peer.rawValue)), ("type", .string(message.type)),
                                     ("reason", .string(reason))])
             return
         }

@@ -4,14 +4,13 @@ import SyncProtocol
 /// What a `DeviceDriver` needs from the machine it runs on: a clock, an event log, and links to the server, the
 /// broker and the control peer. `DeviceShell` is a real process's (sockets, an event file); `SimDeviceShell` is the
 /// simulated machine's. Nothing here decides anything: every decision is the instance's or the driver's.
-public protocol DeviceIO: AnyObject {
+public protocol DeviceIO: EventEmitter {
     /// Simulated seconds now: the instance's `now`.
     var now: Double { get }
     /// Wall µs written into the ledger's rows.
     var wallMicros: Int64 { get }
     /// The process id written in `process.*` events.
     var pid: Int { get }
-    func emit(_ type: String, _ fields: [(String, JSONValue)])
     /// A step begins or ends: a real shell holds its events and writes them in one go at the end.
     func stepBegan()
     func stepEnded()

@@ -31,7 +31,8 @@ struct SyncGather {
         let missed = missing + order.filter { waiting.contains($0) }
         let devices = order.compactMap { id in statuses[id].map { (id, $0) } }
         return ControlAck(req: req, ok: true, detail: "\(devices.count) passes ended, \(missed.count) missing",
-                          data: .object([("devices", .object(devices)), ("missing", .array(missed.map { .string($0) }))]))
+                          data: .object([("devices", .object(devices)),
+                              ("missing", .array(missed.map { .string($0) }))]))
     }
 
     /// The fields a launcher needs to decide whether the lab is quiet; keeps a 1,000-device answer small.

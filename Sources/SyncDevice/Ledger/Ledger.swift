@@ -286,7 +286,8 @@ public final class Ledger {
             let owner = "\(leaseOwner)/\(request.purpose == .beacon ? "beacon" : "pass")"
             try database.forEach("""
                 SELECT key, draft, action, base, title, body, status, attempts, next_attempt_sim FROM ops
-                WHERE status NOT IN ('completed', 'needsAttention') ORDER BY local_seq \(request.newestFirst ? "DESC" : "")
+                WHERE status NOT IN ('completed', 'needsAttention') ORDER BY local_seq \
+                \(request.newestFirst ? "DESC" : "")
                 """, []) { row in
                 guard !stop else { return }
                 let draft = row.string(1)

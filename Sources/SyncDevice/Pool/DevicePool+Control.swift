@@ -5,7 +5,8 @@ import ZeroMQ
 
 /// The pool's one control ROUTER. A `control` whose args carry `device` goes to that device, with `device` taken
 /// out, and is answered by it exactly as its own process would answer; without `device` it is for the pool:
-/// `ping`, `stop`, `statusAll`, `syncAll`. Anything else is answered `ok: false` or `error`, and the pool keeps serving.
+/// `ping`, `stop`, `statusAll`, `syncAll`. Anything else is answered `ok: false` or `error`, and the pool keeps
+/// serving.
 extension DevicePool {
     func onControlSocket(_ socket: Socket) throws {
         while !stopping, let frames = try socket.receive(dontWait: true) {
@@ -55,7 +56,8 @@ extension DevicePool {
             let devices = order.compactMap { id in shells[id].map { (id, $0.driver.statusData()) } }
             let full = request.args["full"]?.boolValue ?? false
             answer(peer, request, ok: true, detail: "\(devices.count) devices",
-                   data: .object([("devices", .object(devices.map { ($0.0, full ? $0.1 : SyncGather.compact($0.1)) }))]))
+                   data: .object([("devices",
+                       .object(devices.map { ($0.0, full ? $0.1 : SyncGather.compact($0.1)) }))]))
         case "syncAll":
             startSyncAll(request, from: peer)
         default:
@@ -85,7 +87,8 @@ extension DevicePool {
                                  full: request.args["full"]?.boolValue ?? false, waiting: Set(live))
         logControl(request, ok: true, detail: "answered when \(live.count) passes end")
         for device in live {
-            shells[device]?.driver.requestSync(force: forceArg?.boolValue ?? false, waiter: .pool { [weak self] status in
+            shells[device]?.driver.requestSync(force: forceArg?.boolValue ?? false,
+                waiter: .pool { [weak self] status in
                 self?.gathers[id]?.add(device, status)
                 self?.answerFinishedGathers()
             })
@@ -122,12 +125,12 @@ extension DevicePool {
 
     func logControl(_ request: Control, ok: Bool, detail: String) {
         let args = JSONValue.object(request.args.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
-        events.emit("control.received", [("command", .string(request.command)), ("args", args), ("ok", .bool(ok)),
+        events.emit(.controlReceived, [("command", .string(request.command)), ("args", args), ("ok", .bool(ok)),
                                          ("detail", .string(detail))])
     }
 
     func refuse(_ peer: [UInt8], _ error: ProtocolError) {
-        events.emit("request.refused", [("code", .string(error.code.rawValue)),
+        events.emit(.requestRefused, [("code", .string(error.code.rawValue)),
                                         ("message", .string(error.description)), ("peer", "control")])
         send(peer, .error(ErrorReply(code: error.code, message: error.description)))
     }

@@ -66,7 +66,7 @@ public final class DevicePool {
     /// Serves until `stop` (without `args.device`), SIGTERM or SIGINT; then stops every device and returns.
     public func run() throws {
         Signals.install()
-        events.emit("process.started", [("role", "pool"), ("pid", .int(Int(getpid()))),
+        events.emit(.processStarted, [("role", "pool"), ("pid", .int(Int(getpid()))),
                                         ("devices", .int(order.count))])
         for id in order { shells[id]?.begin() }
         var poller = Poller()
@@ -105,7 +105,7 @@ public final class DevicePool {
         for id in order { shells[id]?.finish() }
         shells = [:]
         answerAllGathers()
-        events.emit("process.stopped", [("role", "pool"), ("pid", .int(Int(getpid())))])
+        events.emit(.processStopped, [("role", "pool"), ("pid", .int(Int(getpid())))])
         try? control?.setLinger(ms: 500)
         control?.close()
         zap?.close()

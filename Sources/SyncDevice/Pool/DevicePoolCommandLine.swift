@@ -17,7 +17,8 @@ public enum DevicePoolCommandLine {
         flags: [
             Flag("spec", value: "FILE", help: "JSON listing the devices: {\"devices\": [{\"id\", \"account\", "
                 + "\"token\" or \"tokenFile\", \"platform\", \"db\", \"engagement\"?, \"startState\"?, \"charging\"?, "
-                + "\"keyFile\"? (CURVE: the device's own secret key file), \"flags\"? (this device's own device settings, "
+                + "\"keyFile\"? (CURVE: the device's own secret key file), \"flags\"? (this device's own device "
+                    + "settings, "
                 + "e.g. {\"batch\": \"10\"})}]} (required)"),
             Flag("control", value: "ENDPOINT", help: "bind ONE ROUTER for the pool; a command for one device carries "
                 + "args.device = its id; without args.device: ping, stop, statusAll, syncAll"),

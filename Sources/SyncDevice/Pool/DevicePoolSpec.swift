@@ -69,9 +69,11 @@ public struct DevicePoolSpec: Codable, Sendable, Equatable {
             throw DeviceError.badPoolSpec(path: path, reason: "device \"\(device.id)\" is listed twice")
         }
         for device in spec.devices {
-            for flag in (device.flags ?? [:]).keys.sorted() where !DeviceSettings.knobs.contains(where: { $0.flag == flag }) {
+            for flag in (device.flags
+                ?? [:]).keys.sorted() where !DeviceSettings.knobs.contains(where: { $0.flag == flag }) {
                 throw DeviceError.badPoolSpec(path: path,
-                                              reason: "device \"\(device.id)\": \"\(flag)\" in \"flags\" is not a device setting")
+                                              reason: "device \"\(device.id)\": \"\(flag)\" in \"flags\" is not a "
+                                                  + "device setting")
             }
         }
         return spec

@@ -30,7 +30,8 @@ public enum DeviceCommandLine {
             Flag("start-state", value: "S", default: DeviceSettings().startState.rawValue,
                  help: "foreground, background or closed"),
             Flag("charging", help: "start plugged in"),
-        ] + ProcessFlags.flags(role: "device", defaultName: "the device id", commands: "edit, open, sync, status, … (below)",
+        ] + ProcessFlags.flags(role: "device", defaultName: "the device id", commands: "edit, open, sync, status, … "
+            + "(below)",
                                seeds: "the platform model's random draws")
             + DeviceSettings.commandFlags,
         footer: """

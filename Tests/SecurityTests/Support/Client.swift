@@ -36,14 +36,7 @@ final class Client {
 
     /// The next message's frames within `timeoutMs`; nil when nothing came.
     func receiveFrames(timeoutMs: Int) throws -> [[UInt8]]? {
-        let deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
-        var poller = Poller([socket])
-        while true {
-            let now = SimClock.monotonicNanos()
-            guard now < deadline else { return nil }
-            let ready = try poller.poll(timeoutMs: Int((deadline - now) / 1_000_000) + 1)
-            if !ready.isEmpty, let frames = try socket.receive(dontWait: true) { return frames }
-        }
+        try socket.receive(timeoutMs: timeoutMs)
     }
 
     func receive(timeoutMs: Int) throws -> Message? {

@@ -110,7 +110,8 @@ final class SecureLab {
                       routingID: [UInt8]? = nil, receiveHWM: Int32? = nil) throws -> Client {
         let key = pair ?? (curve ? device.flatMap { keys[$0] } : nil)
         return try Client(context, serverListen, pair: key,
-                          serverKey: key == nil ? nil : serverKey ?? keys["server"]!.publicKey, routingID: routingID, receiveHWM: receiveHWM)
+                          serverKey: key == nil ? nil : serverKey
+                              ?? keys["server"]!.publicKey, routingID: routingID, receiveHWM: receiveHWM)
     }
 
     func brokerClient(as device: String? = nil, pair: CurveKeyPair? = nil, routingID: [UInt8]? = nil) throws -> Client {
@@ -124,7 +125,8 @@ final class SecureLab {
         -> ControlClient
     {
         let key = null || !curve ? nil : pair ?? keys["launcher"]!
-        return try ControlClient(context: context, endpoint: endpoint, curve: key.map { ($0, keys[serverKey]!.publicKey) },
+        return try ControlClient(context: context, endpoint: endpoint,
+            curve: key.map { ($0, keys[serverKey]!.publicKey) },
                                  liveOnly: false)
     }
 

@@ -4,11 +4,10 @@ import SyncProtocol
 
 /// What a `ServerDriver` needs from the machine it runs on: `ServerShell`'s sockets and event file, or the
 /// simulated machine's links (`SimServerShell`). Nothing here decides anything.
-public protocol ServerIO: AnyObject {
+public protocol ServerIO: EventEmitter {
     /// Monotonic ns (real, or the simulation's virtual clock): the refusal limiter's seconds.
     var nanos: UInt64 { get }
     var pid: Int { get }
-    func emit(_ type: String, _ fields: [(String, JSONValue)])
     /// A request's directives begin or end: a real shell holds its events and writes them in one go.
     func stepBegan()
     func stepEnded()
@@ -224,9 +223,9 @@ public final class ServerDriver {
             }
             try perform(instance.onCrashArmed(ok: answer.ok, detail: answer.detail, ticket: ticket))
         case .log(let event):
-            if event.type == "request.refused" {
+            if event.type == EventCatalogue.requestRefused {
                 logRefusal(event.type, event.fields)
-            } else if event.type == "hello.refused" {
+            } else if event.type == EventCatalogue.helloRefused {
                 if !refusalSuppressed { io.emit(event.type, event.fields) }
             } else {
                 io.emit(event.type, event.fields)
@@ -248,7 +247,7 @@ public final class ServerDriver {
         var fields: [(String, JSONValue)] = [("peer", .string(peer)), ("header", .string(type)),
                                              ("reason", .string(failure))]
         if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
-        io.emit("reply.lost", fields)
+        io.emit(.replyLost, fields)
     }
 
     /// Counts one occurrence of `point`; dies there when it is the armed one.

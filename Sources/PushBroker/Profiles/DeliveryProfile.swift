@@ -38,7 +38,8 @@ public enum DeliveryProfile: Sendable, Equatable {
         }
     }
 
-    /// True when `offer` under `conditions` would answer `[.deliver(pending)]` and change nothing: the common case, which
+    /// True when `offer` under `conditions` would answer `[.deliver(pending)]` and change nothing: the common case,
+    /// which
     /// the instance then takes without a decision list.
     public func deliversAtOnce(_ conditions: DeviceConditions) -> Bool {
         switch self {

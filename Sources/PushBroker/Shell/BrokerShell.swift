@@ -117,7 +117,7 @@ public final class BrokerShell: BrokerIO {
         }
         zap?.close()
         monitor?.close()
-        events.emit("process.stopped", driver.stopped(pid: Int(getpid())))
+        events.emit(.processStopped, driver.stopped(pid: Int(getpid())))
         notices.close()
         devices.close()
         // The answer to `stop` (queued just before) goes out before the socket closes.
@@ -167,7 +167,7 @@ public final class BrokerShell: BrokerIO {
     public func emitHintEvent(_ directive: BrokerDirective) {
         switch directive {
         case let .hintAccepted(hint, device, origin, seqs, resync):
-            events.emit("hint.accepted") { line in
+            events.emit(.hintAccepted) { line in
                 line.add("hint", hint.hint)
                 line.add("device", device)
                 line.add("account", hint.account)
@@ -177,7 +177,7 @@ public final class BrokerShell: BrokerIO {
                 if resync { line.add("reason", "resync") }
             }
         case let .hintDelivered(hint, device, waitedSec):
-            events.emit("hint.delivered") { line in
+            events.emit(.hintDelivered) { line in
                 line.add("hint", hint.hint)
                 line.add("device", device)
                 line.add("head", hint.head)
@@ -228,7 +228,7 @@ public final class BrokerShell: BrokerIO {
             // change it, so it tells the two apart without a change to the ZeroMQ wrapper.
             return errno == EAGAIN ? .hwm : .unreachable
         } catch {
-            events.emit("send.failed", [("error", .string("\(error)"))])
+            events.emit(.sendFailed, [("error", .string("\(error)"))])
             return .unreachable
         }
     }

@@ -3,7 +3,8 @@ import SyncProtocol
 /// The server's design switches (issue 13, docs/TOPOLOGY.md "Design switches"): each defaults to the lab's correct
 /// design and turns one seed rule off, so a lesson can run the broken server and watch which invariant fails.
 public struct ServerSwitches: Sendable, Equatable {
-    /// A known idempotency key returns its first result and changes nothing. Off: a resend is applied again ("Idempotency
+    /// A known idempotency key returns its first result and changes nothing. Off: a resend is applied again
+    /// ("Idempotency
     /// keys created with the operation, and reused on every replay, make the second send harmless", seed 001).
     public var idempotency: Bool
     /// The head-moved notice leaves only after the push's commit. On: it is sent before, so a broker can hint a change

@@ -68,7 +68,8 @@ public struct ServerSnapshot: Sendable {
                 title: row.optionalString(5), body: row.optionalString(6), origin: row.string(7), key: row.string(8),
                 conflict: row.bool(9)))
         }
-        try database.forEach("SELECT account, id, title, body, version, deleted FROM drafts ORDER BY account, id") { row in
+        try database.forEach("SELECT account, id, title, body, version, deleted FROM drafts ORDER BY account, "
+            + "id") { row in
             snapshot.drafts[row.string(0), default: []].append(DraftState(
                 account: row.string(0), id: row.string(1), title: row.string(2), body: row.string(3),
                 version: row.int(4), deleted: row.bool(5)))

@@ -83,7 +83,8 @@ public enum TokenHash {
         }
         var out: [UInt8] = []
         for word in h {
-            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+            for shift in stride(from: 24, through: 0,
+                by: -8) { out.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
         }
         return out
     }

@@ -3,12 +3,11 @@ import SyncProtocol
 
 /// What a `BrokerDriver` needs from the machine it runs on: `BrokerShell`'s sockets and event file, or the
 /// simulated machine's links (`SimBrokerShell`). Nothing here decides anything.
-public protocol BrokerIO: AnyObject {
+public protocol BrokerIO: EventEmitter {
     /// Monotonic ns (real, or the simulation's virtual clock): the refusal limiter's seconds.
     var nanos: UInt64 { get }
     /// Simulated seconds now (the instance's `now`).
     var nowSim: Double { get }
-    func emit(_ type: String, _ fields: [(String, JSONValue)])
     /// Writes `hint.accepted` or `hint.delivered` (a real shell straight into its pending bytes, with no field list).
     func emitHintEvent(_ directive: BrokerDirective)
     /// Writes what the events hold before something leaves the process.
@@ -72,7 +71,7 @@ public final class BrokerDriver {
     /// `process.started` and, with chaos from the flags, `fault.set`: `listen`, `notices` and `control` as bound.
     public func started(pid: Int, listen: String, notices: String, control: String?) {
         let profiles = configuration.settings.profiles
-        io.emit("process.started", [
+        io.emit(.processStarted, [
             ("role", "broker"), ("pid", .int(pid)), ("listen", .string(listen)),
             ("notices", .string(notices)),
             ("noticesMode", .string(configuration.settings.noticesMode.rawValue)),
@@ -85,7 +84,7 @@ public final class BrokerDriver {
             ])),
         ])
         if !configuration.settings.chaos.isOff {
-            io.emit("fault.set", [("scope", "global"), ("source", "flags")] + configuration.settings.chaos.fields)
+            io.emit(.faultSet, [("scope", "global"), ("source", "flags")] + configuration.settings.chaos.fields)
         }
     }
 
@@ -175,7 +174,7 @@ public final class BrokerDriver {
                 wakeAt = min(wakeAt ?? at, at)
                 if earlier { io.tickRequested(at: at) }
             case let .log(line):
-                if line.type == "request.refused" {
+                if line.type == EventCatalogue.requestRefused {
                     let peer = line["peer"]?.stringValue ?? ""
                     let (write, suppressed) = refusals.admit(peer: peer, nanos: io.nanos)
                     guard write else { continue }

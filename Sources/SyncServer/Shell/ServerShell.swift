@@ -150,7 +150,7 @@ public final class ServerShell: ServerIO {
             started.append(("notify", .string(notify)))
             started.append(("notifyMode", .string(configuration.settings.notifyMode.rawValue)))
         }
-        events.emit("process.started", started)
+        events.emit(.processStarted, started)
         defer { close() }
         var poller = Poller([devices] + (control.map { [$0] } ?? []))
         let zapIndex = zap.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
@@ -186,7 +186,7 @@ public final class ServerShell: ServerIO {
         for decision in decisions where decision.userID == nil {
             let peer = "\(decision.domain)@\(decision.address)"
             let key = decision.publicKey.isEmpty ? "none" : decision.publicKey
-            driver.logRefusal("request.refused", [
+            driver.logRefusal(EventCatalogue.requestRefused.name, [
                 ("code", "badKey"), ("message", .string("\(decision.mechanism) key \(key) is not admitted")),
                 ("peer", .string(peer)),
             ])
@@ -221,7 +221,7 @@ public final class ServerShell: ServerIO {
         notices?.close()
         zap?.close()
         monitor?.close()
-        events.emit("process.stopped", [("role", "server"), ("pid", .int(Int(getpid()))),
+        events.emit(.processStopped, [("role", "server"), ("pid", .int(Int(getpid()))),
                                         ("refusalsSuppressed", .int(driver.refusals.suppressedTotal))])
         // Waits (at most each socket's linger) for what is queued, the `stop` ack and last notices among it.
         context.terminate()
