@@ -169,6 +169,14 @@ final class HostRun {
         }
     }
 
+    /// The last 64 KiB of a process's events file on its host (a crashed process's `process.crashing` line).
+    func eventsTail(_ process: String) -> String? {
+        guard let host = placement.host(named: placement.host(of: process)) else { return nil }
+        let path = "\(remoteRoot(host))/events/\(process).jsonl"
+        let answer = SSH(host: host).run("tail -c 65536 \(shellQuote(path))", timeout: 20)
+        return answer.status == 0 ? answer.out : nil
+    }
+
     /// Each host's clock offset against the launcher's, NTP-style (`ClockOffset`), at `phase` (start or end).
     func measureClocks(_ processes: [String], phase: String) {
         for host in usedHosts(processes) {
@@ -200,6 +208,7 @@ final class HostRun {
                 ("name", .string(host.name)), ("address", .string(host.address)),
                 ("processes", .array(processes.filter { placement.host(of: $0) == host.name }.map { .string($0) })),
                 ("clock", .array((clocks[host.name] ?? []).map(\.json))),
+                ("merge", ClockCorrection(clocks[host.name] ?? []).json),
             ])
         }
         folder.write("hosts.json", JSONValue.object([
@@ -209,6 +218,18 @@ final class HostRun {
     }
 
     func recordPartition(_ line: String) { partitions.append(line) }
+
+    /// The clock correction of every events file of a process on a host (a pooled device's file by its pool's
+    /// host), for the merge of `events.jsonl`.
+    func corrections(_ processes: [String]) -> [String: ClockCorrection] {
+        var out: [String: ClockCorrection] = [:]
+        for process in processes + poolOf.keys.sorted() {
+            let host = placement.host(of: poolOf[process] ?? process)
+            guard host != Placement.local else { continue }
+            out[process] = ClockCorrection(clocks[host] ?? [])
+        }
+        return out
+    }
 }
 
 extension SSH {

@@ -39,6 +39,8 @@ struct TimelineModel {
     enum BandKind: String, CaseIterable {
         case foreground, background, closed, forceQuit, offline, doze, charging, window, down, paused, fault, startup
         case heal, quiesce
+        /// A network partition between hosts (`network.partitioned` to `network.healed`), over every lane.
+        case partition
     }
 
     /// A span of time on one lane, or on every lane (`lane == nil`: a phase).
@@ -233,6 +235,7 @@ extension TimelineModel {
         var chargingSince: [String: Double] = [:]
         var downSince: [String: Double] = [:]
         var pausedSince: [String: Double] = [:]
+        var partitionSince: (since: Double, label: String)?
         /// Open fault per lane and scope: since, label.
         var faultOn: [String: (since: Double, label: String)] = [:]
         var phaseOpen: (name: String, since: Double)?
@@ -387,6 +390,12 @@ extension TimelineModel {
                         band(lane, .paused, since, e.sim, "paused (SIGSTOP)")
                     }
                 }
+            case EventCatalogue.networkPartitioned where partitionSince == nil:
+                let hosts = (e["hosts"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) }
+                partitionSince = (e.sim, "partition " + hosts.map { $0.joined(separator: ",") }.joined(separator: " | "))
+            case EventCatalogue.networkHealed:
+                if let open = partitionSince { band(nil, .partition, open.since, e.sim, open.label + ", then healed") }
+                partitionSince = nil
             case EventCatalogue.scenarioAction:
                 let target = e.string("target") ?? ""
                 let action = e.string("action") ?? "?"
@@ -671,6 +680,7 @@ extension TimelineModel {
             for (lane, since) in chargingSince { band(lane, .charging, since, end, "charging") }
             for (lane, since) in downSince { band(lane, .down, since, end, "down") }
             for (lane, since) in pausedSince { band(lane, .paused, since, end, "paused") }
+            if let open = partitionSince { band(nil, .partition, open.since, end, open.label) }
             for scope in faultOn.keys.sorted() {
                 let open = faultOn[scope]!
                 band(

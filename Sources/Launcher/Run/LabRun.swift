@@ -87,7 +87,7 @@ public final class LabRun: TopologyRunner {
                 }
             }
             log.emit("process.stopped", [("role", "launcher"), ("pid", .int(Int(getpid())))])
-            folder.mergeEvents()
+            folder.mergeEvents(corrections: hosts?.corrections(order) ?? [:], clock: clock)
         }
         try startAll()
         cpuAtScenario = cpuSeconds()
@@ -372,11 +372,7 @@ public final class LabRun: TopologyRunner {
 
     /// The point and process of the last `process.crashing` line in `name`'s events file (its last 64 KiB).
     private func lastCrashing(_ name: String) -> (point: String, device: String?)? {
-        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
-        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        guard let text = eventsTail(name) else { return nil }
         for line in text.split(separator: "\n").reversed() where line.contains("\"process.crashing\"") {
             guard let value = try? JSONValue.parse(String(line)), let point = value["point"]?.stringValue else {
                 continue

@@ -106,6 +106,7 @@ extension Topology {
                          key: "transport")
         }
         try checkPartitions(t, placement, file: r.file)
+        try checkPartitionNemesis(t, placement, file: r.file)
         return placement
     }
 
