@@ -57,8 +57,9 @@ final class HostRun {
     /// Logs in to every host the run uses (`true` over ssh): an unreachable address, a refused key or an unknown
     /// host key fails here, naming the topology file, the key and the host.
     func preflight(_ processes: [String]) throws {
-        for host in usedHosts(processes) {
-            let answer = SSH(host: host).run("command -v tar >/dev/null && echo ok", timeout: 20)
+        let hosts = usedHosts(processes)
+        let answers = concurrently(hosts) { SSH(host: $0).run("command -v tar >/dev/null && echo ok", timeout: 20) }
+        for (host, answer) in zip(hosts, answers) {
             guard answer.status == 0, answer.out.hasPrefix("ok") else {
                 let why = answer.err.split(separator: "\n").last.map(String.init) ?? "exit \(answer.status)"
                 throw LabError.config("\(placement.file):\(host.line): hosts.\(host.name): cannot log in to "
@@ -127,26 +128,26 @@ final class HostRun {
 
     /// The host's run folder and the binaries its processes run (the slow part: done before the run's clock starts).
     func shipBinaries(_ processes: [String], binDirectory: String) throws {
-        for host in usedHosts(processes) {
-            let root = remoteRoot(host)
+        let jobs = usedHosts(processes).map { host in
+            let here = processes.filter { placement.host(of: $0) == host.name }
+            return (host, remoteRoot(host), Set(here.map(Self.executable)).sorted().map { "\(binDirectory)/\($0)" })
+        }
+        let answers = concurrently(jobs) { host, root, binaries -> String? in
             let ssh = SSH(host: host)
             // A folder only its owner may enter, as the run folder's keys/ (docs/SECURITY.md).
             let made = ssh.run("umask 077 && mkdir -p " + ["bin", "keys", "events", "logs", "devices", "pids"]
                 .map { shellQuote("\(root)/\($0)") }.joined(separator: " "))
-            guard made.status == 0 else { throw failure(host, "cannot make \(root): \(made.err)") }
-            let here = processes.filter { placement.host(of: $0) == host.name }
-            let binaries = Set(here.map(Self.executable)).sorted().map { "\(binDirectory)/\($0)" }
-            try copy(ssh, binaries, to: "\(root)/bin", host)
+            guard made.status == 0 else { return "cannot make \(root): \(made.err)" }
+            let copied = ssh.copy(binaries, to: "\(root)/bin")
+            return copied.status == 0 ? nil : "cannot copy files to \(root)/bin: \(copied.err)"
+        }
+        for (job, answer) in zip(jobs, answers) {
+            if let answer { throw failure(job.0, answer) }
         }
     }
 
     static func executable(_ process: String) -> String {
         process == "server" ? "synclab-server" : process == "broker" ? "synclab-broker" : "synclab-device"
-    }
-
-    private func copy(_ ssh: SSH, _ files: [String], to remote: String, _ host: HostSpec) throws {
-        let copied = ssh.copy(files, to: remote)
-        guard copied.status == 0 else { throw failure(host, "cannot copy files to \(remote): \(copied.err)") }
     }
 
     private func failure(_ host: HostSpec, _ what: String) -> LabError {
@@ -179,10 +180,10 @@ final class HostRun {
 
     /// Each host's clock offset against the launcher's, NTP-style (`ClockOffset`), at `phase` (start or end).
     func measureClocks(_ processes: [String], phase: String) {
-        for host in usedHosts(processes) {
-            if let offset = ClockOffset.measure(SSH(host: host), phase: phase) {
-                clocks[host.name, default: []].append(offset)
-            }
+        let hosts = usedHosts(processes)
+        let offsets = concurrently(hosts) { ClockOffset.measure(SSH(host: $0), phase: phase) }
+        for (host, offset) in zip(hosts, offsets) {
+            if let offset { clocks[host.name, default: []].append(offset) }
         }
     }
 
@@ -192,16 +193,20 @@ final class HostRun {
     /// writes hosts.json (each host, its processes, clock offsets, partitions, failures).
     func finish(_ processes: [String]) {
         removeChains()
-        for host in usedHosts(processes) {
-            let root = remoteRoot(host)
+        let jobs = usedHosts(processes).map { host in
+            (host, remoteRoot(host), placement.host(of: "server") == host.name && processes.contains("server"))
+        }
+        let local = folder.root
+        let fetched = concurrently(jobs) { host, root, hasServer in
             let ssh = SSH(host: host)
             var sources = ["events", "logs", "devices"].map { "\(ssh.destination):\(root)/\($0)" }
-            if processes.contains(where: { $0 == "server" && placement.host(of: $0) == host.name }) {
-                sources.append("\(ssh.destination):\(root)/server.sqlite*")
-            }
-            let fetched = ssh.copyBack(sources, to: folder.root)
-            if fetched.status != 0 { failures.append("could not bring back \(host.name)'s files: \(fetched.err)") }
+            if hasServer { sources.append("\(ssh.destination):\(root)/server.sqlite*") }
+            let copied = ssh.copyBack(sources, to: local)
             ssh.run("rm -rf \(shellQuote(root))", timeout: 20)
+            return copied
+        }
+        for (job, copied) in zip(jobs, fetched) where copied.status != 0 {
+            failures.append("could not bring back \(job.0.name)'s files: \(copied.err)")
         }
         let hosts: [JSONValue] = usedHosts(processes).map { host in
             .object([
