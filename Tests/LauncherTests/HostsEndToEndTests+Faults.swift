@@ -46,12 +46,19 @@ extension HostsEndToEndTests {
     }
 
     /// The connection holding the broker is cut mid-run (its sshd session on h2 killed, as a dropped link would):
-    /// the run stops, every process on every host is stopped, and the report says which host and process.
+    /// the run stops, every process on every host is stopped, and the report says which host and process. The
+    /// laptop runs on the launcher's own machine (`local`, reached by the hosts at the bed's root address): a run
+    /// may mix the two, and its local process is stopped too.
     @Test(.enabled(if: isRoot, skipped))
     func anSSHFailureMidRunStopsEveryProcessOnEveryHostAndTheReportSaysWhere() throws {
         let home = TempFolder()
         try Bed.with(3) {
-            let topology = try Bed.topology("quickstart", in: home)
+            let topology = try Bed.topology("quickstart", in: home) {
+                $0.replacingOccurrences(of: "hosts: {",
+                                        with: "hosts: {\n    local: { address: \"\(Bed.subnet).1\" },")
+                    .replacingOccurrences(of: "platform: \"web\",     start: \"foreground\" }",
+                                          with: "platform: \"web\", start: \"foreground\", host: \"local\" }")
+            }
             let launcher = try ChildProcess(try Binaries.path("synclab"),
                                             ["run", topology, "--out", home.file("run"), "--bin",
                                              EndToEndTests.binDirectory], log: home.file("synclab.log"))
@@ -65,6 +72,11 @@ extension HostsEndToEndTests {
                 if session == nil { usleep(100_000) }
             }
             let cut = try #require(session, "the broker never ran on h2: \(launcher.log)")
+            // The laptop runs here, bound on the bed's root address.
+            let laptop = EndToEndTests.processCommandLines().filter {
+                $0.contains(home.file("run")) && $0.contains("laptop")
+            }
+            #expect(laptop.contains { $0.contains("\(Bed.subnet).1:") }, "\(laptop)")
             kill(cut, SIGKILL)
             let end = launcher.finish(within: 120, stop: SIGINT)
             #expect(end.status == 1, "\(end): \(launcher.log)")
@@ -78,7 +90,10 @@ extension HostsEndToEndTests {
             #expect(hosts["failures"]?.arrayValue?.first?.stringValue?.contains("held broker") == true, "\(hosts)")
             // Every process on every host stopped, and the other hosts' files came back.
             #expect(Bed.processesOnHosts(3).isEmpty, "\(Bed.processesOnHosts(3))")
-            for file in ["events/server.jsonl", "events/pixel.jsonl", "server.sqlite"] {
+            let left = EndToEndTests.processCommandLines().filter { $0.contains(home.file("run")) }
+            #expect(left.isEmpty, "left behind here: \(left)")
+            #expect(hosts["hosts"]?.arrayValue?.first?["name"]?.stringValue == "local", "\(hosts)")
+            for file in ["events/server.jsonl", "events/pixel.jsonl", "events/laptop.jsonl", "server.sqlite"] {
                 #expect(FileManager.default.fileExists(atPath: home.file("run/\(file)")), "missing \(file)")
             }
         }

@@ -46,7 +46,10 @@ final class HostRun {
     func endpoint(_ socket: String) -> String {
         var process = socket.hasSuffix(".control") ? String(socket.dropLast(8)) : socket
         if process == "notices" { process = "broker" }
-        let host = placement.host(named: placement.host(of: process))!
+        guard let host = placement.host(named: placement.host(of: process)) else {
+            // A process on this machine, in a run that mixes `local` with hosts: on the address the hosts reach.
+            return "tcp://\(placement.localAddress ?? "127.0.0.1"):\(freePort())"
+        }
         let port = nextPort[host.name, default: basePort]
         nextPort[host.name] = port + 1
         return "tcp://\(host.address):\(port)"
@@ -73,9 +76,9 @@ final class HostRun {
         argument.hasPrefix(folder.root + "/") ? remoteRoot(host) + argument.dropFirst(folder.root.count) : argument
     }
 
-    /// The ssh-held process of role `name` on its host.
-    func process(_ name: String, executable: String, arguments: [String]) -> RemoteProcess {
-        let host = placement.host(named: placement.host(of: name))!
+    /// The ssh-held process of role `name` on its host; nil for one on `local`.
+    func process(_ name: String, executable: String, arguments: [String]) -> RemoteProcess? {
+        guard let host = placement.host(named: placement.host(of: name)) else { return nil }
         let root = remoteRoot(host)
         return RemoteProcess(name: name, ssh: SSH(host: host), executable: "\(root)/bin/\(executable)",
                              arguments: arguments.map { relocate($0, to: host) }, remoteRoot: root,
@@ -172,7 +175,7 @@ final class HostRun {
 
     /// The last 64 KiB of a process's events file on its host (a crashed process's `process.crashing` line).
     func eventsTail(_ process: String) -> String? {
-        guard let host = placement.host(named: placement.host(of: process)) else { return nil }
+        guard let host = placement.host(named: placement.host(of: process)) else { return folder.tail(of: process) }
         let path = "\(remoteRoot(host))/events/\(process).jsonl"
         let answer = SSH(host: host).run("tail -c 65536 \(shellQuote(path))", timeout: 20)
         return answer.status == 0 ? answer.out : nil
@@ -208,7 +211,12 @@ final class HostRun {
         for (job, copied) in zip(jobs, fetched) where copied.status != 0 {
             failures.append("could not bring back \(job.0.name)'s files: \(copied.err)")
         }
-        let hosts: [JSONValue] = usedHosts(processes).map { host in
+        let here = processes.filter { placement.host(of: $0) == Placement.local }
+        let localRow: [JSONValue] = here.isEmpty ? [] : [.object([
+            ("name", .string(Placement.local)), ("address", .string(placement.localAddress ?? "")),
+            ("processes", .array(here.map { .string($0) })),
+        ])]
+        let hosts: [JSONValue] = localRow + usedHosts(processes).map { host in
             .object([
                 ("name", .string(host.name)), ("address", .string(host.address)),
                 ("processes", .array(processes.filter { placement.host(of: $0) == host.name }.map { .string($0) })),

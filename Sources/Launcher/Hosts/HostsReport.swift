@@ -65,6 +65,7 @@ struct HostsReport {
     }
 
     private func clock(_ host: JSONValue, _ phase: String) -> String {
+        if host["name"]?.stringValue == Placement.local { return "the launcher's own" }
         guard let c = (host["clock"]?.arrayValue ?? []).first(where: { $0["phase"]?.stringValue == phase }),
               let offset = c["offsetMs"]?.doubleValue, let uncertainty = c["uncertaintyMs"]?.doubleValue
         else { return "not measured" }
@@ -73,6 +74,7 @@ struct HostsReport {
 
     /// How a host's events went into `events.jsonl` (hosts.json's `merge`; absent in run folders made before it).
     static func merge(_ host: JSONValue) -> String {
+        if host["name"]?.stringValue == Placement.local { return "as written" }
         guard let merge = host["merge"] else { return "on the host's own clock" }
         let shifts = (merge["shiftMs"]?.arrayValue ?? []).compactMap(\.doubleValue)
         guard merge["applied"]?.boolValue == true, !shifts.isEmpty else {

@@ -33,7 +33,8 @@ extension Topology {
         func pairs(with only: String?) {
             for centre in ["server", "broker"] {
                 for other in processes where other != centre && (centre == "server" || other != "server") {
-                    guard placement.host(of: other) != placement.host(of: centre) else { continue }
+                    let hosts = [placement.host(of: other), placement.host(of: centre)]
+                    guard hosts[0] != hosts[1], !hosts.contains(Placement.local) else { continue }
                     if let only, only != centre, only != other { continue }
                     add(centre + "|" + other)
                 }
