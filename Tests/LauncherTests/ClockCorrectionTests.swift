@@ -43,7 +43,8 @@ import Testing
                                     Self.offset("end", 50, pm: 0.5, at: 2_000_000)])
         folder.mergeEvents(corrections: ["server": skew], clock: clock)
         let merged = home.text("run/events.jsonl").split(separator: "\n").map(String.init)
-        #expect(merged == ["{\"wall\":1020000,\"sim\":2,\"proc\":\"server\",\"type\":\"op.applied\",\"key\":\"k1\",\"seq\":1}",
+        #expect(merged == ["{\"wall\":1020000,\"sim\":2,\"proc\":\"server\",\"type\":\"op.applied\",\"key\":\"k1\","
+                           + "\"seq\":1}",
                            "{\"wall\":1030000,\"sim\":3,\"proc\":\"launcher\",\"type\":\"network.partitioned\"}"],
                 "\(merged)")
         // Each host's own file keeps its own times.

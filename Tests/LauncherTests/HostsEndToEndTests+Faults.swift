@@ -25,7 +25,8 @@ extension HostsEndToEndTests {
             #expect(Self.events(home, "network.healed").count >= 3)
             let steps = Self.events(home, "scenario.action").filter { $0["nemesis"]?.stringValue == "partition" }
             #expect(steps.count == 3 && Self.events(home, "scenario.failed").isEmpty, "\(steps)")
-            #expect(run.report["nemesis"]?["byKind"]?["partition"]?["total"]?.intValue == 3, "\(run.report["nemesis"] ?? .null)")
+            let nemesis = run.report["nemesis"] ?? .null
+            #expect(nemesis["byKind"]?["partition"]?["total"]?.intValue == 3, "\(nemesis)")
             // The broker on h2 was SIGKILLed over ssh and restarted; the server on h1 died at its crash point (read
             // from its events file on h1) and was restarted.
             let killed = Self.events(home, "process.killed")

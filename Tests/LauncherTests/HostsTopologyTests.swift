@@ -100,7 +100,8 @@ import Testing
                                             account: ""))
         #expect(name?.key == "hosts.local.address", "\(String(describing: name))")
         let cut = Self.error(Self.topology(hosts: hosts, broker: "local", account: "",
-                                           scenario: "{ at: 1, action: \"partition\", halves: [[\"server\"], [\"broker\"]] }"))
+                                           scenario: "{ at: 1, action: \"partition\", "
+                                               + "halves: [[\"server\"], [\"broker\"]] }"))
         #expect(cut?.key == "scenario[0].halves" && cut?.message.contains("local") == true,
                 "\(String(describing: cut))")
     }

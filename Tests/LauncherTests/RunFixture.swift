@@ -84,7 +84,8 @@ struct RunFixture {
         let fm = FileManager.default
         folder.write("topology.json5", """
             { name: "fixture", seed: 3, timeScale: 60, duration: "10m", \(topologyExtra)
-              accounts: [{ id: "acme", \(accountExtra) devices: [{ id: "a", platform: "android" }, { id: "b", platform: "ios" }] }] }
+              accounts: [{ id: "acme", \(accountExtra)
+                devices: [{ id: "a", platform: "android" }, { id: "b", platform: "ios" }] }] }
             """)
         folder.write("run.json", #"{"seed":3,"timeScale":60,"duration":600}"#)
         folder.write("events.jsonl", events.joined(separator: "\n") + "\n")

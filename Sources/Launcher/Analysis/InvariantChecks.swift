@@ -429,7 +429,8 @@ enum InvariantChecks {
                 let opened = "\(formatSim(start.sim)) (\(outcome))"
                 unexplained[device.id]!.count += 1
                 if unexplained[device.id]!.first.isEmpty { unexplained[device.id]!.first = opened }
-                why = "; it ended \(outcome) with no cause in the scenario (no offline, kill, pause, server fault or partition)"
+                why = "; it ended \(outcome) with no cause in the scenario (no offline, kill, pause, server fault or "
+                    + "partition)"
             }
             if cursor < head {
                 violations.append(Violation(device: device.id, account: device.account,

@@ -392,7 +392,8 @@ extension TimelineModel {
                 }
             case EventCatalogue.networkPartitioned where partitionSince == nil:
                 let hosts = (e["hosts"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) }
-                partitionSince = (e.sim, "partition " + hosts.map { $0.joined(separator: ",") }.joined(separator: " | "))
+                let label = hosts.map { $0.joined(separator: ",") }.joined(separator: " | ")
+                partitionSince = (e.sim, "partition " + label)
             case EventCatalogue.networkHealed:
                 if let open = partitionSince { band(nil, .partition, open.since, e.sim, open.label + ", then healed") }
                 partitionSince = nil

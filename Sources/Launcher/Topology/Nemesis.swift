@@ -2,7 +2,8 @@ import LabKit
 import SyncProtocol
 
 /// A topology's `nemesis` block: fault generators (kill, pause, crash, offline, forceQuit, broker chaos windows,
-/// server fault windows, network partitions between hosts) with their targets, rates and downtimes, and the limits every fault obeys. `schedule` expands
+/// server fault windows, network partitions between hosts) with their targets, rates and downtimes, and the limits
+/// every fault obeys. `schedule` expands
 /// it, from the run's seed, into ordinary scenario steps: the same seed gives the same schedule. Every key and its
 /// default: docs/TOPOLOGY.md, "nemesis".
 public struct Nemesis: Sendable {

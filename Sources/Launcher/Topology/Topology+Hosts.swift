@@ -57,7 +57,10 @@ extension Topology {
                     try entry.onlyKeys(["address"])
                     let address = try entry.requiredString("address")
                     guard address.allSatisfy({ $0.isNumber || $0 == "." }), address.split(separator: ".").count == 4
-                    else { throw entry.fail("expected an IPv4 address", at: entry.node["address"], key: entry.child("address")) }
+                    else {
+                        throw entry.fail("expected an IPv4 address", at: entry.node["address"],
+                                         key: entry.child("address"))
+                    }
                     placement.localAddress = address
                     continue
                 }
