@@ -140,6 +140,8 @@ EOF
         echo "  h$i: { user: \"root\", address: \"$(host_address "$i")\", port: 22, identity: \"$bed/id_ed25519\"," \
             "knownHosts: \"$bed/known_hosts\" },"
     done
+    echo "  // Only for a run that keeps some processes on this machine: where the hosts reach it."
+    echo "  local: { address: \"$subnet.1\" },"
     echo "},"
 }
 

@@ -68,7 +68,8 @@ import Testing
         let entry = Self.error(Self.topology(hosts: "h1: { address: \"x\" }"))
         #expect(entry?.key == "hosts.h1" && entry?.message.contains("identity") == true, "\(String(describing: entry))")
         let local = Self.error(Self.topology(hosts: "local: { address: \"x\", identity: \"/k\" }"))
-        #expect(local?.key == "hosts.local", "\(String(describing: local))")
+        // `local` takes its address only: it is reached without ssh.
+        #expect(local?.key == "hosts.local.identity", "\(String(describing: local))")
         let quote = Self.error(Self.topology(hosts: "h1: { address: \"x'y\", identity: \"/k\" }"))
         #expect(quote?.key == "hosts.h1.address", "\(String(describing: quote))")
     }
@@ -78,6 +79,31 @@ import Testing
         #expect(ipc?.key == "transport", "\(String(describing: ipc))")
         let mixed = Self.error(Self.topology(account: ""))
         #expect(mixed?.key == "hosts" && mixed?.message.contains("local") == true, "\(String(describing: mixed))")
+    }
+
+    /// `local: { address }` lets a run keep some processes on the launcher's machine, reached at that address;
+    /// they cannot be in a partition (the launcher's machine's network is not the run's to cut).
+    @Test func aRunMixesLocalWithHostsWhenTheHostsCanReachIt() throws {
+        let hosts = "h1: { address: \"10.231.0.11\", identity: \"/k\" }, local: { address: \"10.231.0.1\" }"
+        let t = try Topology.parse(Self.topology(hosts: hosts, broker: "local", account: ""), file: "t.json5",
+                                   defaultName: "t")
+        #expect(t.placement.localAddress == "10.231.0.1" && t.placement.hosts.map(\.name) == ["h1"])
+        #expect(t.placement.host(of: "server") == "h1" && t.placement.host(of: "broker") == "local")
+        #expect(t.placement.host(of: "a") == "local" && !t.placement.isLocal)
+        // One host and local: nothing a partition may cut.
+        #expect(t.partitionCuts(["any"], placement: t.placement).isEmpty)
+        let extra = Self.error(Self.topology(hosts: hosts.replacingOccurrences(of: "\"10.231.0.1\" }",
+                                                                               with: "\"10.231.0.1\", user: \"x\" }"),
+                                             account: ""))
+        #expect(extra?.key == "hosts.local.user", "\(String(describing: extra))")
+        let name = Self.error(Self.topology(hosts: hosts.replacingOccurrences(of: "10.231.0.1\"", with: "bed\""),
+                                            account: ""))
+        #expect(name?.key == "hosts.local.address", "\(String(describing: name))")
+        let cut = Self.error(Self.topology(hosts: hosts, broker: "local", account: "",
+                                           scenario: "{ at: 1, action: \"partition\", "
+                                               + "halves: [[\"server\"], [\"broker\"]] }"))
+        #expect(cut?.key == "scenario[0].halves" && cut?.message.contains("local") == true,
+                "\(String(describing: cut))")
     }
 
     // It crashed now and then while this work was built incrementally (a ScenarioAction payload read back wrong);

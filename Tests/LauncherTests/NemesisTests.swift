@@ -45,8 +45,8 @@ import Testing
         #expect(Self.described(one) == Self.described(again))
         #expect(one.faults == again.faults && one.skipped == again.skipped)
         #expect(Self.described(one) != Self.described(other))
-        // Every kind produced faults, each a start and an end step.
-        #expect(Set(one.faults.map(\.kind)) == Set(Nemesis.Kind.allCases))
+        // Every kind produced faults, each a start and an end step (a partition needs hosts: PartitionNemesisTests).
+        #expect(Set(one.faults.map(\.kind)) == Set(Nemesis.Kind.allCases).subtracting([.partition]))
         #expect(one.steps.count == 2 * one.faults.count)
     }
 
@@ -202,7 +202,7 @@ import Testing
             }
         }
         let short = try Topology.load(path: folder.appendingPathComponent("storm-short.json5").path)
-        #expect(Set(short.nemesisSchedule().faults.map(\.kind)) == Set(Nemesis.Kind.allCases))
+        #expect(Set(short.nemesisSchedule().faults.map(\.kind)) == Set(Nemesis.Kind.allCases).subtracting([.partition]))
     }
 }
 

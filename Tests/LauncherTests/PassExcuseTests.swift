@@ -42,6 +42,22 @@ import Testing
         #expect(result.detail.contains("1 excused: \(words)"), "\(result.detail)")
     }
 
+    /// A partition excuses an open only when it cut the device's host from the server's: one between the broker
+    /// and the devices leaves every pull possible.
+    @Test(arguments: [(#"[["h1"],["h3"]]"#, true), (#"[["h3"],["h1","h2"]]"#, true), (#"[["h2"],["h3"]]"#, false)])
+    func aPartitionExcusesAnOpenOnlyWhenItCutTheDeviceFromTheServer(hosts: String, excused: Bool) throws {
+        var fixture = try RunFixture()
+        let host = { (name: String, i: Int) in "\(name): { address: \"10.231.0.1\(i)\", identity: \"/k\" }" }
+        fixture.topologyExtra = "transport: \"tcp\", hosts: { \(host("h1", 1)), \(host("h2", 2)), \(host("h3", 3)) }, "
+            + "server: { host: \"h1\" }, broker: { host: \"h2\" },"
+        fixture.accountExtra = "host: \"h3\","
+        fixture.events.append(fixture.event(30, "launcher", "network.partitioned", "\"hosts\":\(hosts)"))
+        fixture.events += Self.open("timeout")
+        let result = try #require(try fixture.report().invariant("open-reaches-head"))
+        #expect(result.held == excused, "\(result.detail)")
+        #expect(result.detail.contains("1 excused: 1 partitioned") == excused, "\(result.detail)")
+    }
+
     /// A fault turned off before the device's previous pass ended explains nothing later.
     @Test func aFaultThatEndedBeforeThePassExplainsNothing() throws {
         var fixture = try RunFixture()

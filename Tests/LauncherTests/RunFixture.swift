@@ -33,6 +33,8 @@ struct RunFixture {
     var brokerCounters: [String: Int]? = nil
     /// Extra top-level topology keys (e.g. `checks: {…},`).
     var topologyExtra = ""
+    /// Extra keys of the account (e.g. `host: "h3",`).
+    var accountExtra = ""
     /// App opens per device: (sim, data age in seconds or nil for never synced).
     var opens: [String: [(sim: Double, age: Double?)]] = [:]
 
@@ -88,7 +90,8 @@ struct RunFixture {
         let fm = FileManager.default
         folder.write("topology.json5", """
             { name: "fixture", seed: 3, timeScale: 60, duration: "10m", \(topologyExtra)
-              accounts: [{ id: "acme", devices: [{ id: "a", platform: "android" }, { id: "b", platform: "ios" }] }] }
+              accounts: [{ id: "acme", \(accountExtra)
+                devices: [{ id: "a", platform: "android" }, { id: "b", platform: "ios" }] }] }
             """)
         folder.write("run.json", #"{"seed":3,"timeScale":60,"duration":600}"#)
         folder.write("events.jsonl", events.joined(separator: "\n") + "\n")

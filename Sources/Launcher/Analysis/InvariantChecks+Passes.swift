@@ -55,7 +55,8 @@ extension InvariantChecks {
                 let opened = "\(formatSim(start.sim)) (\(outcome))"
                 unexplained[device.id]!.count += 1
                 if unexplained[device.id]!.first.isEmpty { unexplained[device.id]!.first = opened }
-                why = "; it ended \(outcome) with no cause in the scenario (no offline, kill, pause or server fault)"
+                why = "; it ended \(outcome) with no cause in the scenario (no offline, kill, pause, server fault or "
+                    + "partition)"
             }
             if cursor < head {
                 violations.append(Violation(device: device.id, account: device.account,

@@ -30,7 +30,11 @@ struct NemesisFigures {
             case EventCatalogue.scenarioAction:
                 guard let kind = event.string("nemesis"), !kind.hasSuffix(".end") else { continue }
                 carriedOut += 1
-                let target = event.string("target") ?? "?"
+                // A partition names no target: its halves are what it cut.
+                let halves = event["halves"]?.arrayValue?.map {
+                    ($0.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
+                }.joined(separator: " | ")
+                let target = event.string("target") ?? halves ?? "?"
                 byKind[kind, default: [:]][target, default: 0] += 1
             case EventCatalogue.scenarioFailed where event.string("nemesis") != nil:
                 failed += 1

@@ -19,6 +19,8 @@ enum PassExcuse: String, CaseIterable, Sendable {
     case serverFault = "server fault"
     /// The app was reinstalled (a new install has a new session and an empty ledger).
     case reinstalled
+    /// A network partition cut the device's host from the server's (a `partition` step or nemesis, docs/HOSTS.md).
+    case partitioned
 }
 
 /// The scenario's disturbances on a run's clock (wall µs), read once from the events: when the server was down or
@@ -28,6 +30,8 @@ struct Disturbances {
     private var serverFault: [(from: Int64, to: Int64)] = []
     private var offline: [String: [(from: Int64, to: Int64)]] = [:]
     private var reinstalls: [String: [Int64]] = [:]
+    /// Device → when a partition cut its host from the server's.
+    private var partitioned: [String: [(from: Int64, to: Int64)]] = [:]
 
     init(_ data: RunData) {
         let end = Int64.max
@@ -35,8 +39,16 @@ struct Disturbances {
         // The topology's own `server` faults are on from the start (heal turns them off with a `fault.set`).
         var faultSince: Int64? = data.topology.server.faults != .off ? Int64.min : nil
         var offlineSince: [String: Int64] = [:]
+        var cutSince: [String: Int64] = [:]
         for event in data.events {
             switch (event.proc, event.type) {
+            case ("launcher", EventCatalogue.networkPartitioned):
+                for device in Self.cutFromServer(event, data.topology) where cutSince[device] == nil {
+                    cutSince[device] = event.wall
+                }
+            case ("launcher", EventCatalogue.networkHealed):
+                for (device, since) in cutSince { partitioned[device, default: []].append((since, event.wall)) }
+                cutSince = [:]
             case ("launcher", EventCatalogue.processKilled), ("launcher", EventCatalogue.processPaused),
                  ("launcher", EventCatalogue.processStopped):
                 if event.string("target") == "server", downSince == nil { downSince = event.wall }
@@ -67,6 +79,18 @@ struct Disturbances {
         if let since = downSince { serverDown.append((since, end)) }
         if let since = faultSince { serverFault.append((since, end)) }
         for (device, since) in offlineSince { offline[device, default: []].append((since, end)) }
+        for (device, since) in cutSince { partitioned[device, default: []].append((since, end)) }
+    }
+
+    /// The devices a `network.partitioned` event cut from the server: those whose host is in the other half.
+    private static func cutFromServer(_ event: Event, _ topology: Topology) -> [String] {
+        let halves = (event["hosts"]?.arrayValue ?? []).map { Set(($0.arrayValue ?? []).compactMap(\.stringValue)) }
+        let placement = topology.placement
+        let pools = topology.poolAssignment
+        guard halves.count == 2, let server = halves.firstIndex(where: { $0.contains(placement.host(of: "server")) })
+        else { return [] }
+        let other = halves[1 - server]
+        return topology.devices.map(\.id).filter { other.contains(placement.host(of: pools[$0] ?? $0)) }
     }
 
     /// Whether a `fault.set` leaves any fault on: a non-zero number or a true flag among its fields.
@@ -98,6 +122,7 @@ struct Disturbances {
         if overlaps(serverDown, since) { return .serverDown }
         if overlaps(serverFault, start) { return .serverFault }
         if (reinstalls[device] ?? []).contains(where: { $0 >= since && $0 <= end }) { return .reinstalled }
+        if overlaps(partitioned[device] ?? [], since) { return .partitioned }
         return nil
     }
 }

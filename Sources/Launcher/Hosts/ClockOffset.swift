@@ -9,10 +9,13 @@ struct ClockOffset: Sendable {
     let offsetMs: Double
     let uncertaintyMs: Double
     let samples: Int
+    /// The launcher's wall clock (µs) at the kept round trip's middle: where the offset held.
+    var atMicros: Int64 = 0
 
     var json: JSONValue {
         .object([("phase", .string(phase)), ("offsetMs", .double((offsetMs * 1000).rounded() / 1000)),
-                 ("uncertaintyMs", .double((uncertaintyMs * 1000).rounded() / 1000)), ("samples", .int(samples))])
+                 ("uncertaintyMs", .double((uncertaintyMs * 1000).rounded() / 1000)), ("samples", .int(samples)),
+                 ("atMicros", .int(Int(atMicros)))])
     }
 
     /// The offset from `rounds` round trips (each a line written to a remote loop that answers `date +%s%N`);
@@ -33,7 +36,7 @@ struct ClockOffset: Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
-        var best: (rtt: Double, offset: Double)?
+        var best: (rtt: Double, offset: Double, at: Double)?
         var pending = ""
         var answered = 0
         for _ in 0..<rounds {
@@ -52,15 +55,16 @@ struct ClockOffset: Sendable {
             answered += 1
             let rtt = t1 - t0
             let offset = remote - (t0 + t1) / 2
-            if best == nil || rtt < best!.rtt { best = (rtt, offset) }
+            if best == nil || rtt < best!.rtt { best = (rtt, offset, (t0 + t1) / 2) }
         }
         return summary(best, answered, phase)
     }
 
-    private static func summary(_ best: (rtt: Double, offset: Double)?, _ answered: Int,
+    private static func summary(_ best: (rtt: Double, offset: Double, at: Double)?, _ answered: Int,
                                 _ phase: String) -> ClockOffset? {
         guard let best else { return nil }
-        return ClockOffset(phase: phase, offsetMs: best.offset / 1e6, uncertaintyMs: best.rtt / 2e6, samples: answered)
+        return ClockOffset(phase: phase, offsetMs: best.offset / 1e6, uncertaintyMs: best.rtt / 2e6, samples: answered,
+                           atMicros: Int64(best.at / 1000))
     }
 
     private static func wallNanos() -> Double {

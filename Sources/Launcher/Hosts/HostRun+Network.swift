@@ -69,12 +69,10 @@ extension HostRun {
 
     /// Removes the chain and its jumps from every host that ever had one (the end of the run).
     func removeChains() {
-        for name in everCut.sorted() {
-            var command = ""
-            for hook in ["INPUT", "OUTPUT"] { command += "iptables -w -D \(hook) -j \(Self.chain) 2>/dev/null; " }
-            command += "iptables -w -F \(Self.chain) 2>/dev/null; iptables -w -X \(Self.chain) 2>/dev/null; true"
-            SSH(host: placement.host(named: name)!).run(command, timeout: 20)
-        }
+        var command = ""
+        for hook in ["INPUT", "OUTPUT"] { command += "iptables -w -D \(hook) -j \(Self.chain) 2>/dev/null; " }
+        command += "iptables -w -F \(Self.chain) 2>/dev/null; iptables -w -X \(Self.chain) 2>/dev/null; true"
+        _ = onEveryHost(everCut.sorted().map { ($0, command) })
     }
 }
 

@@ -46,7 +46,10 @@ final class HostRun {
     func endpoint(_ socket: String) -> String {
         var process = socket.hasSuffix(".control") ? String(socket.dropLast(8)) : socket
         if process == "notices" { process = "broker" }
-        let host = placement.host(named: placement.host(of: process))!
+        guard let host = placement.host(named: placement.host(of: process)) else {
+            // A process on this machine, in a run that mixes `local` with hosts: on the address the hosts reach.
+            return "tcp://\(placement.localAddress ?? "127.0.0.1"):\(freePort())"
+        }
         let port = nextPort[host.name, default: basePort]
         nextPort[host.name] = port + 1
         return "tcp://\(host.address):\(port)"
@@ -57,8 +60,9 @@ final class HostRun {
     /// Logs in to every host the run uses (`true` over ssh): an unreachable address, a refused key or an unknown
     /// host key fails here, naming the topology file, the key and the host.
     func preflight(_ processes: [String]) throws {
-        for host in usedHosts(processes) {
-            let answer = SSH(host: host).run("command -v tar >/dev/null && echo ok", timeout: 20)
+        let hosts = usedHosts(processes)
+        let answers = concurrently(hosts) { SSH(host: $0).run("command -v tar >/dev/null && echo ok", timeout: 20) }
+        for (host, answer) in zip(hosts, answers) {
             guard answer.status == 0, answer.out.hasPrefix("ok") else {
                 let why = answer.err.split(separator: "\n").last.map(String.init) ?? "exit \(answer.status)"
                 throw LabError.config("\(placement.file):\(host.line): hosts.\(host.name): cannot log in to "
@@ -72,9 +76,9 @@ final class HostRun {
         argument.hasPrefix(folder.root + "/") ? remoteRoot(host) + argument.dropFirst(folder.root.count) : argument
     }
 
-    /// The ssh-held process of role `name` on its host.
-    func process(_ name: String, executable: String, arguments: [String]) -> RemoteProcess {
-        let host = placement.host(named: placement.host(of: name))!
+    /// The ssh-held process of role `name` on its host; nil for one on `local`.
+    func process(_ name: String, executable: String, arguments: [String]) -> RemoteProcess? {
+        guard let host = placement.host(named: placement.host(of: name)) else { return nil }
         let root = remoteRoot(host)
         return RemoteProcess(name: name, ssh: SSH(host: host), executable: "\(root)/bin/\(executable)",
                              arguments: arguments.map { relocate($0, to: host) }, remoteRoot: root,
@@ -127,26 +131,26 @@ final class HostRun {
 
     /// The host's run folder and the binaries its processes run (the slow part: done before the run's clock starts).
     func shipBinaries(_ processes: [String], binDirectory: String) throws {
-        for host in usedHosts(processes) {
-            let root = remoteRoot(host)
+        let jobs = usedHosts(processes).map { host in
+            let here = processes.filter { placement.host(of: $0) == host.name }
+            return (host, remoteRoot(host), Set(here.map(Self.executable)).sorted().map { "\(binDirectory)/\($0)" })
+        }
+        let answers = concurrently(jobs) { host, root, binaries -> String? in
             let ssh = SSH(host: host)
             // A folder only its owner may enter, as the run folder's keys/ (docs/SECURITY.md).
             let made = ssh.run("umask 077 && mkdir -p " + ["bin", "keys", "events", "logs", "devices", "pids"]
                 .map { shellQuote("\(root)/\($0)") }.joined(separator: " "))
-            guard made.status == 0 else { throw failure(host, "cannot make \(root): \(made.err)") }
-            let here = processes.filter { placement.host(of: $0) == host.name }
-            let binaries = Set(here.map(Self.executable)).sorted().map { "\(binDirectory)/\($0)" }
-            try copy(ssh, binaries, to: "\(root)/bin", host)
+            guard made.status == 0 else { return "cannot make \(root): \(made.err)" }
+            let copied = ssh.copy(binaries, to: "\(root)/bin")
+            return copied.status == 0 ? nil : "cannot copy files to \(root)/bin: \(copied.err)"
+        }
+        for (job, answer) in zip(jobs, answers) {
+            if let answer { throw failure(job.0, answer) }
         }
     }
 
     static func executable(_ process: String) -> String {
         process == "server" ? "synclab-server" : process == "broker" ? "synclab-broker" : "synclab-device"
-    }
-
-    private func copy(_ ssh: SSH, _ files: [String], to remote: String, _ host: HostSpec) throws {
-        let copied = ssh.copy(files, to: remote)
-        guard copied.status == 0 else { throw failure(host, "cannot copy files to \(remote): \(copied.err)") }
     }
 
     private func failure(_ host: HostSpec, _ what: String) -> LabError {
@@ -169,12 +173,20 @@ final class HostRun {
         }
     }
 
+    /// The last 64 KiB of a process's events file on its host (a crashed process's `process.crashing` line).
+    func eventsTail(_ process: String) -> String? {
+        guard let host = placement.host(named: placement.host(of: process)) else { return folder.tail(of: process) }
+        let path = "\(remoteRoot(host))/events/\(process).jsonl"
+        let answer = SSH(host: host).run("tail -c 65536 \(shellQuote(path))", timeout: 20)
+        return answer.status == 0 ? answer.out : nil
+    }
+
     /// Each host's clock offset against the launcher's, NTP-style (`ClockOffset`), at `phase` (start or end).
     func measureClocks(_ processes: [String], phase: String) {
-        for host in usedHosts(processes) {
-            if let offset = ClockOffset.measure(SSH(host: host), phase: phase) {
-                clocks[host.name, default: []].append(offset)
-            }
+        let hosts = usedHosts(processes)
+        let offsets = concurrently(hosts) { ClockOffset.measure(SSH(host: $0), phase: phase) }
+        for (host, offset) in zip(hosts, offsets) {
+            if let offset { clocks[host.name, default: []].append(offset) }
         }
     }
 
@@ -184,22 +196,32 @@ final class HostRun {
     /// writes hosts.json (each host, its processes, clock offsets, partitions, failures).
     func finish(_ processes: [String]) {
         removeChains()
-        for host in usedHosts(processes) {
-            let root = remoteRoot(host)
+        let jobs = usedHosts(processes).map { host in
+            (host, remoteRoot(host), placement.host(of: "server") == host.name && processes.contains("server"))
+        }
+        let local = folder.root
+        let fetched = concurrently(jobs) { host, root, hasServer in
             let ssh = SSH(host: host)
             var sources = ["events", "logs", "devices"].map { "\(ssh.destination):\(root)/\($0)" }
-            if processes.contains(where: { $0 == "server" && placement.host(of: $0) == host.name }) {
-                sources.append("\(ssh.destination):\(root)/server.sqlite*")
-            }
-            let fetched = ssh.copyBack(sources, to: folder.root)
-            if fetched.status != 0 { failures.append("could not bring back \(host.name)'s files: \(fetched.err)") }
+            if hasServer { sources.append("\(ssh.destination):\(root)/server.sqlite*") }
+            let copied = ssh.copyBack(sources, to: local)
             ssh.run("rm -rf \(shellQuote(root))", timeout: 20)
+            return copied
         }
-        let hosts: [JSONValue] = usedHosts(processes).map { host in
+        for (job, copied) in zip(jobs, fetched) where copied.status != 0 {
+            failures.append("could not bring back \(job.0.name)'s files: \(copied.err)")
+        }
+        let here = processes.filter { placement.host(of: $0) == Placement.local }
+        let localRow: [JSONValue] = here.isEmpty ? [] : [.object([
+            ("name", .string(Placement.local)), ("address", .string(placement.localAddress ?? "")),
+            ("processes", .array(here.map { .string($0) })),
+        ])]
+        let hosts: [JSONValue] = localRow + usedHosts(processes).map { host in
             .object([
                 ("name", .string(host.name)), ("address", .string(host.address)),
                 ("processes", .array(processes.filter { placement.host(of: $0) == host.name }.map { .string($0) })),
                 ("clock", .array((clocks[host.name] ?? []).map(\.json))),
+                ("merge", ClockCorrection(clocks[host.name] ?? []).json),
             ])
         }
         folder.write("hosts.json", JSONValue.object([
@@ -209,6 +231,18 @@ final class HostRun {
     }
 
     func recordPartition(_ line: String) { partitions.append(line) }
+
+    /// The clock correction of every events file of a process on a host (a pooled device's file by its pool's
+    /// host), for the merge of `events.jsonl`.
+    func corrections(_ processes: [String]) -> [String: ClockCorrection] {
+        var out: [String: ClockCorrection] = [:]
+        for process in processes + poolOf.keys.sorted() {
+            let host = placement.host(of: poolOf[process] ?? process)
+            guard host != Placement.local else { continue }
+            out[process] = ClockCorrection(clocks[host] ?? [])
+        }
+        return out
+    }
 }
 
 extension SSH {

@@ -67,22 +67,37 @@ struct HostsReport {
     }
 
     private func clock(_ host: JSONValue, _ phase: String) -> String {
+        if host["name"]?.stringValue == Placement.local { return "the launcher's own" }
         guard let c = (host["clock"]?.arrayValue ?? []).first(where: { $0["phase"]?.stringValue == phase }),
               let offset = c["offsetMs"]?.doubleValue, let uncertainty = c["uncertaintyMs"]?.doubleValue
         else { return "not measured" }
         return String(format: "%+.2f ± %.2f ms", offset, uncertainty)
     }
 
+    /// How a host's events went into `events.jsonl` (hosts.json's `merge`; absent in run folders made before it).
+    static func merge(_ host: JSONValue) -> String {
+        if host["name"]?.stringValue == Placement.local { return "as written" }
+        guard let merge = host["merge"] else { return "on the host's own clock" }
+        let shifts = (merge["shiftMs"]?.arrayValue ?? []).compactMap(\.doubleValue)
+        guard merge["applied"]?.boolValue == true, !shifts.isEmpty else {
+            return "as written: every offset within its uncertainty"
+        }
+        return "shifted by " + shifts.map { String(format: "%+.2f", -$0) }.joined(separator: " → ") + " ms"
+    }
+
     var markdown: String {
         var md = "\n## Hosts\n\nEach process ran on its host, started over ssh (docs/HOSTS.md). Clock offsets are the "
             + "host's clock minus the launcher's, measured NTP-style over ssh (the shortest of 8 round trips; ± half "
             + "of it). On the test bed every host is a network namespace of one machine, one clock: the offsets "
-            + "there are ~0 and only show the method's resolution.\n\n"
-            + "| host | address | processes | clock at start | clock at end |\n| --- | --- | --- | --- | --- |\n"
+            + "there are ~0 and only show the method's resolution. `events.jsonl` has every host's events on the "
+            + "launcher's clock: a host whose offset exceeds its uncertainty has its events' times shifted by it "
+            + "(interpolated from start to end); `events/NAME.jsonl` keep each host's own times.\n\n"
+            + "| host | address | processes | clock at start | clock at end | events merged |\n"
+            + "| --- | --- | --- | --- | --- | --- |\n"
         for host in hosts {
             let processes = (host["processes"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
             md += "| \(host["name"]?.stringValue ?? "") | \(host["address"]?.stringValue ?? "") | \(processes) | "
-                + "\(clock(host, "start")) | \(clock(host, "end")) |\n"
+                + "\(clock(host, "start")) | \(clock(host, "end")) | \(Self.merge(host)) |\n"
         }
         if !windows.isEmpty {
             md += "\n### Partitions\n\niptables on the hosts dropped every packet between the halves. Notices the "
@@ -106,7 +121,8 @@ struct HostsReport {
     /// The lines the terminal's summary adds.
     var summary: String {
         var out = "  hosts: " + hosts.map { host in
-            "\(host["name"]?.stringValue ?? "") clock \(clock(host, "start")) → \(clock(host, "end"))"
+            "\(host["name"]?.stringValue ?? "") clock \(clock(host, "start")) → \(clock(host, "end")) "
+                + "(\(Self.merge(host)))"
         }.joined(separator: "; ") + "\n"
         for w in windows {
             out += "  partition \(w.hosts): \(w.sent) notices sent, \(w.receivedDuring) reached the broker during it, "

@@ -24,7 +24,7 @@ struct Timeline {
         .offline: ("#ffa8a8", 0.55), .doze: ("#b197fc", 0.35), .charging: ("#fab005", 1), .window: ("#66d9e8", 0.6),
         .down: ("#c92a2a", 0.45),
         .paused: ("#f59f00", 0.45), .fault: ("#e8590c", 0.3), .startup: ("#e9ecef", 0.8), .heal: ("#d3f9d8", 0.6),
-        .quiesce: ("#fff3bf", 0.7),
+        .quiesce: ("#fff3bf", 0.7), .partition: ("#495057", 0.18),
     ]
 
     struct Row {
@@ -385,7 +385,7 @@ struct Timeline {
             (.offline, "offline"), (.doze, "doze"), (.charging, "charging"), (.window, "iOS window / doze maintenance"),
             (.down, "process down"),
             (.paused, "paused"), (.fault, "chaos or server faults on"), (.startup, "start-up"), (.heal, "heal phase"),
-            (.quiesce, "quiesce phase"),
+            (.quiesce, "quiesce phase"), (.partition, "network partition between hosts"),
         ]
         for (kind, label) in bands {
             let style = Self.bandStyles[kind]!

@@ -22,6 +22,7 @@ extension TimelineModel {
         var chargingSince: [String: Double] = [:]
         var downSince: [String: Double] = [:]
         var pausedSince: [String: Double] = [:]
+        var partitionSince: (since: Double, label: String)?
         /// Open fault per lane and scope: since, label.
         var faultOn: [String: (since: Double, label: String)] = [:]
         var phaseOpen: (name: String, since: Double)?
@@ -176,6 +177,13 @@ extension TimelineModel {
                         band(lane, .paused, since, e.sim, "paused (SIGSTOP)")
                     }
                 }
+            case EventCatalogue.networkPartitioned where partitionSince == nil:
+                let hosts = (e["hosts"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) }
+                let label = hosts.map { $0.joined(separator: ",") }.joined(separator: " | ")
+                partitionSince = (e.sim, "partition " + label)
+            case EventCatalogue.networkHealed:
+                if let open = partitionSince { band(nil, .partition, open.since, e.sim, open.label + ", then healed") }
+                partitionSince = nil
             case EventCatalogue.scenarioAction:
                 let target = e.string("target") ?? ""
                 let action = e.string("action") ?? "?"
@@ -461,6 +469,7 @@ extension TimelineModel {
             for (lane, since) in chargingSince { band(lane, .charging, since, end, "charging") }
             for (lane, since) in downSince { band(lane, .down, since, end, "down") }
             for (lane, since) in pausedSince { band(lane, .paused, since, end, "paused") }
+            if let open = partitionSince { band(nil, .partition, open.since, end, open.label) }
             for scope in faultOn.keys.sorted() {
                 let open = faultOn[scope]!
                 band(

@@ -39,6 +39,8 @@ struct TimelineModel {
     enum BandKind: String, CaseIterable {
         case foreground, background, closed, forceQuit, offline, doze, charging, window, down, paused, fault, startup
         case heal, quiesce
+        /// A network partition between hosts (`network.partitioned` to `network.healed`), over every lane.
+        case partition
     }
 
     /// A span of time on one lane, or on every lane (`lane == nil`: a phase).

@@ -23,11 +23,8 @@ extension LabRun {
 
     /// The last line of `type` in `name`'s events file (its last 64 KiB).
     func lastLine(_ name: String, type: String) -> JSONValue? {
-        guard let handle = FileHandle(forReadingAtPath: folder.eventsPath(for: name)) else { return nil }
-        defer { try? handle.close() }
-        let size = (try? handle.seekToEnd()) ?? 0
-        try? handle.seek(toOffset: size > 65_536 ? size - 65_536 : 0)
-        let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        // Read here, or over ssh from the process's host while the run lasts (LabRun+Hosts.swift).
+        guard let text = eventsTail(name) else { return nil }
         for line in text.split(separator: "\n").reversed() where line.contains("\"\(type)\"") {
             if let value = try? JSONValue.parse(String(line)), value["type"]?.stringValue == type { return value }
         }

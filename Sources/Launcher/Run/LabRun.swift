@@ -95,7 +95,7 @@ public final class LabRun: TopologyRunner {
                     .map { .string($0) }))]).description + "\n")
             }
             log.emit(.processStopped, [("role", "launcher"), ("pid", .int(Int(getpid())))])
-            folder.mergeEvents()
+            folder.mergeEvents(corrections: hosts?.corrections(order) ?? [:], clock: clock)
         }
         try startAll()
         cpuAtScenario = cpuSeconds()

@@ -75,15 +75,25 @@ public struct RunFolder: Sendable {
     }
 
     /// Merges every process's events into `events.jsonl`, ordered by `wall` (stable within a process), and removes
-    /// the socket folder. A torn last line of a SIGKILLed process is skipped.
-    func mergeEvents() {
+    /// the socket folder. A torn last line of a SIGKILLed process is skipped. `corrections` (by process, the name of
+    /// its events file) put a host's events on the launcher's clock: their `wall` and `sim` are rewritten on `clock`
+    /// in `events.jsonl`; `events/NAME.jsonl` keep the host's own times.
+    func mergeEvents(corrections: [String: ClockCorrection] = [:], clock: SimClock? = nil) {
         var lines: [(wall: Int64, file: Int, index: Int, text: Substring)] = []
         for (fileIndex, file) in eventFiles().enumerated() {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            let process = String((file as NSString).lastPathComponent.dropLast(6))
+            let correction = clock == nil ? nil : corrections[process].flatMap { $0.applied ? $0 : nil }
             for (index, line) in text.split(separator: "\n").enumerated() {
                 guard line.hasPrefix("{\"wall\":"), line.hasSuffix("}") else { continue }
                 let digits = line.dropFirst(8).prefix(while: { $0.isNumber })
-                lines.append((Int64(digits) ?? 0, fileIndex, index, line))
+                let wall = Int64(digits) ?? 0
+                if let correction, let clock {
+                    let moved = Self.corrected(line, wall: wall, by: correction, clock: clock)
+                    lines.append((correction.corrected(wall), fileIndex, index, moved))
+                } else {
+                    lines.append((wall, fileIndex, index, line))
+                }
             }
         }
         lines.sort { ($0.wall, $0.file, $0.index) < ($1.wall, $1.file, $1.index) }

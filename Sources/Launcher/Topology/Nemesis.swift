@@ -2,7 +2,8 @@ import LabKit
 import SyncProtocol
 
 /// A topology's `nemesis` block: fault generators (kill, pause, crash, offline, forceQuit, broker chaos windows,
-/// server fault windows) with their targets, rates and downtimes, and the limits every fault obeys. `schedule` expands
+/// server fault windows, network partitions between hosts) with their targets, rates and downtimes, and the limits
+/// every fault obeys. `schedule` expands
 /// it, from the run's seed, into ordinary scenario steps: the same seed gives the same schedule. Every key and its
 /// default: docs/TOPOLOGY.md, "nemesis".
 public struct Nemesis: Sendable {
@@ -22,16 +23,19 @@ public struct Nemesis: Sendable {
         case chaos
         /// A window of server faults, then the topology's own server settings again.
         case faults
+        /// A real network partition between hosts (iptables, docs/HOSTS.md): two halves of the hosts, or one process
+        /// cut from the server or the broker, drawn from the seed; then `heal`. A run on hosts only.
+        case partition
 
-        /// Chaos and faults windows change settings; they put nothing down.
-        var isWindow: Bool { self == .chaos || self == .faults }
+        /// Chaos and faults windows change settings, a partition cuts the network: none of them puts a process down.
+        var isWindow: Bool { self == .chaos || self == .faults || self == .partition }
         /// Offline and forceQuit act on a device's state, not on its process.
         var isDeviceState: Bool { self == .offline || self == .forceQuit }
 
         /// The targets `"any"` means for this kind.
         var defaultTargets: [String] {
             switch self {
-            case .kill, .pause, .crash: return ["any"]
+            case .kill, .pause, .crash, .partition: return ["any"]
             case .offline, .forceQuit: return ["devices"]
             case .chaos: return ["broker"]
             case .faults: return ["server"]
@@ -87,7 +91,7 @@ public struct Nemesis: Sendable {
             switch kind {
             case .kill, .crash, .forceQuit: return .uniform(min: 10, max: 60)
             case .pause: return .uniform(min: 5, max: 30)
-            case .offline: return .uniform(min: 30, max: 300)
+            case .offline, .partition: return .uniform(min: 30, max: 300)
             case .chaos, .faults: return .constant(300)
             }
         }

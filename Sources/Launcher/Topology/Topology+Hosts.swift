@@ -24,6 +24,8 @@ public struct Placement: Sendable {
     public var poolHosts: [String] = []
     /// The topology file, for errors found when the run starts (an unreachable host).
     public var file = ""
+    /// `hosts.local.address`: where the hosts reach this machine's processes, in a run that mixes `local` with hosts.
+    public var localAddress: String?
 
     public static let local = "local"
 
@@ -50,8 +52,17 @@ extension Topology {
             guard case .object(let pairs) = h.node.value else { throw h.fail("expected an object") }
             for pair in pairs {
                 let entry = NodeReader(file: r.file, node: pair.node, path: h.child(pair.key))
-                guard pair.key != Placement.local else {
-                    throw entry.fail("\"local\" is the launcher's own machine and cannot be declared")
+                // `local` is the launcher's own machine, reached without ssh: only its address can be given.
+                if pair.key == Placement.local {
+                    try entry.onlyKeys(["address"])
+                    let address = try entry.requiredString("address")
+                    guard address.allSatisfy({ $0.isNumber || $0 == "." }), address.split(separator: ".").count == 4
+                    else {
+                        throw entry.fail("expected an IPv4 address", at: entry.node["address"],
+                                         key: entry.child("address"))
+                    }
+                    placement.localAddress = address
+                    continue
                 }
                 try checkHostName(pair.key, entry)
                 try entry.onlyKeys(["user", "address", "port", "identity", "knownHosts", "directory"])
@@ -97,15 +108,16 @@ extension Topology {
             placement.poolHosts = hosts
         }
         let used = Set(t.processNames.map { placement.host(of: $0) })
-        if used.contains(Placement.local) && used.count > 1 {
-            throw r.fail("places some processes on hosts and others on \"local\" (not supported yet: put every "
-                + "process on a host; docs/HOSTS.md)", at: r.node["hosts"], key: "hosts")
+        if used.contains(Placement.local) && used.count > 1 && placement.localAddress == nil {
+            throw r.fail("places some processes on hosts and others on \"local\": declare local: { address: \"…\" }, "
+                + "the address the hosts reach this machine at (docs/HOSTS.md)", at: r.node["hosts"], key: "hosts")
         }
         if used != [Placement.local] && t.transport != .tcp {
             throw r.fail("processes on hosts talk over tcp: set transport: \"tcp\"", at: r.node["transport"],
                          key: "transport")
         }
         try checkPartitions(t, placement, file: r.file)
+        try checkPartitionNemesis(t, placement, file: r.file)
         return placement
     }
 
@@ -191,7 +203,13 @@ extension Topology {
                         throw TopologyError(file: file, line: step.line, key: key,
                                             message: "\"\(name)\" is neither a process nor a host of this topology")
                     }
-                    side.insert(placement.host(of: t.poolAssignment[name] ?? name))
+                    let host = placement.host(of: t.poolAssignment[name] ?? name)
+                    // Never a rule on the launcher's own machine: its network is not the run's to cut.
+                    guard host != Placement.local else {
+                        throw TopologyError(file: file, line: step.line, key: key,
+                                            message: "\"\(name)\" runs on local: a partition cuts between hosts")
+                    }
+                    side.insert(host)
                 }
                 sides.append(side)
             }

@@ -91,6 +91,10 @@ extension Topology {
         if fault.kind.isDeviceState {
             return ([fault.target], [fault.target, process])
         }
+        if fault.kind == .partition {
+            // `heal` ends every partition at once: one partition at a time.
+            return (["network"], ["network"])
+        }
         if fault.kind.isWindow {
             let setting = "\(fault.kind.rawValue):\(fault.target)"
             return ([setting, process], [setting, process])
@@ -124,12 +128,16 @@ extension Topology {
             let settings = nemesis?.generators[fault.generator].settings ?? [:]
             // Back to the topology's faults: every runtime knob of the server's table.
             return (.faults(args: settings), .faults(args: Dictionary(uniqueKeysWithValues: server.runtimeFields)))
+        case .partition:
+            return (.network(command: "partition", cut: NetworkCut(Self.halves(ofCut: target))),
+                    .network(command: "heal", cut: NetworkCut([])))
         }
     }
 
     /// The targets a generator's names stand for, each once, in the order written: "any" (every target the kind
     /// can act on), "server", "broker", "devices", a platform, a device id or an account id.
     func resolveNemesisTargets(_ names: [String], kind: Nemesis.Kind) -> [String] {
+        if kind == .partition { return partitionCuts(names, placement: placement) }
         var out: [String] = []
         func add(_ items: [String]) { for item in items where !out.contains(item) { out.append(item) } }
         let all = devices.map(\.id)
@@ -141,6 +149,7 @@ extension Topology {
                 case .offline, .forceQuit: add(all)
                 case .chaos: add(["broker"])
                 case .faults: add(["server"])
+                case .partition: break
                 }
             case "server", "broker": add([name])
             case "devices", "device": add(all)
@@ -171,6 +180,10 @@ extension Topology {
             kinds.append(kind)
         }
         guard !kinds.isEmpty else { throw LabError.usage("--nemesis needs at least one kind, e.g. kill,pause,offline") }
+        if kinds.contains(.partition), partitionCuts(["any"], placement: placement).isEmpty {
+            throw LabError.usage("--nemesis partition needs processes on at least two hosts (a \"hosts\" block, "
+                + "docs/HOSTS.md)")
+        }
         var nemesis = self.nemesis ?? Nemesis()
         nemesis.generators += Nemesis.standard(kinds)
         self.nemesis = nemesis

@@ -51,6 +51,11 @@ extension Topology {
             var names: [String] = []
             for item in list {
                 guard case .string(let name) = item.node.value else { throw item.fail("expected a target name string") }
+                // A partition's cuts need the `hosts` block, read after this one (`checkPartitionNemesis`).
+                if kind == .partition {
+                    names.append(name)
+                    continue
+                }
                 let resolved = t.resolveNemesisTargets([name], kind: kind)
                 guard !resolved.isEmpty else {
                     throw item.fail("\"\(name)\" names nothing a \(kind.rawValue) acts on: use any, server, broker, "
