@@ -118,11 +118,9 @@ struct EventEmitterTests {
     }
 
     /// The launcher's analysis and report match catalogue values (`case EventCatalogue.opApplied:`), not names of
-    /// their own. `InvariantChecks.swift` is the known exception (issue 25: the lead converts it after merging the
-    /// branches that edit it); remove it from `exceptions` then.
+    /// their own.
     @Test func everyReaderMatchesCatalogueValues() {
-        let exceptions: Set<String> = ["Launcher/Analysis/InvariantChecks.swift"]
-        let launcher = Self.sources.filter { $0.path.hasPrefix("Launcher/") && !exceptions.contains($0.path) }
+        let launcher = Self.sources.filter { $0.path.hasPrefix("Launcher/") }
         #expect(launcher.count > 50)
         let literal = launcher.flatMap { source in Self.literalReads(in: source.text).map { "\(source.path): \($0)" } }
         #expect(literal == [], "readers that match an event type by its spelled name")

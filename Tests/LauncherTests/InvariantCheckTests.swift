@@ -32,7 +32,8 @@ import Testing
         for result in report.invariants { #expect(result.held, "\(result.name): \(result.detail)") }
         #expect(report.invariants.map(\.name) == [
             "no-lost-edit", "exactly-once", "monotonic-writes", "intent", "read-your-writes", "monotonic-reads",
-            "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head", "quiesce-settles",
+            "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head",
+            "quiesce-settles",
         ])
         #expect(report.passed)
         let json = report.json

@@ -123,7 +123,8 @@ import Testing
         update.before = DraftRow(id: "d1", title: "T", body: nil, version: 1, deleted: false)
         #expect(device.onEditAnswer(edit, saved: .success(update)).last == .answerControl(
             to: Self.peer, .controlAck(ControlAck(req: 7, ok: true, detail: "saved on this device", data: .object([
-                ("key", "pixel-2"), ("saw", .object([("title", "T"), ("body", .null), ("deleted", false), ("version", 1)])),
+                ("key", "pixel-2"),
+                ("saw", .object([("title", "T"), ("body", .null), ("deleted", false), ("version", 1)])),
             ])))))
         #expect(device.onEditAnswer(edit, saved: .failure(.editNotSaved("disk full"))).last == .answerControl(
             to: Self.peer, .controlAck(ControlAck(req: 7, ok: false, detail: "disk full"))))

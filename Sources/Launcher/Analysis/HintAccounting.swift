@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -10,7 +11,10 @@ struct HintAccounting {
         var expired = 0, held = 0, lostInCrash = 0
     }
 
-    static let fates = ["hint.delivered", "hint.dropped", "hint.coalesced", "hint.throttled", "hint.discarded", "hint.expired"]
+    static let fates = [
+        EventCatalogue.hintDelivered, EventCatalogue.hintDropped, EventCatalogue.hintCoalesced,
+        EventCatalogue.hintThrottled, EventCatalogue.hintDiscarded, EventCatalogue.hintExpired,
+    ].map(\.name)
 
     var counts = Counts()
     var problems: [String] = []
@@ -24,7 +28,7 @@ struct HintAccounting {
         var open: Set<String> = []   // accepted, no fate yet, current incarnation
         var last = Counts()          // the current incarnation's counts, to compare with the broker's counters
         for event in data.events where event.proc == "broker" {
-            if event.type == "process.started" {
+            if event.type == EventCatalogue.processStarted {
                 if incarnation > 0 {
                     counts.lostInCrash += open.count
                     for id in open { fate[id] = "lost with the broker" }
@@ -37,7 +41,7 @@ struct HintAccounting {
             guard event.type.hasPrefix("hint."), let hint = event.string("hint") else { continue }
             let id = "\(incarnation)/\(hint)"
             switch event.type {
-            case "hint.accepted":
+            case EventCatalogue.hintAccepted:
                 counts.accepted += 1
                 last.accepted += 1
                 if fate[id] != nil || open.contains(id) {
@@ -48,7 +52,7 @@ struct HintAccounting {
                 for seq in event["seqs"]?.arrayValue ?? [] {
                     if let s = seq.intValue { hintsBySeq["\(account)/\(s)", default: []].append(id) }
                 }
-            case "hint.duplicated":
+            case EventCatalogue.hintDuplicated:
                 counts.duplicated += 1
                 last.duplicated += 1
             case let type where HintAccounting.fates.contains(type):
@@ -59,11 +63,11 @@ struct HintAccounting {
                 }
                 fate[id] = String(type.dropFirst(5))
                 switch type {
-                case "hint.delivered": counts.delivered += 1; last.delivered += 1
-                case "hint.dropped": counts.dropped += 1; last.dropped += 1
-                case "hint.coalesced": counts.coalesced += 1; last.coalesced += 1
-                case "hint.throttled": counts.throttled += 1; last.throttled += 1
-                case "hint.discarded": counts.discarded += 1; last.discarded += 1
+                case EventCatalogue.hintDelivered: counts.delivered += 1; last.delivered += 1
+                case EventCatalogue.hintDropped: counts.dropped += 1; last.dropped += 1
+                case EventCatalogue.hintCoalesced: counts.coalesced += 1; last.coalesced += 1
+                case EventCatalogue.hintThrottled: counts.throttled += 1; last.throttled += 1
+                case EventCatalogue.hintDiscarded: counts.discarded += 1; last.discarded += 1
                 default: counts.expired += 1; last.expired += 1
                 }
             default:

@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -30,11 +31,12 @@ struct Intent {
         }
         for event in data.events {
             switch (event.proc, event.type) {
-            case ("launcher", "scenario.action") where event.string("action") == "edit":
+            case ("launcher", EventCatalogue.scenarioAction) where event.string("action") == "edit":
                 guard let key = event.string("key"), let device = event.string("target") else { continue }
                 add(SavedOp(key: key, device: device, account: data.device(device)?.account,
-                            draft: event.string("draft") ?? "?", action: event.string("op") ?? "?", savedSim: event.sim))
-            case (_, "op.saved"):
+                            draft: event.string("draft") ?? "?", action: event.string("op") ?? "?",
+                            savedSim: event.sim))
+            case (_, EventCatalogue.opSaved):
                 guard let key = event.string("key"), let device = data.device(event.proc) else { continue }
                 add(SavedOp(key: key, device: device.id, account: device.account, draft: event.string("draft") ?? "?",
                             action: event.string("action") ?? "?", savedSim: event.sim))
@@ -54,7 +56,9 @@ struct Intent {
 
     /// Whether the op's app was reinstalled after it was saved (a new install starts with an empty ledger).
     func reinstalled(_ op: SavedOp, _ data: RunData) -> Bool {
-        data.events.contains { $0.type == "app.reinstalled" && $0.proc == op.device && $0.sim >= op.savedSim }
+        data.events.contains {
+            $0.type == EventCatalogue.appReinstalled && $0.proc == op.device && $0.sim >= op.savedSim
+        }
     }
 
     /// Why an op the user saved is not in its device's ledger: what happened to the device after the save.
@@ -64,12 +68,12 @@ struct Intent {
                 || event.string("device") == op.device
             guard about else { continue }
             switch event.type {
-            case "app.reinstalled":
+            case EventCatalogue.appReinstalled:
                 return "the app was reinstalled at \(formatSim(event.sim)) before any pass sent it"
-            case "process.killed":
+            case EventCatalogue.processKilled:
                 return "\(op.device) was killed at \(formatSim(event.sim)) and the op did not survive it (was it ever "
                     + "committed to the ledger?)"
-            case "app.forceQuit":
+            case EventCatalogue.appForceQuit:
                 return "the app was force-quit at \(formatSim(event.sim)) and the op did not survive it (was it ever "
                     + "committed to the ledger?)"
             default:

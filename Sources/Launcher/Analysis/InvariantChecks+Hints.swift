@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -15,19 +16,21 @@ extension InvariantChecks {
         for event in data.events {
             let types = ["hint.delivered", "hint.received", "hint.malformed"]
             guard types.contains(event.type), let keysValue = event["keys"] else {
-                if event.type == "hint.delivered" { sent += 1 }
+                if event.type == EventCatalogue.hintDelivered { sent += 1 }
                 continue
             }
-            if event.type == "hint.delivered" { sent += 1 } else { received += 1 }
+            if event.type == EventCatalogue.hintDelivered { sent += 1 } else { received += 1 }
             let keys = (keysValue.arrayValue ?? []).compactMap(\.stringValue).sorted()
             guard keys != allowed else { continue }
-            let device = event.type == "hint.delivered" ? event.string("device") : event.proc
+            let device = event.type == EventCatalogue.hintDelivered ? event.string("device") : event.proc
             let extra = keys.filter { !allowed.contains($0) }
-            let what = event.type == "hint.delivered" ? "the broker sent" : (event.type == "hint.malformed"
+            let what = event.type == EventCatalogue.hintDelivered ? "the broker sent"
+                : (event.type == EventCatalogue.hintMalformed
                 ? "\(event.proc) refused" : "\(event.proc) received")
             violations.append(Violation(device: device, account: device.flatMap { data.device($0)?.account },
                 "\(what) hint \(event.string("hint") ?? "?") at \(formatSim(event.sim)) carrying "
-                    + (extra.isEmpty ? "keys \(keys.joined(separator: ", "))" : "data: \(extra.joined(separator: ", "))")
+                    + (extra.isEmpty ? "keys \(keys.joined(separator: ", "))"
+                        : "data: \(extra.joined(separator: ", "))")
                     + " — a hint is a reference (hint, account, head), never content"))
         }
         return InvariantResult(name, violations,
@@ -44,14 +47,17 @@ extension InvariantChecks {
         let accounting = HintAccounting(data)
         let c = accounting.counts
         var violations = accounting.problems.map { Violation(device: nil, account: nil, $0) }
-        let settled = c.delivered + c.dropped + c.coalesced + c.throttled + c.discarded + c.expired + c.held + c.lostInCrash
+        let settled = c.delivered + c.dropped + c.coalesced + c.throttled + c.discarded + c.expired + c.held
+            + c.lostInCrash
         if c.accepted != settled {
             violations.append(Violation(device: nil, account: nil,
-                "accepted \(c.accepted) ≠ delivered \(c.delivered) + dropped \(c.dropped) + coalesced \(c.coalesced) + "
+                "accepted \(c.accepted) ≠ delivered \(c.delivered) + dropped \(c.dropped) + "
+                    + "coalesced \(c.coalesced) + "
                     + "throttled \(c.throttled) + discarded \(c.discarded) + expired \(c.expired) + held \(c.held) + "
                     + "lost with a killed broker \(c.lostInCrash)"))
         }
-        var detail = "\(c.accepted) accepted = \(c.delivered) delivered + \(c.dropped) dropped + \(c.coalesced) coalesced + "
+        var detail = "\(c.accepted) accepted = \(c.delivered) delivered + \(c.dropped) dropped + "
+            + "\(c.coalesced) coalesced + "
             + "\(c.throttled) throttled + \(c.discarded) discarded + \(c.expired) expired + \(c.held) held"
         if c.lostInCrash > 0 { detail += " + \(c.lostInCrash) lost with a killed broker" }
         detail += " (\(c.duplicated) duplicates beside); the broker's counters agree"

@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -12,7 +13,7 @@ extension InvariantChecks {
         let name = "open-reaches-head"
         var violations: [Violation] = []
         var appliedWalls: [String: [(wall: Int64, seq: Int)]] = [:]
-        for event in data.events where event.proc == "server" && event.type == "op.applied" {
+        for event in data.events where event.proc == "server" && event.type == EventCatalogue.opApplied {
             if let account = event.string("account"), let seq = event.int("seq") {
                 appliedWalls[account, default: []].append((event.wall, seq))
             }
@@ -26,15 +27,16 @@ extension InvariantChecks {
         for event in data.events {
             guard let device = data.device(event.proc) else { continue }
             let key = "\(event.proc)/\(event.int("pass") ?? -1)"
-            if event.type == "pass.start" {
-                if ["foreground", "visibility"].contains(event.string("trigger") ?? ""), event.sim < data.scenarioEndSim {
+            if event.type == EventCatalogue.passStart {
+                let opened = ["foreground", "visibility"].contains(event.string("trigger") ?? "")
+                if opened, event.sim < data.scenarioEndSim {
                     starts[key] = event
                 } else {
                     starts[key] = nil
                 }
                 continue
             }
-            guard event.type == "pass.end" else { continue }
+            guard event.type == EventCatalogue.passEnd else { continue }
             let since = lastEnd[device.id] ?? 0
             lastEnd[device.id] = event.wall
             guard let start = starts.removeValue(forKey: key) else { continue }
@@ -60,7 +62,8 @@ extension InvariantChecks {
             }
             if cursor < head {
                 violations.append(Violation(device: device.id, account: device.account,
-                    "\(device.id) opened at \(formatSim(start.sim)) (\(start.string("trigger") ?? "")): the server's head "
+                    "\(device.id) opened at \(formatSim(start.sim)) (\(start.string("trigger") ?? "")): "
+                        + "the server's head "
                         + "was \(head), the pass the open started ended at cursor \(cursor): the user saw data "
                         + "\(head - cursor) change\(head - cursor == 1 ? "" : "s") old" + why))
             }
@@ -91,7 +94,7 @@ extension InvariantChecks {
     static func quiesceSettles(_ data: RunData) -> InvariantResult {
         let name = "quiesce-settles"
         let launcher = data.events.filter { $0.proc == "launcher" }
-        if let timeout = launcher.last(where: { $0.type == "quiesce.timeout" }) {
+        if let timeout = launcher.last(where: { $0.type == EventCatalogue.quiesceTimeout }) {
             let stuck = (timeout["stuck"]?.arrayValue ?? []).compactMap(\.stringValue)
             let devices = (timeout["stuckDevices"]?.arrayValue ?? []).compactMap(\.stringValue)
             let intro = "quiesce did not settle after \(timeout.int("rounds") ?? 0) rounds"
@@ -105,8 +108,8 @@ extension InvariantChecks {
             }
             return InvariantResult(name, violations, held: "")
         }
-        guard let done = launcher.last(where: { $0.type == "quiesce.done" }) else {
-            let ran = launcher.contains { $0.type == "process.started" }
+        guard let done = launcher.last(where: { $0.type == EventCatalogue.quiesceDone }) else {
+            let ran = launcher.contains { $0.type == EventCatalogue.processStarted }
             return InvariantResult(name, ran ? [Violation(device: nil, account: nil, "the run never quiesced")] : [],
                                    held: "no launcher record (a hand-made run folder)")
         }

@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -21,10 +22,13 @@ extension InvariantChecks {
                     differing.append("draft \(draft.id) is missing, server has v\(draft.version) \"\(draft.title)\"")
                     continue
                 }
-                if mine.version != draft.version || (mine.title ?? "") != draft.title || (mine.body ?? "") != draft.body {
+                if mine.version != draft.version || (mine.title ?? "") != draft.title
+                    || (mine.body ?? "") != draft.body {
                     var fields: [String] = []
                     if mine.version != draft.version { fields.append("version \(mine.version) vs \(draft.version)") }
-                    if (mine.title ?? "") != draft.title { fields.append("title \"\(mine.title ?? "")\" vs \"\(draft.title)\"") }
+                    if (mine.title ?? "") != draft.title {
+                        fields.append("title \"\(mine.title ?? "")\" vs \"\(draft.title)\"")
+                    }
                     if (mine.body ?? "") != draft.body { fields.append("body differs") }
                     differing.append("draft \(draft.id): " + fields.joined(separator: ", "))
                 }
@@ -34,7 +38,8 @@ extension InvariantChecks {
             }
             if let first = differing.first {
                 violations.append(Violation(device: device.id, account: device.account,
-                    "\(device.id): \(differing.count) of \(max(server.count, replica.count)) drafts differ from the server; "
+                    "\(device.id): \(differing.count) of \(max(server.count, replica.count)) drafts differ from the "
+                        + "server; "
                         + "first: \(first)"))
             }
         }
@@ -65,7 +70,7 @@ extension InvariantChecks {
             }
         }
         var checked = 0
-        for event in data.events where event.proc == "launcher" && event.type == "state.checked" {
+        for event in data.events where event.proc == "launcher" && event.type == EventCatalogue.stateChecked {
             checked += 1
             if event.fields["held"]?.boolValue == false, let target = event.string("target") {
                 violations.append(Violation(device: target, account: data.device(target)?.account,
@@ -77,15 +82,16 @@ extension InvariantChecks {
         var reported: [String: Int] = [:]
         var moves = 0
         for event in data.events
-        where event.type == "cursor.moved" || event.type == "process.started" || event.type == "app.reinstalled" {
+        where event.type == EventCatalogue.cursorMoved || event.type == EventCatalogue.processStarted
+            || event.type == EventCatalogue.appReinstalled {
             guard let device = data.device(event.proc) else { continue }
-            if event.type == "app.reinstalled" {
+            if event.type == EventCatalogue.appReinstalled {
                 // A new install starts from an empty file: its cursor history starts again at 0.
                 last[event.proc] = 0
                 reported[event.proc] = 0
                 continue
             }
-            if event.type == "process.started" {
+            if event.type == EventCatalogue.processStarted {
                 if let cursor = event.int("cursor") { reported[event.proc] = cursor }
                 continue
             }

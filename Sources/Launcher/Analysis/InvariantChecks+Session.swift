@@ -1,3 +1,4 @@
+import LabKit
 import SyncProtocol
 import SyncServer
 
@@ -35,7 +36,7 @@ extension InvariantChecks {
         var violations: [Violation] = []
         var reported: Set<String> = [], gaveUp: Set<String> = []
         var reads = 0
-        for event in data.events where event.proc == "launcher" && event.type == "scenario.action" {
+        for event in data.events where event.proc == "launcher" && event.type == EventCatalogue.scenarioAction {
             guard let device = event.string("target") else { continue }
             if event.string("action") == "reinstall" {
                 for slot in Set(last.keys).union(gaveUp) where slot.hasPrefix(device + "\u{1}") {
@@ -101,7 +102,7 @@ extension InvariantChecks {
         var gaveUp: Set<String> = [], reported: Set<String> = []
         var violations: [Violation] = []
         var reads = 0
-        for event in data.events where event.proc == "launcher" && event.type == "scenario.action" {
+        for event in data.events where event.proc == "launcher" && event.type == EventCatalogue.scenarioAction {
             guard let device = event.string("target") else { continue }
             if event.string("action") == "reinstall" {
                 for slot in Set(seen.keys).union(gaveUp) where slot.hasPrefix(device + "\u{1}") {
@@ -183,7 +184,7 @@ extension InvariantChecks {
         // A key the server refused durably: a device that keeps retrying it (`retryPermanent`) shows it over its
         // later, applied writes; that is the refusal's story, told by no-lost-edit and convergence.
         for op in intent.ops where data.server.keys[op.key]?.outcome == .rejected { keys.insert(op.key) }
-        for event in data.events where event.type == "queue.lost" {
+        for event in data.events where event.type == EventCatalogue.queueLost {
             for key in event["keys"]?.arrayValue ?? [] { if let key = key.stringValue { keys.insert(key) } }
         }
         return keys

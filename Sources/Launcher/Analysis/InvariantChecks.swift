@@ -1,3 +1,4 @@
+import LabKit
 import SyncDevice
 import SyncProtocol
 import SyncServer
@@ -8,8 +9,8 @@ import SyncServer
 /// when and why.
 enum InvariantChecks {
     static let names = ["no-lost-edit", "exactly-once", "monotonic-writes", "intent", "read-your-writes",
-                        "monotonic-reads", "convergence", "cursor-safety", "hints-are-references", "hints-accounted", "open-reaches-head",
-                        "quiesce-settles"]
+                        "monotonic-reads", "convergence", "cursor-safety", "hints-are-references", "hints-accounted",
+                        "open-reaches-head", "quiesce-settles"]
 
     static func all(_ data: RunData) -> [InvariantResult] {
         let intent = Intent(data)
@@ -26,7 +27,9 @@ enum InvariantChecks {
         var violations: [Violation] = []
         if let error = data.serverReadError { violations.append(Violation(device: nil, account: nil, error)) }
         for device in data.devices {
-            if let error = device.readError { violations.append(Violation(device: device.id, account: device.account, error)) }
+            if let error = device.readError {
+                violations.append(Violation(device: device.id, account: device.account, error))
+            }
         }
         return violations.isEmpty ? nil : InvariantResult(name, violations, held: "")
     }
@@ -40,7 +43,7 @@ enum InvariantChecks {
         let name = "no-lost-edit"
         if let unreadable = unreadable(name, data) { return unreadable }
         var violations: [Violation] = []
-        let retried = Set(data.events.filter { $0.proc == "server" && $0.type == "op.retryLater" }
+        let retried = Set(data.events.filter { $0.proc == "server" && $0.type == EventCatalogue.opRetryLater }
             .compactMap { $0.string("key") })
         var applied = 0, attention = 0
         for op in intent.ops {
@@ -118,7 +121,8 @@ enum InvariantChecks {
             total += changes.count
             for (index, change) in changes.enumerated() where change.seq != index + 1 {
                 violations.append(Violation(device: nil, account: account,
-                    "account \(account): change seq \(change.seq) follows seq \(index == 0 ? 0 : changes[index - 1].seq): "
+                    "account \(account): change seq \(change.seq) follows seq "
+                        + "\(index == 0 ? 0 : changes[index - 1].seq): "
                         + "seqs must run 1, 2, 3… without a gap"))
                 break
             }
@@ -128,7 +132,8 @@ enum InvariantChecks {
             }
             var firstSeq: [String: Int] = [:]
             for change in changes {
-                let what = "change seq \(change.seq) of \(account) (\(change.action.rawValue) \(change.draft) from \(change.origin))"
+                let what = "change seq \(change.seq) of \(account) (\(change.action.rawValue) \(change.draft) from "
+                    + "\(change.origin))"
                 if let first = firstSeq[change.key] {
                     violations.append(Violation(device: change.origin, account: account,
                         "key \(change.key) applied twice: seq \(first) and seq \(change.seq)"))
@@ -154,7 +159,7 @@ enum InvariantChecks {
             }
         }
         // What the server reported applying must be what it durably holds.
-        for event in data.events where event.proc == "server" && event.type == "op.applied" {
+        for event in data.events where event.proc == "server" && event.type == EventCatalogue.opApplied {
             guard let key = event.string("key"), let seq = event.int("seq"),
                   let account = event.string("account") else { continue }
             let durable = data.server.changes[account]?.first { $0.key == key }
@@ -164,7 +169,7 @@ enum InvariantChecks {
                         + (durable.map { "holds it as seq \($0.seq)" } ?? "has no such change")))
             }
         }
-        let replays = data.events.filter { $0.type == "op.duplicate" }.count
+        let replays = data.events.filter { $0.type == EventCatalogue.opDuplicate }.count
         return InvariantResult(name, violations,
                                held: "\(total) changes, each from one saved op, applied once; seqs gap-free; "
                                 + "\(replays) replays answered as duplicates")

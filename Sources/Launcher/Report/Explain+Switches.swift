@@ -62,12 +62,12 @@ extension Explain {
             guard let key = keys.first(where: { appliedSeq[$0].map(seqs.contains) == true }) else { return nil }
             return Line(sim: e.sim, text: "\(e.proc) lost the page holding \(it(key)) (seq \(appliedSeq[key]!)): its "
                 + "cursor was already past it\(reason) (switch cursorCommit = beforePage)")
-        case "replica.ownWriteHidden":
+        case EventCatalogue.replicaOwnWriteHidden:
             guard let key = keyIn(e, "keys") else { return nil }
             return Line(sim: e.sim, text: "\(e.proc)'s replica left out \(it(key)), acknowledged but not pulled yet "
                 + "(cursor \(e.int("cursor") ?? 0)), when a page touched draft \(e.string("draft") ?? "?"): its user "
                 + "no longer sees their own write (switch ownWrites = untilPulled)")
-        case "outbox.newestFirst":
+        case EventCatalogue.outboxNewestFirst:
             guard let key = keyIn(e, "keys") else { return nil }
             return Line(sim: e.sim, text: "\(e.proc)'s pass \(e.int("pass") ?? 0) sent its outbox newest first, "
                 + "\(it(key)) among it, so a later edit of a draft can reach the server before an earlier one "

@@ -93,10 +93,8 @@ extension TimelineModel {
             _ label: String, _ keys: [String]
         ) {
             guard laneSet.contains(from), laneSet.contains(to), toSim >= model.start else { return }
-            model.links.append(
-                Link(
-                    fromLane: from, fromSim: clamp(fromSim), toLane: to, toSim: toSim, kind: kind,
-                    label: label, keys: keys))
+            model.links.append(Link(fromLane: from, fromSim: clamp(fromSim), toLane: to, toSim: toSim, kind: kind,
+                                    label: label, keys: keys))
         }
 
         private var bucketCount: Int { Int(((model.end - model.start) / bucketSec).rounded(.up)) + 1 }

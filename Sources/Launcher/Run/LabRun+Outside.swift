@@ -46,7 +46,7 @@ extension LabRun {
         guard !outsideDevices.isEmpty else { return [] }
         let events = (try? RunData.readEvents(folder.eventsPath(for: "server"))) ?? []
         var refused: [String: (count: Int, first: String)] = [:]
-        for event in events where event.type == "request.refused" {
+        for event in events where event.type == EventCatalogue.requestRefused {
             guard let device = event.string("device"), outsideDevices.contains(device) else { continue }
             let words = "\(event.string("code") ?? "?"): \(event.string("message") ?? "")"
             refused[device, default: (0, words)].count += 1

@@ -285,7 +285,8 @@ public final class DeviceDriver {
     func emitHiddenOwnWrites() {
         guard !ledger.hiddenOwnWrites.isEmpty else { return }
         let cursor = (try? ledger.cursor()) ?? 0
-        for (draft, hidden) in Dictionary(grouping: ledger.hiddenOwnWrites, by: \.draft).sorted(by: { $0.key < $1.key }) {
+        let byDraft = Dictionary(grouping: ledger.hiddenOwnWrites, by: \.draft)
+        for (draft, hidden) in byDraft.sorted(by: { $0.key < $1.key }) {
             io.emit(EventCatalogue.replicaOwnWriteHidden.name, [
                 ("draft", .string(draft)), ("keys", .array(hidden.map { .string($0.key) })), ("cursor", .int(cursor)),
                 ("reason", "ownWrites untilPulled: the replica replays only unsettled ops, and these are acknowledged"),
