@@ -27,6 +27,8 @@ public struct Report {
     var replay: String? = nil
     /// The topology's reference figures beside the run's (empty without `reference`).
     var references: [ReferenceFigures.Row] = []
+    /// The peak resident MB of this process once the run was read and checked (the cost section's launcher figure).
+    var peakMB: Double?
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -63,6 +65,7 @@ public struct Report {
         report.references = references
         report.nemesis = NemesisFigures(data)
         report.crashes = CrashDeaths(data)
+        report.peakMB = OwnMemory.mb("VmHWM")
         if let text = try? String(contentsOfFile: folder.path("run.json"), encoding: .utf8),
            let run = try? JSONValue.parse(text), run["simulated"]?.boolValue == true
         {
@@ -139,7 +142,7 @@ public struct Report {
             ("switchEvents", switchEventsJSON),
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
-            ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
+            ("cost", RunCost(data, wallSeconds: f.wallSeconds, reportPeakMB: peakMB).json),
         ] + faultFields)
     }
 
@@ -320,7 +323,7 @@ public struct Report {
         md += ReferenceFigures.markdown(references)
         md += "\n## Seed 001's metrics\n\n| metric | value |\n| --- | --- |\n"
         for (name, value) in f.metrics { md += "| \(name) | \(value) |\n" }
-        md += RunCost(data, wallSeconds: f.wallSeconds).markdown
+        md += RunCost(data, wallSeconds: f.wallSeconds, reportPeakMB: peakMB).markdown
         md += "\n## Lineage of each edit\n\nop → change seq → hints and their fate → the pass that applied it on each other device.\n\n"
         let shown = f.lineages.prefix(200)
         for l in shown {

@@ -16,8 +16,8 @@ public final class LabRun: TopologyRunner {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    private var processes: [String: any LabProcess] = [:]
-    private var controls: [String: ControlClient] = [:]
+    private(set) var processes: [String: any LabProcess] = [:]
+    private(set) var controls: [String: ControlClient] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
     let poolOf: [String: String]
@@ -187,7 +187,8 @@ public final class LabRun: TopologyRunner {
             try start(name)
         }
         for name in order {
-            try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+            try controls[name]!.waitReady(timeout: readyTimeout(name),
+                                          alive: { [processes] in processes[name]!.poll() == false })
         }
     }
 
@@ -203,7 +204,7 @@ public final class LabRun: TopologyRunner {
         order.append(name)
     }
 
-    private func start(_ name: String) throws {
+    func start(_ name: String) throws {
         try processes[name]!.start()
         log.emit("process.spawned", [("target", .string(name)), ("pid", .int(Int(processes[name]!.pid)))])
     }
@@ -295,7 +296,7 @@ public final class LabRun: TopologyRunner {
     }
 
     /// The process that hosts `name`: its pool for a pooled device, else itself.
-    private func processName(_ name: String) -> String { poolOf[name] ?? name }
+    func processName(_ name: String) -> String { poolOf[name] ?? name }
 
     /// Signals a process; a pooled device's target is its whole pool (every device in it dies and restarts with it).
     func signal(_ device: String, _ command: String) throws {
@@ -386,41 +387,6 @@ public final class LabRun: TopologyRunner {
         return nil
     }
 
-    // MARK: - Heal and quiesce (`TopologyRunner`)
-
-    func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
-
-    func resumeToHeal(_ name: String) {
-        guard let process = processes[name], process.paused else { return }
-        process.signal(SIGCONT)
-        log.emit("process.resumed", [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
-    }
-
-    func isStopped(_ name: String) -> Bool { processes[name]?.poll() == true }
-
-    func startAndWait(_ name: String) throws {
-        try start(name)
-        let process = processes[name]!
-        try controls[name]!.waitReady(timeout: 20, alive: { process.poll() == false })
-    }
-
-    func serverStats() -> JSONValue? { (try? controls["server"]!.call("stats"))?.data }
-
-    func forcedPass(_ device: String) -> JSONValue? {
-        (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
-    }
-
-    func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {
-        let ack = try? controls[pool]!.call("syncAll", ["force": true, "timeoutMs": 30_000], timeoutMs: 40_000)
-        return ack?.data?["devices"]?.objectValue ?? []
-    }
-
-    /// `TopologyRunner.quiesce` on the wall clock: `heal.timeoutSec`, with 20 ms between rounds.
-    private func quiesce() {
-        let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
-        quiesce(while: { Date() < deadline }, pause: { usleep(20_000) })
-    }
-
     /// Saves the broker's and server's own counters beside the events, for the report.
     private func collectFinalStats() {
         var stats: [(String, JSONValue)] = []
@@ -438,6 +404,16 @@ public final class LabRun: TopologyRunner {
             if let mb = processes[name]?.privateMB { privateMemory.append((name, .double((mb * 10).rounded() / 10))) }
         }
         stats.append(("privateMB", .object(privateMemory)))
+        var peakMemory: [(String, JSONValue)] = []
+        for name in order {
+            if let mb = processes[name]?.peakMB { peakMemory.append((name, .double((mb * 10).rounded() / 10))) }
+        }
+        stats.append(("peakMB", .object(peakMemory)))
+        // The launcher's own, before the verdict reads the run (the report adds what reading it took).
+        let launcher = [("residentMB", OwnMemory.mb("VmRSS")), ("peakMB", OwnMemory.mb("VmHWM"))]
+        stats.append(("launcherMB", .object(launcher.compactMap { name, mb in
+            mb.map { (name, .double(($0 * 10).rounded() / 10)) }
+        })))
         stats.append(("cpuSeconds", .object(cpu)))
         stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
         stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))
