@@ -14,8 +14,9 @@ public enum BenchCommand {
             Flag("no-peers", help: "skip the NATS JetStream and Redis peers (they need nats-server and redis-server)"),
             Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days, a day of 1,000 devices, "
                 + "seed 000 at 400 installs per platform for 7 days; seconds, device-days/s, memory per device)"),
-            Flag("scale", help: "only topologies/load-10000.json5: 10,000 pooled devices of 500 accounts as real processes, "
-                + "checked; wall time (target ≤ 10 min), the launcher's memory, each pool's resident set (--quick: 200)"),
+            Flag("scale", help: "only topologies/load-10000.json5: 10,000 pooled devices of 500 accounts as "
+                + "real processes, checked; wall time (target ≤ 10 min), the launcher's memory, each pool's "
+                + "resident set (--quick: 200 devices)"),
             Flag("sim-10k", help: "the simulation also plays 10,000 devices for one simulated day (minutes; docs/SIMULATION.md)"),
             Flag("bin", value: "DIR", help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],

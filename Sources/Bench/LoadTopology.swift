@@ -36,6 +36,8 @@ enum LoadTopology {
         }
         if !line.isEmpty { idLines.append(line) }
         let name = quick ? "load-\(devices)-quick" : "load-\(devices)"
+        let description = "\(devices) pooled devices in \(pools) pools, \(accounts) accounts of \(accountSize), "
+            + "steady edits, hint loss 0.2 and duplication 0.1."
         return """
             // \(name): \(devices) devices hosted by \(pools) pool processes, in \(accounts) accounts of \(accountSize),
             // with steady edits and hint chaos. Each device keeps its own ledger, cursor and CURVE identity; the
@@ -43,9 +45,9 @@ enum LoadTopology {
             // (Sources/Bench/LoadTopology.swift): change the generator, then the file (LoadTopologyTests compares).
             {
               name: "\(name)",
-              description: "\(devices) pooled devices in \(pools) pools, \(accounts) accounts of \(accountSize), steady edits, hint loss 0.2 and duplication 0.1.",
+              description: "\(description)",
               seed: 10000,
-              timeScale: \(quick ? 300 : 30),
+              timeScale: \(quick ? 300 : 20),
               duration: "\(quick ? "10m" : "1h")",
               pools: \(pools),
               broker: { loss: 0.2, duplicate: 0.1 },
@@ -53,12 +55,12 @@ enum LoadTopology {
               accounts: [
             \(accountLines.joined(separator: "\n"))
               ],
-              // One session every four simulated hours per device, an edit in each: each fanned out to 19 others.
+              // One session every eight simulated hours per device, an edit in each: each fanned out to 19 others.
               behaviours: [
                 { accounts: [
             \(idLines.map { "      " + $0 }.joined(separator: "\n"))
                   ],
-                  opensPerDay: 6, editsPerSession: 1, sessionMinutes: 4, drafts: 8 },
+                  opensPerDay: 3, editsPerSession: 1, sessionMinutes: 4, drafts: 8 },
               ],
               heal: { timeoutSec: \(quick ? 60 : 300) },
             }

@@ -65,7 +65,8 @@ extension LabRun {
             do {
                 for (index, outcome) in try client.pipeline(requests).enumerated() {
                     if case .ack(let ack) = outcome {
-                        if !ack.ok { fail(index, LabError.io("\(list[index].target) refused \(list[index].command): \(ack.detail)")) }
+                        let (target, command) = (list[index].target, list[index].command)
+                        if !ack.ok { fail(index, LabError.io("\(target) refused \(command): \(ack.detail)")) }
                     } else if let failure = client.failure(outcome, command: list[index].command) {
                         fail(index, failure)
                     }

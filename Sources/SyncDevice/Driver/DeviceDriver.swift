@@ -12,7 +12,12 @@ public final class DeviceDriver {
     unowned let io: DeviceIO
     /// Replaced (file deleted and made again) by a `reinstall`; never nil otherwise.
     public internal(set) var ledger: Ledger!
-    public internal(set) var instance: DeviceInstance
+    public internal(set) var instance: DeviceInstance {
+        didSet { nextWake = instance.nextWake }
+    }
+    /// `instance.nextWake` as of the instance's last change: a pool asks it of every device on every turn of its
+    /// loop, and computing it there copied 250 instances per turn.
+    public private(set) var nextWake: Double?
     let brokerEnabled: Bool
     /// `sync` requests waiting for their pass to end, by token.
     var syncWaiters: [Int: SyncWaiter] = [:]
@@ -45,6 +50,7 @@ public final class DeviceDriver {
                                   restored: restored, brokerEnabled: brokerEnabled,
                                   rng: SeededGenerator.derived(seed: configuration.seed,
                                                                name: configuration.identity.device))
+        nextWake = instance.nextWake
     }
 
     var now: Double { io.now }
