@@ -27,7 +27,8 @@ public struct Report {
     var replay: String? = nil
     /// The topology's reference figures beside the run's (empty without `reference`).
     var references: [ReferenceFigures.Row] = []
-    /// The peak resident MB of this process once the run was read and checked (the cost section's launcher figure).
+    /// The peak resident MB of this process once the run was read and checked (the cost section's launcher figure);
+    /// nil for a simulated run.
     var peakMB: Double?
 
     static func interruptedIn(_ data: RunData) -> String? {
@@ -65,12 +66,13 @@ public struct Report {
         report.references = references
         report.nemesis = NemesisFigures(data)
         report.crashes = CrashDeaths(data)
-        report.peakMB = OwnMemory.mb("VmHWM")
         if let text = try? String(contentsOfFile: folder.path("run.json"), encoding: .utf8),
            let run = try? JSONValue.parse(text), run["simulated"]?.boolValue == true
         {
             report.replay = run["replay"]?.stringValue ?? ""
         }
+        // Not for a simulated run: its report is the same bytes for the same seed, and a process's peak is not.
+        if report.replay == nil { report.peakMB = OwnMemory.mb("VmHWM") }
         return report
     }
 
