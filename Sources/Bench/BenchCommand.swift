@@ -7,7 +7,7 @@ import Launcher
 public enum BenchCommand {
     static let spec = CommandSpec(
         name: "synclab bench", summary: "measure the lab against this machine's own floor and against NATS and Redis",
-        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation] [--sim-10k]",
+        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation] [--sim-10k] [--scale]",
         flags: [
             Flag("out", value: "DIR",
                 help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
@@ -16,6 +16,9 @@ public enum BenchCommand {
             Flag("no-peers", help: "skip the NATS JetStream and Redis peers (they need nats-server and redis-server)"),
             Flag("simulation", help: "only the simulation's figures (synclab sim: seven-days, a day of 1,000 devices, "
                 + "seed 000 at 400 installs per platform for 7 days; seconds, device-days/s, memory per device)"),
+            Flag("scale", help: "only topologies/load-10000.json5: 10,000 pooled devices of 500 accounts as "
+                + "real processes, checked; wall time (target ≤ 10 min), the launcher's memory, each pool's "
+                + "resident set (--quick: 200 devices)"),
             Flag("sim-10k", help: "the simulation also plays 10,000 devices for one simulated day (minutes; "
                 + "docs/SIMULATION.md)"),
             Flag("bin", value: "DIR",
@@ -47,7 +50,12 @@ public enum BenchCommand {
         bench.peers = !options.has("no-peers")
         bench.tenThousand = options.has("sim-10k")
         do {
-            if options.has("simulation") {
+            if options.has("scale") {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                bench.section("scale: \(bench.quick ? "200" : "10,000") pooled devices, real processes") {
+                    try $0.measureScale()
+                }
+            } else if options.has("simulation") {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
                 bench.section("simulation: seconds per run, device-days per second, memory per device") {
                     try $0.measureSimulation()
@@ -62,7 +70,9 @@ public enum BenchCommand {
         _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
         let html = "\(out)/bench.html"
         _ = FileManager.default.createFile(atPath: html, contents: Data(bench.html.utf8))
-        Output.stdout((options.has("simulation") ? bench.simulationTable : bench.table)
+        let table = options.has("scale") ? bench.scaleTable
+            : options.has("simulation") ? bench.simulationTable : bench.table
+        Output.stdout(table
             + "bench.json: \(path)\nbench.html: \(html)\n")
         for failure in bench.failures { Output.stderr("synclab bench: not measured: \(failure)\n") }
         return bench.failures.isEmpty ? 0 : 1

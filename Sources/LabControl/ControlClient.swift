@@ -87,18 +87,64 @@ public final class ControlClient {
     /// first. An ack with `ok` false is returned: the caller decides what a refusal means.
     public func call(_ command: String, _ args: [String: JSONValue] = [:], timeoutMs: Int = defaultTimeoutMs,
                      alive: (() -> Bool)? = nil) throws -> ControlAck {
-        switch try request(command, args, timeoutMs: timeoutMs, alive: alive) {
-        case .ack(let ack):
-            return ack
+        let outcome = try request(command, args, timeoutMs: timeoutMs, alive: alive)
+        if case .ack(let ack) = outcome { return ack }
+        throw failure(outcome, command: command, timeoutMs: timeoutMs)!
+    }
+
+    /// What `call` throws for an outcome that is not an ack (nil for an ack).
+    public func failure(_ outcome: ControlOutcome, command: String, timeoutMs: Int = defaultTimeoutMs) -> LabError? {
+        switch outcome {
+        case .ack:
+            return nil
         case .error(let error):
-            throw LabError.io("\(name) refused control \"\(command)\": \(error.code.rawValue): \(error.message)")
+            return LabError.io("\(name) refused control \"\(command)\": \(error.code.rawValue): \(error.message)")
         case .unsent:
-            throw LabError.io("\(name) did not accept control \"\(command)\" within \(timeoutMs) ms (\(endpoint))")
+            return LabError.io("\(name) did not accept control \"\(command)\" within \(timeoutMs) ms (\(endpoint))")
         case .unanswered:
-            throw LabError.io("\(name) did not answer control \"\(command)\" within \(timeoutMs) ms")
+            return LabError.io("\(name) did not answer control \"\(command)\" within \(timeoutMs) ms")
         case .exited:
-            throw LabError.io("\(name) exited before answering control \"\(command)\"")
+            return LabError.io("\(name) exited before answering control \"\(command)\"")
         }
+    }
+
+    /// Sends `requests` in order, up to `window` of them unanswered at a time, and returns each one's outcome in the
+    /// same order: the heal's three commands to each of a pool's 250 devices cost one pool's work, not 750 round
+    /// trips (a pool answers its control requests in the order they arrive). `timeoutMs` is how long the client waits
+    /// without any answer before the rest are `unanswered` (or `unsent`).
+    public func pipeline(_ requests: [(command: String, args: [String: JSONValue])], window: Int = 64,
+                         timeoutMs: Int = defaultTimeoutMs) throws -> [ControlOutcome] {
+        var outcomes = [ControlOutcome?](repeating: nil, count: requests.count)
+        var reqs: [Int: Int] = [:]  // req → index of its request
+        var next = 0
+        var deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
+        var poller = Poller([socket])
+        while next < requests.count || !reqs.isEmpty {
+            while next < requests.count, reqs.count < window {
+                let req = nextRequest
+                nextRequest += 1
+                let (command, args) = requests[next]
+                guard try send(Codec.encode(.control(Control(req: req, command: command, args: args))),
+                               until: deadline) else { break }
+                reqs[req] = next
+                next += 1
+            }
+            let now = SimClock.monotonicNanos()
+            guard now < deadline, !reqs.isEmpty else { break }
+            guard !(try poller.poll(timeoutMs: Int((deadline - now) / 1_000_000) + 1)).isEmpty else { continue }
+            while let frames = try socket.receive(dontWait: true) {
+                let answered: (req: Int?, ControlOutcome)
+                switch Codec.decodeOrReply(frames) {
+                case .success(.controlAck(let ack)): answered = (ack.req, .ack(ack))
+                case .success(.error(let error)): answered = (error.req ?? reqs.keys.min(), .error(error))
+                default: continue
+                }
+                guard let req = answered.req, let index = reqs.removeValue(forKey: req) else { continue }
+                outcomes[index] = answered.1
+                deadline = SimClock.monotonicNanos() + UInt64(timeoutMs) * 1_000_000
+            }
+        }
+        return outcomes.enumerated().map { index, outcome in outcome ?? (index < next ? .unanswered : .unsent) }
     }
 
     /// The ack of `command`, or nil when none came (an error frame, no answer in time).

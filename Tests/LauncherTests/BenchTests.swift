@@ -71,4 +71,35 @@ import Testing
         let html = try String(contentsOfFile: out + "/bench.html", encoding: .utf8)
         #expect(html.components(separatedBy: "<svg").count - 1 == 3 && !html.contains("<script"))
     }
+
+    @Test("bench --scale --quick plays load-10000's shape at 200 pooled devices: it passes and reports its memory")
+    func quickScale() throws {
+        let home = TempFolder()
+        let out = home.file("bench")
+        let (status, output) = try EndToEndTests.synclab(
+            ["bench", "--scale", "--quick", "--out", out, "--bin", EndToEndTests.binDirectory], limit: 120)
+        #expect(status == 0, "\(output)")
+        let json = try JSONValue.parse(try String(contentsOfFile: out + "/bench.json", encoding: .utf8))
+        #expect(json["failures"]?.arrayValue?.isEmpty == true, "\(json["failures"] ?? .null)")
+        #expect(Self.figure(json, "scale.devices") == 200)
+        #expect(Self.figure(json, "scale.pools") == 2)
+        #expect(Self.figure(json, "scale.passed") == 1)
+        for key in ["scale.wallSec", "scale.events", "scale.passes", "scale.launcherPeakMB", "scale.launcherRunPeakMB",
+                    "scale.poolResidentMBMedian", "scale.poolPeakMBMax", "scale.cpuSeconds"] {
+            let value = Self.figure(json, key)
+            #expect(value.map { $0.isFinite && $0 > 0 } == true, "\(key) = \(String(describing: value))")
+        }
+        #expect(output.contains("scale: 200 devices in 2 pools"), "\(output)")
+        // The run's own report carries the launcher's memory and each pool's resident set.
+        let report = try JSONValue.parse(try String(contentsOfFile: out + "/load-200-quick/report.json",
+                                                    encoding: .utf8))
+        #expect(report["verdict"]?.stringValue == "pass")
+        let pools = report["cost"]?["poolMemory"]?.arrayValue ?? []
+        #expect(pools.map { $0["pool"]?.stringValue } == ["pool-1", "pool-2"])
+        #expect(pools.allSatisfy { ($0["devices"]?.intValue ?? 0) == 100 && ($0["residentMB"]?.doubleValue ?? 0) > 0
+            && ($0["peakMB"]?.doubleValue ?? 0) >= ($0["residentMB"]?.doubleValue ?? .infinity) })
+        #expect((report["cost"]?["launcherPeakMB"]?.doubleValue ?? 0) > 0)
+        let markdown = try String(contentsOfFile: out + "/load-200-quick/report.md", encoding: .utf8)
+        #expect(markdown.contains("| pool-2 | 100 |") && markdown.contains("Launcher: "))
+    }
 }

@@ -17,8 +17,15 @@ struct RunCost {
     var serverCPUSeconds: Double?
     var brokerCPUSeconds: Double?
     var deviceCPUSeconds: Double?
+    /// Each pool process: its devices, resident MB when the run ended and its peak (stats.json `peakMB`).
+    var poolMemory: [(pool: String, devices: Int, residentMB: Double?, peakMB: Double?)] = []
+    /// The launcher's resident and peak MB as the run ended (stats.json `launcherMB`), and the peak of the process
+    /// that made this report once it had read the run and checked it (the launcher itself after `synclab run`).
+    var launcherResidentMB: Double?
+    var launcherPeakMB: Double?
+    var reportPeakMB: Double?
 
-    init(_ data: RunData, wallSeconds: Double) {
+    init(_ data: RunData, wallSeconds: Double, reportPeakMB: Double? = nil) {
         let pooled = data.topology.poolAssignment
         devices = data.devices.count
         pools = Set(pooled.values).count
@@ -39,6 +46,16 @@ struct RunCost {
         brokerCPUSeconds = cpu.first(where: { $0.0 == "broker" })?.1.doubleValue
         let deviceCPU = cpu.filter { isDeviceProcess($0.0) }.compactMap { $0.1.doubleValue }
         deviceCPUSeconds = deviceCPU.isEmpty ? nil : deviceCPU.reduce(0, +)
+        let peaks = data.stats["peakMB"]?.objectValue ?? []
+        let hosted = data.stats["pools"]?.objectValue ?? []
+        let value = { (list: [(String, JSONValue)], name: String) in list.first { $0.0 == name }?.1.doubleValue }
+        // pool-2 before pool-10.
+        poolMemory = hosted.sorted { ($0.0.count, $0.0) < ($1.0.count, $1.0) }.map { pool, devices in
+            (pool, devices.intValue ?? 0, value(memory, pool), value(peaks, pool))
+        }
+        launcherResidentMB = data.stats["launcherMB"]?["residentMB"]?.doubleValue
+        launcherPeakMB = data.stats["launcherMB"]?["peakMB"]?.doubleValue
+        self.reportPeakMB = reportPeakMB
     }
 
     var json: JSONValue {
@@ -51,6 +68,14 @@ struct RunCost {
             ("serverCpuSeconds", serverCPUSeconds.map(rounded) ?? .null),
             ("brokerCpuSeconds", brokerCPUSeconds.map(rounded) ?? .null),
             ("deviceCpuSeconds", deviceCPUSeconds.map(rounded) ?? .null),
+            ("launcherResidentMB", launcherResidentMB.map(rounded) ?? .null),
+            ("launcherPeakMB", launcherPeakMB.map(rounded) ?? .null),
+            ("reportPeakMB", reportPeakMB.map(rounded) ?? .null),
+            ("poolMemory", .array(poolMemory.map { pool in
+                .object([("pool", .string(pool.pool)), ("devices", .int(pool.devices)),
+                         ("residentMB", pool.residentMB.map(rounded) ?? .null),
+                         ("peakMB", pool.peakMB.map(rounded) ?? .null)])
+            })),
         ])
     }
 
@@ -67,6 +92,13 @@ struct RunCost {
         md += "\nMemory and CPU are read from /proc just before the processes are stopped. Resident memory counts the "
         md += "shared libraries (Swift runtime, Foundation) in every process; own memory is what each process holds "
             + "alone.\n"
+        md += "\nLauncher: \(cell(launcherResidentMB)) MB resident as the run ended, peak \(cell(launcherPeakMB)) MB; "
+        md += "peak \(cell(reportPeakMB)) MB once this report's checks had read the run.\n"
+        guard !poolMemory.isEmpty else { return md }
+        md += "\n| pool | devices | resident MB | peak MB |\n| --- | --- | --- | --- |\n"
+        for pool in poolMemory {
+            md += "| \(pool.pool) | \(pool.devices) | \(cell(pool.residentMB)) | \(cell(pool.peakMB)) |\n"
+        }
         return md
     }
 }

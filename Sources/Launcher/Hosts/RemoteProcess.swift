@@ -125,5 +125,6 @@ final class RemoteProcess: LabProcess {
     // Memory and CPU are read from /proc of the launcher's machine, which a host's processes are not on.
     var residentMB: Double? { nil }
     var privateMB: Double? { nil }
+    var peakMB: Double? { nil }
     var cpuSeconds: Double? { nil }
 }

@@ -29,6 +29,9 @@ public struct Report {
     var replay: String? = nil
     /// The topology's reference figures beside the run's (empty without `reference`).
     var references: [ReferenceFigures.Row] = []
+    /// The peak resident MB of this process once the run was read and checked (the cost section's launcher figure);
+    /// nil for a simulated run.
+    var peakMB: Double?
 
     static func interruptedIn(_ data: RunData) -> String? {
         let launcher = data.events.filter { $0.proc == "launcher" }
@@ -70,6 +73,8 @@ public struct Report {
         {
             report.replay = run["replay"]?.stringValue ?? ""
         }
+        // Not for a simulated run: its report is the same bytes for the same seed, and a process's peak is not.
+        if report.replay == nil { report.peakMB = OwnMemory.mb("VmHWM") }
         return report
     }
 
@@ -144,7 +149,7 @@ public struct Report {
             ("switchEvents", switchEventsJSON),
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
-            ("cost", RunCost(data, wallSeconds: f.wallSeconds).json),
+            ("cost", RunCost(data, wallSeconds: f.wallSeconds, reportPeakMB: peakMB).json),
         ] + faultFields)
     }
 
@@ -349,7 +354,7 @@ public struct Report {
         md += ReferenceFigures.markdown(references)
         md += "\n## Seed 001's metrics\n\n| metric | value |\n| --- | --- |\n"
         for (name, value) in f.metrics { md += "| \(name) | \(value) |\n" }
-        md += RunCost(data, wallSeconds: f.wallSeconds).markdown
+        md += RunCost(data, wallSeconds: f.wallSeconds, reportPeakMB: peakMB).markdown
         md += "\n## Lineage of each edit\n\nop → change seq → hints and their fate → the pass that applied it on each "
             + "other device.\n\n"
         let shown = f.lineages.prefix(200)

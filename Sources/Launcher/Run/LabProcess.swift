@@ -14,6 +14,8 @@ protocol LabProcess: AnyObject {
     func killNow()
     var residentMB: Double? { get }
     var privateMB: Double? { get }
+    /// The most it was ever resident (VmHWM), in MB.
+    var peakMB: Double? { get }
     /// CPU seconds so far; nil when unknown (a remote process).
     var cpuSeconds: Double? { get }
 }

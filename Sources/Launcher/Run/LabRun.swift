@@ -17,7 +17,7 @@ public final class LabRun: TopologyRunner {
     let context: Context
     let log: EventLog
     var processes: [String: any LabProcess] = [:]
-    private var controls: [String: ControlClient] = [:]
+    private(set) var controls: [String: ControlClient] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
     let poolOf: [String: String]
@@ -64,7 +64,10 @@ public final class LabRun: TopologyRunner {
         // The epoch is a moment after start-up, so simulated 0 is when the scenario begins, not when processes spawn
         // (on hosts, 4 s and a quarter of one per process: the run's files are copied and every role starts over
         // ssh; a start that takes longer is noted in the report).
-        let lead = hosts == nil ? 1_000_000 : 4_000_000 + Int64(topology.processNames.count) * 250_000
+        // Locally, 1 s and 5 ms per pooled device: a pool opens its devices' ledgers, keys and sockets before it
+        // answers (10,000 devices in 40 pools took 78 s on two loaded cores; steps due before the start play at once).
+        let lead = hosts == nil ? 1_000_000 + Int64(poolOf.count) * 5_000
+            : 4_000_000 + Int64(topology.processNames.count) * 250_000
         self.clock = SimClock(epochMicros: SimClock.wallMicros() + lead, scale: topology.timeScale)
         self.context = try Context()
         try folder.create(topologyText: topologyText, topology: self.topology, clock: clock)
@@ -202,7 +205,8 @@ public final class LabRun: TopologyRunner {
         }
         for name in order {
             do {
-                try controls[name]!.waitReady(timeout: 20, alive: { [processes] in processes[name]!.poll() == false })
+                try controls[name]!.waitReady(timeout: readyTimeout(name),
+                                              alive: { [processes] in processes[name]!.poll() == false })
             } catch {
                 throw outsideFailure(name) ?? error
             }
@@ -221,7 +225,7 @@ public final class LabRun: TopologyRunner {
         order.append(name)
     }
 
-    private func start(_ name: String) throws {
+    func start(_ name: String) throws {
         try processes[name]!.start()
         log.emit(.processSpawned, [("target", .string(name)), ("pid", .int(Int(processes[name]!.pid)))])
     }
@@ -316,7 +320,7 @@ public final class LabRun: TopologyRunner {
     }
 
     /// The process that hosts `name`: its pool for a pooled device, else itself.
-    private func processName(_ name: String) -> String { poolOf[name] ?? name }
+    func processName(_ name: String) -> String { poolOf[name] ?? name }
 
     /// Signals a process; a pooled device's target is its whole pool (every device in it dies and restarts with it).
     func signal(_ device: String, _ command: String) throws {
@@ -391,41 +395,6 @@ public final class LabRun: TopologyRunner {
         notes.append("crash point \(points) had not fired before the \(command) of \(name)")
     }
 
-    // MARK: - Heal and quiesce (`TopologyRunner`)
-
-    public func emit(_ type: String, _ fields: [(String, JSONValue)]) { log.emit(type, fields) }
-
-    func resumeToHeal(_ name: String) {
-        guard let process = processes[name], process.paused else { return }
-        process.signal(SIGCONT)
-        log.emit(.processResumed, [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
-    }
-
-    func isStopped(_ name: String) -> Bool { processes[name]?.poll() == true }
-
-    func startAndWait(_ name: String) throws {
-        try start(name)
-        let process = processes[name]!
-        try controls[name]!.waitReady(timeout: 20, alive: { process.poll() == false })
-    }
-
-    func serverStats() -> JSONValue? { (try? controls["server"]!.call("stats"))?.data }
-
-    func forcedPass(_ device: String) -> JSONValue? {
-        guard outsideFailure(device) == nil else { return nil }
-        return (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
-    }
-
-    func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {
-        let ack = try? controls[pool]!.call("syncAll", ["force": true, "timeoutMs": 30_000], timeoutMs: 40_000)
-        return ack?.data?["devices"]?.objectValue ?? []
-    }
-
-    /// `TopologyRunner.quiesce` on the wall clock: `heal.timeoutSec`, with 20 ms between rounds.
-    private func quiesce() {
-        let deadline = Date().addingTimeInterval(topology.healTimeoutSec)
-        // An outside program that broke the contract ends the wait: the run stops with its words.
-        quiesce(while: { Date() < deadline && outsideFailure() == nil }, pause: { usleep(20_000) })
     }
 
     /// Saves the broker's and server's own counters beside the events, for the report.
@@ -445,6 +414,16 @@ public final class LabRun: TopologyRunner {
             if let mb = processes[name]?.privateMB { privateMemory.append((name, .double((mb * 10).rounded() / 10))) }
         }
         stats.append(("privateMB", .object(privateMemory)))
+        var peakMemory: [(String, JSONValue)] = []
+        for name in order {
+            if let mb = processes[name]?.peakMB { peakMemory.append((name, .double((mb * 10).rounded() / 10))) }
+        }
+        stats.append(("peakMB", .object(peakMemory)))
+        // The launcher's own, before the verdict reads the run (the report adds what reading it took).
+        let launcher = [("residentMB", OwnMemory.mb("VmRSS")), ("peakMB", OwnMemory.mb("VmHWM"))]
+        stats.append(("launcherMB", .object(launcher.compactMap { name, mb in
+            mb.map { (name, .double(($0 * 10).rounded() / 10)) }
+        })))
         stats.append(("cpuSeconds", .object(cpu)))
         stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
         stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))

@@ -105,6 +105,9 @@ package final class RoleProcess {
     /// Memory this process alone holds (anonymous pages: heap, stacks), in MB.
     package var privateMB: Double? { statusMB("RssAnon:") }
 
+    /// The most it was ever resident (VmHWM), in MB: a pool's peak, not only its size when the run ended.
+    package var peakMB: Double? { statusMB("VmHWM:") }
+
     private func statusMB(_ field: String) -> Double? {
         guard running, let text = try? String(contentsOfFile: "/proc/\(pid)/status",
             encoding: .utf8) else { return nil }

@@ -38,6 +38,9 @@ protocol TopologyRunner: EventEmitter {
     func forcedPass(_ device: String) -> JSONValue?
     /// The statuses of the forced passes every device of a pool runs at once, by device.
     func forcedPasses(inPool pool: String) -> [(String, JSONValue)]
+    /// Sends the heal's commands, in order for each process; what one cannot do goes to the notes as
+    /// `heal: TARGET COMMAND: why`. By default one `control` after another; a real run pipelines them per process.
+    func controlAll(_ commands: [(target: String, command: String, args: [String: JSONValue])])
 }
 
 extension TopologyRunner {
@@ -91,7 +94,11 @@ extension TopologyRunner {
                 notes.append("heal could not restart \(name): \(error)")
             }
         }
-        for (target, command, args) in StopChecks.healCommands(topology) { attempt(target, command, args) }
+        controlAll(StopChecks.healCommands(topology))
+    }
+
+    func controlAll(_ commands: [(target: String, command: String, args: [String: JSONValue])]) {
+        for (target, command, args) in commands { attempt(target, command, args) }
     }
 
     /// A control command the heal sends; what it cannot do goes to the notes.

@@ -128,12 +128,14 @@ extension Topology {
                 guard seenDevices[id] != nil else { throw d.fail("names device \"\(id)\" that no account declares") }
                 ids.append(id)
             }
+            // A set beside the list: a behaviour over 500 accounts names 10,000 devices.
+            var named = Set(ids)
             for a in try b.array("accounts") ?? [] {
                 guard case .string(let id) = a.node.value else { throw a.fail("expected an account id string") }
                 guard let account = t.accounts.first(where: { $0.id == id }) else {
                     throw a.fail("names account \"\(id)\" that is not declared")
                 }
-                ids += account.devices.map(\.id).filter { !ids.contains($0) }
+                for device in account.devices where named.insert(device.id).inserted { ids.append(device.id) }
             }
             guard !ids.isEmpty else {
                 throw b.fail("needs \"devices\" (a list of device ids) or \"accounts\" (every device of those "

@@ -3,9 +3,10 @@ import LabKit
 import SyncProtocol
 import ZeroMQ
 
-/// Many devices in one process: one libzmq context, one IO thread, one `zmq_poll` over every pooled device's
-/// DEALERs and the pool's control ROUTER. Each device is a `DeviceShell` (its own ledger file, instance, identity and
-/// sockets), driven exactly as in a process of its own, so the logic is not forked; only the poll loop is shared.
+/// Many devices in one process: one libzmq context, one IO thread, one `epoll` over every pooled device's
+/// DEALERs and the pool's control ROUTER (`EdgePoller`). Each device is a `DeviceShell` (its own ledger file, instance,
+/// identity and sockets), driven exactly as in a process of its own, so the logic is not forked; only the poll loop is
+/// shared.
 public final class DevicePool {
     public let configuration: DevicePoolConfiguration
     let context: Context
@@ -14,8 +15,7 @@ public final class DevicePool {
     /// Live devices by id, and their order in the spec.
     var shells: [String: DeviceShell] = [:]
     var order: [String] = []
-    /// Real time (monotonic ns) each device was last ticked: an idle device is still ticked every 100 ms, as its own
-    /// process would be by its poll timeout.
+    /// Real time (monotonic ns) each device was last ticked: an idle device is still ticked every `idleTickNanos`.
     var lastTick: [String: UInt64] = [:]
     /// `syncAll` requests waiting for their devices' passes.
     var gathers: [Int: SyncGather] = [:]
@@ -69,17 +69,18 @@ public final class DevicePool {
         events.emit(.processStarted, [("role", "pool"), ("pid", .int(Int(getpid()))),
                                         ("devices", .int(order.count))])
         for id in order { shells[id]?.begin() }
-        var poller = Poller()
+        var poller = try EdgePoller()
         var owners: [String?] = []
+        var indexes: [String: [Int]] = [:]
         var dirty = true
         while !stopping && !Signals.stopRequested {
             if dirty {
-                (poller, owners) = makePoller()
+                (poller, owners, indexes) = try makePoller()
                 dirty = false
             }
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: min(pollTimeoutMs(), zap?.nextReplyInMs ?? Int.max))
+                ready = try poller.wait(timeoutMs: min(pollTimeoutMs(), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
@@ -88,19 +89,31 @@ public final class DevicePool {
                 try zap.serve()
             }
             var touched: Set<String> = []
+            var controlled = false
             for index in ready {
                 let socket = poller.sockets[index]
                 guard let id = owners[index] else {
-                    if socket !== zap?.socket { try onControlSocket(socket) }
+                    if socket !== zap?.socket {
+                        try onControlSocket(socket)
+                        controlled = true
+                    }
                     continue
                 }
                 guard let shell = shells[id] else { continue }
                 try shell.onFrames(from: socket)
                 touched.insert(id)
             }
-            tick(touched)
+            let ticked = tick(touched)
             dirty = retireStopped() || dirty
             expireGathers()
+            // What was used is asked again before the next wait (EdgePoller): a send or receive may have taken its
+            // descriptor's signal. A control command may have made any device send (`syncAll`): then every socket.
+            if controlled {
+                poller.touchAll()
+            } else {
+                for (index, owner) in owners.enumerated() where owner == nil { poller.touch(index) }
+                for id in ticked.union(touched) { indexes[id]?.forEach(poller.touch) }
+            }
         }
         for id in order { shells[id]?.finish() }
         shells = [:]
@@ -112,26 +125,27 @@ public final class DevicePool {
         context.terminate()
     }
 
-    /// The control socket first (owner nil), then each live device's sockets.
-    func makePoller() -> (Poller, [String?]) {
-        var poller = Poller()
+    /// The control socket first (owner nil), then each live device's sockets; and each device's indexes.
+    func makePoller() throws -> (EdgePoller, [String?], [String: [Int]]) {
+        let poller = try EdgePoller()
         var owners: [String?] = []
+        var indexes: [String: [Int]] = [:]
         if let control {
-            poller.add(control)
+            try poller.add(control)
             owners.append(nil)
         }
         if let zap {
-            poller.add(zap.socket)
+            try poller.add(zap.socket)
             owners.append(nil)
         }
         for id in order {
             guard let shell = shells[id] else { continue }
             for socket in shell.sockets {
-                poller.add(socket)
+                indexes[id, default: []].append(try poller.add(socket))
                 owners.append(id)
             }
         }
-        return (poller, owners)
+        return (poller, owners, indexes)
     }
 
     /// The soonest any device has something to do, in real ms, bounded as a single device's is.
@@ -144,19 +158,28 @@ public final class DevicePool {
         return timeout
     }
 
-    /// Ticks the devices that received something, that are due, or that have not been ticked for 100 ms: the same
-    /// cadence a device in its own process gets, without waking a thousand idle instances on every message.
-    func tick(_ touched: Set<String>) {
+    /// An idle device's tick at least this often. A device in its own process wakes every 100 ms at most, but only to
+    /// notice signals: its instance needs ticks at `nextWake` alone (the simulation gives it no others), and ticking
+    /// 250 idle devices every 100 ms was most of an idle pool's work (10,000 devices: 100,000 ticks a second).
+    static let idleTickNanos: UInt64 = 1_000_000_000
+
+    /// Ticks the devices that received something, that are due, or that have not been ticked for `idleTickNanos`,
+    /// without waking a thousand idle instances on every message.
+    /// Returns the devices it ticked.
+    func tick(_ touched: Set<String>) -> Set<String> {
         let nowSim = now
         let wall = SimClock.monotonicNanos()
+        var ticked: Set<String> = []
         for id in order {
             guard let shell = shells[id] else { continue }
-            let due = shell.instance.nextWake.map { $0 <= nowSim } ?? false
-            let stale = wall &- (lastTick[id] ?? 0) >= 100_000_000
+            let due = shell.driver.nextWake.map { $0 <= nowSim } ?? false
+            let stale = wall &- (lastTick[id] ?? 0) >= Self.idleTickNanos
             guard touched.contains(id) || due || stale else { continue }
             shell.tick()
             lastTick[id] = wall
+            ticked.insert(id)
         }
+        return ticked
     }
 
     /// Stops the devices that were told `stop` on their own; true when one was removed (the poller is rebuilt).

@@ -143,7 +143,7 @@ public final class DeviceShell: DeviceIO {
 
     /// Real ms until the instance next has something to do, bounded so signals are noticed quickly.
     func pollTimeoutMs() -> Int {
-        guard let wake = instance.nextWake else { return 100 }
+        guard let wake = driver.nextWake else { return 100 }
         let realMs = (wake - now) / configuration.clock.scale * 1_000
         guard realMs.isFinite else { return 100 }
         return Int(max(1, min(100, realMs.rounded(.up))))
