@@ -395,8 +395,6 @@ public final class LabRun: TopologyRunner {
         notes.append("crash point \(points) had not fired before the \(command) of \(name)")
     }
 
-    }
-
     /// Saves the broker's and server's own counters beside the events, for the report.
     private func collectFinalStats() {
         var stats: [(String, JSONValue)] = []
