@@ -14,10 +14,10 @@ public struct BrokerInstance: Sendable {
     public private(set) var chaos: ChaosSettings
     public private(set) var chaosByDevice: [String: ChaosSettings] = [:]
 
-    private var generator: SeededGenerator
+    var generator: SeededGenerator
     /// Registered devices in the order they registered; a device keeps its slot for the instance's life. The hint
     /// path works with slots: a device id is hashed once per event, not at every step of a hint.
-    private var devices: [RegisteredDevice] = []
+    var devices: [RegisteredDevice] = []
     private var slots: [String: Int] = [:]
     /// Slots of every registered device, sorted by device id, so ticks visit devices in the same order on every run.
     private var sortedSlots: [Int] = []
@@ -25,8 +25,8 @@ public struct BrokerInstance: Sendable {
     /// every run.
     private var registeredByAccount: [String: [Int]] = [:]
     /// The highest head each account's notices named: what a resync hint carries.
-    private var latestHead: [String: Int] = [:]
-    private var hintNumber = 0
+    var latestHead: [String: Int] = [:]
+    var hintNumber = 0
     /// Real nanoseconds of the message being handled (the driver sets it) and the wrong tokens per connection and
     /// per key it refills (docs/SECURITY.md).
     public var realNanos: UInt64 = 0
@@ -36,12 +36,12 @@ public struct BrokerInstance: Sendable {
     /// The accounts `hintCarriesData` applies to; nil: all.
     public var hintDataAccounts: Set<String>?
     /// The change data a hint carries, by hint id (`hintCarriesData` only).
-    public private(set) var hintData: [String: JSONValue] = [:]
-    private var hintDataOrder: [String] = []
-    private var arrivals = 0
+    public internal(set) var hintData: [String: JSONValue] = [:]
+    var hintDataOrder: [String] = []
+    var arrivals = 0
     /// Hints chaos delayed, sorted by (due, arrival).
-    private var delayed: [Delayed] = []
-    private var dropReasons: [String: Int] = [:]
+    var delayed: [Delayed] = []
+    var dropReasons: [String: Int] = [:]
 
     struct Delayed: Sendable {
         var due: Double
@@ -385,172 +385,6 @@ public struct BrokerInstance: Sendable {
         ])
     }
 
-    // MARK: - The path of a hint
-
-    /// `hintCarriesData`: the hint will carry the notice's changes (the data) as well as the reference.
-    private mutating func attachData(_ changes: [ChangeRef], to hint: String, into out: inout [BrokerDirective]) {
-        let data = JSONValue.array(changes.map {
-            .object([("seq", .int($0.seq)), ("draft", .string($0.draft)), ("version", .int($0.version))])
-        })
-        hintData[hint] = data
-        hintDataOrder.append(hint)
-        if hintDataOrder.count > 4_096 { hintData[hintDataOrder.removeFirst()] = nil }
-        out.append(.log(EventLine(.hintDataAttached, [
-            ("hint", .string(hint)), ("changes", .int(changes.count)),
-            ("reason", "hintCarriesData: the push carries the change, not only a reference"),
-        ])))
-    }
-
-    private mutating func accept(slot: Int, head: Int, origin: String, seqs: JSONValue, resync: Bool,
-                                 now: Double, into out: inout [BrokerDirective]) -> PendingHint {
-        hintNumber += 1
-        let account = devices[slot].account
-        let hint = Hint(hint: "h-\(hintNumber)", account: account, head: head)
-        devices[slot].counters.accepted += 1
-        out.append(.hintAccepted(hint: hint, device: devices[slot].id, origin: origin, seqs: seqs, resync: resync))
-        return PendingHint(hint: hint, acceptedAt: now)
-    }
-
-    private func chaosSettings(for slot: Int) -> ChaosSettings {
-        chaosByDevice.isEmpty ? chaos : chaosByDevice[devices[slot].id] ?? chaos
-    }
-
-    /// Chaos sits between the server and the profile: a hint may be lost, delayed or held back for reordering before
-    /// the push service's rules see it. Draws happen in a fixed order (loss, delay, reorder) per hint.
-    private mutating func enterChaos(_ pending: PendingHint, slot: Int, now: Double,
-                                     into out: inout [BrokerDirective]) {
-        let settings = chaosSettings(for: slot)
-        if generator.chance(settings.loss) {
-            drop(pending, slot: slot, reason: "chaos-loss", into: &out)
-            return
-        }
-        let delay = settings.drawDelay(&generator)
-        let reorder = generator.chance(settings.reorder)
-        guard delay > 0 else {
-            arrive(pending, slot: slot, reorder: reorder, now: now, into: &out)
-            return
-        }
-        arrivals += 1
-        let item = Delayed(due: now + delay, arrival: arrivals, slot: slot, pending: pending, reorder: reorder)
-        delayed.insert(item, at: delayed.firstIndex(where: { $0.due > item.due }) ?? delayed.endIndex)
-        devices[slot].delayedCount += 1
-        held(pending, slot: slot, reason: "chaos-delay", extra: [("untilSec", .double(roundedSeconds(item.due)))],
-             into: &out)
-        out.append(.scheduleTick(at: item.due))
-    }
-
-    /// A hint reaches the profile, unless chaos holds it back until the device's next hint has overtaken it.
-    private mutating func arrive(_ pending: PendingHint, slot: Int, reorder: Bool, now: Double,
-                                 into out: inout [BrokerDirective]) {
-        if reorder {
-            let releaseAt = now + reorderWindowSec
-            devices[slot].parked.append((pending, releaseAt))
-            held(pending, slot: slot, reason: "chaos-reorder", into: &out)
-            out.append(.scheduleTick(at: releaseAt))
-            return
-        }
-        offer(pending, slot: slot, now: now, into: &out)
-        let parked = devices[slot].parked
-        guard !parked.isEmpty else { return }
-        devices[slot].parked = []
-        for item in parked {
-            offer(item.pending, slot: slot, now: now, into: &out)
-        }
-    }
-
-    private mutating func offer(_ pending: PendingHint, slot: Int, now: Double,
-                                into out: inout [BrokerDirective]) {
-        let conditions = devices[slot].conditions
-        // The hint goes straight out (the profile would say so and change nothing): no decision list.
-        if devices[slot].profile.deliversAtOnce(conditions) {
-            send(pending, slot: slot, into: &out)
-            return
-        }
-        withProfile(of: slot, now: now, into: &out) { profile in profile.offer(pending, conditions, now: now) }
-    }
-
-    /// Runs one profile step and carries out its decisions; asks for a tick when the profile's deadline moved.
-    private mutating func withProfile(of slot: Int, now: Double, into out: inout [BrokerDirective],
-                                      _ step: (inout DeliveryProfile) -> [ProfileDecision]) {
-        let before = devices[slot].profile.nextDeadline
-        let decisions = step(&devices[slot].profile)
-        for decision in decisions {
-            apply(decision, slot: slot, now: now, into: &out)
-        }
-        if let after = devices[slot].profile.nextDeadline, after != before {
-            out.append(.scheduleTick(at: after))
-        }
-    }
-
-    private mutating func apply(_ decision: ProfileDecision, slot: Int, now: Double,
-                                into out: inout [BrokerDirective]) {
-        switch decision {
-        case .deliver(let pending):
-            send(pending, slot: slot, into: &out)
-        case .hold(let pending, let reason):
-            held(pending, slot: slot, reason: reason, into: &out)
-        case .coalesce(let pending, let by):
-            devices[slot].counters.coalesced += 1
-            out.append(.log(EventLine(.hintCoalesced, [
-                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("by", .string(by)),
-            ])))
-        case .throttle(let pending):
-            devices[slot].counters.throttled += 1
-            out.append(.log(EventLine(.hintThrottled, [
-                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "background-budget"),
-            ])))
-        case .discard(let pending, let reason):
-            devices[slot].counters.discarded += 1
-            out.append(.log(EventLine(.hintDiscarded, [
-                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-            ])))
-        case .drop(let pending, let reason):
-            drop(pending, slot: slot, reason: reason, into: &out)
-        case .expire(let pending):
-            devices[slot].counters.expired += 1
-            out.append(.log(EventLine(.hintExpired, [
-                ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "ttl"),
-                ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
-            ])))
-        case .resync:
-            let account = devices[slot].account
-            let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
-                                 resync: true, now: now, into: &out)
-            send(pending, slot: slot, into: &out)
-        }
-    }
-
-    /// Hands a hint to the shell; chaos may send it twice.
-    private mutating func send(_ pending: PendingHint, slot: Int, into out: inout [BrokerDirective]) {
-        let peer = devices[slot].peer
-        devices[slot].sending.append(pending)
-        out.append(.deliver(device: devices[slot].id, peer: peer, hint: pending.hint, copy: .original))
-        if generator.chance(chaosSettings(for: slot).duplicate) {
-            out.append(.deliver(device: devices[slot].id, peer: peer, hint: pending.hint, copy: .duplicate))
-        }
-    }
-
-    private mutating func drop(_ pending: PendingHint, slot: Int, reason: String,
-                               into out: inout [BrokerDirective]) {
-        devices[slot].counters.dropped += 1
-        dropReasons[reason, default: 0] += 1
-        out.append(.log(EventLine(.hintDropped, [
-            ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-        ])))
-    }
-
-    private func held(_ pending: PendingHint, slot: Int, reason: String, extra: [(String, JSONValue)] = [],
-                      into out: inout [BrokerDirective]) {
-        out.append(.log(EventLine(.hintHeld, [
-            ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-        ] + extra)))
-    }
-
-    private var nextDeadline: Double? {
-        let deadlines = [delayed.first?.due] + devices.map(\.nextDeadline)
-        return deadlines.compactMap { $0 }.min()
-    }
-
     /// A connection of the device socket ended: a device registered over it gets no more hints until it registers
     /// again (they are counted `unreachable`, as for any device that is gone), so a later connection that presents
     /// the same routing id receives nothing meant for it.
@@ -591,7 +425,7 @@ public struct BrokerInstance: Sendable {
     }
 
     /// Millisecond precision: enough for simulated waits, and the log stays readable.
-    private func roundedSeconds(_ seconds: Double) -> Double {
+    func roundedSeconds(_ seconds: Double) -> Double {
         (seconds * 1000).rounded() / 1000
     }
 }
