@@ -31,25 +31,9 @@ public final class ProgramShell {
         } else {
             zap = configuration.controlEndpoint == nil ? nil : try ZapHandler(context, policy: [:], open: true)
         }
-        if let endpoint = configuration.brokerEndpoint {
-            let socket = try Socket(context, .dealer)
-            try socket.setMaxMessageSize(Socket.maxMessageBytes)
-            try socket.setReconnectInterval(ms: 50)
-            if let keys, let brokerKey = keys.broker { try socket.setCurveClient(keys.own, serverKey: brokerKey) }
-            try socket.connect(endpoint)
-            broker = socket
-        } else {
-            broker = nil
-        }
-        if let endpoint = configuration.controlEndpoint {
-            let socket = try Socket(context, .router)
-            try socket.setMaxMessageSize(Socket.maxMessageBytes)
-            try socket.setServerSecurity(keys?.own, domain: "control")
-            try socket.bind(endpoint)
-            control = socket
-        } else {
-            control = nil
-        }
+        broker = try DeviceSockets.broker(context, endpoint: configuration.brokerEndpoint, own: keys?.own,
+                                          brokerKey: keys?.broker)
+        control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: keys?.own)
         instance = ProgramInstance(identity: configuration.identity, settings: configuration.settings,
                                    brokerEnabled: broker != nil, answerWithinMs: program.answerWithinMs,
                                    rng: SeededGenerator.derived(seed: configuration.seed,

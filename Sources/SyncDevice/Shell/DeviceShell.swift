@@ -47,25 +47,9 @@ public final class DeviceShell: DeviceIO {
         try server.setReconnectInterval(ms: 50)
         if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
         try server.connect(configuration.serverEndpoint)
-        if let endpoint = configuration.brokerEndpoint {
-            let socket = try Socket(context, .dealer)
-            try socket.setMaxMessageSize(Self.maxMessageBytes)
-            try socket.setReconnectInterval(ms: 50)
-            if let keys, let brokerKey = keys.broker { try socket.setCurveClient(keys.own, serverKey: brokerKey) }
-            try socket.connect(endpoint)
-            broker = socket
-        } else {
-            broker = nil
-        }
-        if let endpoint = configuration.controlEndpoint {
-            let socket = try Socket(context, .router)
-            try socket.setMaxMessageSize(Self.maxMessageBytes)
-            try socket.setServerSecurity(keys?.own, domain: "control")
-            try socket.bind(endpoint)
-            control = socket
-        } else {
-            control = nil
-        }
+        broker = try DeviceSockets.broker(context, endpoint: configuration.brokerEndpoint, own: keys?.own,
+                                          brokerKey: keys?.broker)
+        control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: keys?.own)
         replySocket = control
         driver = try DeviceDriver(configuration, io: self)
     }
