@@ -12,6 +12,39 @@ extension HostsEndToEndTests {
             .compactMap { try? JSONValue.parse(String($0)) }
     }
 
+    /// Half the devices (h3) cut from the server and the broker by a real partition while both halves edit: h3's
+    /// edits are saved on the device and reach the server only after the heal, and every replica converges.
+    @Test(.enabled(if: isRoot, skipped))
+    func devicesCutFromTheServerSaveTheirEditsAndConvergeAfterTheHeal() throws {
+        let home = TempFolder()
+        try Bed.with(4) {
+            let run = try EndToEndTests.run(file: try Bed.topology("partition-half-devices", in: home), in: home,
+                                            limit: 240)
+            #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
+            for check in ["no-lost-edit", "exactly-once", "convergence", "read-your-writes"] {
+                #expect(run.invariant(check).held, "\(check): \(run.invariant(check).detail)")
+            }
+            // The heal begins at its step's time; `network.healed` is written once every host's rules are gone, and
+            // what TCP held flows as soon as the first is, so the step's time is the bound.
+            let healed = try #require(Self.events(home, "network.healed").first?["wall"]?.intValue)
+            let healAt = try #require(Self.events(home, "scenario.action").first {
+                $0["action"]?.stringValue == "heal"
+            }?["at"]?.doubleValue)
+            let cut = try #require(Self.events(home, "network.partitioned").first?["wall"]?.intValue)
+            // The edits h3's devices (pixel, galaxy) saved during the cut were applied only after the heal.
+            let saved = Self.events(home, "op.saved").filter {
+                let wall = $0["wall"]?.intValue ?? 0
+                return ["pixel", "galaxy"].contains($0["proc"]?.stringValue ?? "") && wall > cut && wall < healed
+            }.compactMap { $0["key"]?.stringValue }
+            #expect(saved.count == 2, "h3's edits during the partition: \(saved)")
+            let applied = Self.events(home, "op.applied").filter { saved.contains($0["key"]?.stringValue ?? "") }
+            #expect(applied.count == saved.count, "\(applied)")
+            #expect(applied.allSatisfy { ($0["sim"]?.doubleValue ?? 0) >= healAt },
+                    "applied before the heal: \(applied)")
+        }
+        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
+    }
+
     @Test(.enabled(if: isRoot, skipped))
     func aPartitionNemesisAKillAndACrashPointOnHostsAreSurvivedWithTheVerdictUnchanged() throws {
         let home = TempFolder()
