@@ -18,11 +18,10 @@ extension InvariantChecks {
     /// write, which the device may have pulled); and the draft is deleted exactly when the device's last edit of it
     /// deleted it, or a later change says otherwise. Edits the device gave up (needsAttention, a queue lost with its
     /// process) are no-lost-edit's to judge, not this check's.
-    static func readYourWrites(_ data: RunData, _ intent: Intent) -> InvariantResult {
+    static func readYourWrites(_ data: RunData, _ intent: Intent, dropped: Set<String>) -> InvariantResult {
         let name = "read-your-writes"
         if let unreadable = unreadable(name, data) { return unreadable }
         let content = intent.content(data)
-        let dropped = droppedKeys(data, intent)
         var changes: [String: [ServerSnapshot.ChangeRow]] = [:]
         for change in data.changes { changes[change.account + "\u{1}" + change.draft, default: []].append(change) }
         var firstSeq: [String: Int] = [:]
@@ -94,10 +93,9 @@ extension InvariantChecks {
     /// on it: a pulled page raises the first by at least what it takes from the second, and an own edit adds one,
     /// so on the lab's design it never goes down. A draft with an op the device gave up on or the server refused
     /// (which leaves the replica by design), and everything before a reinstall, is not judged.
-    static func monotonicReads(_ data: RunData, _ intent: Intent) -> InvariantResult {
+    static func monotonicReads(_ data: RunData, _ intent: Intent, dropped: Set<String>) -> InvariantResult {
         let name = "monotonic-reads"
         if let unreadable = unreadable(name, data) { return unreadable }
-        let dropped = droppedKeys(data, intent)
         var seen: [String: (version: Int, key: String, sim: Double)] = [:]
         var gaveUp: Set<String> = [], reported: Set<String> = []
         var violations: [Violation] = []
@@ -179,7 +177,7 @@ extension InvariantChecks {
     /// Keys the device gave up or the server refused: a refusal it recorded (needsAttention), one the server recorded
     /// (`rejected`), an in-memory queue it lost. A draft with one is not judged again until a reinstall (no-lost-edit
     /// judges the loss).
-    private static func droppedKeys(_ data: RunData, _ intent: Intent) -> Set<String> {
+    static func droppedKeys(_ data: RunData, _ intent: Intent) -> Set<String> {
         var keys = Set(intent.ledgerRow.values.filter { $0.status == .needsAttention }.map(\.key))
         // A key the server refused durably: a device that keeps retrying it (`retryPermanent`) shows it over its
         // later, applied writes; that is the refusal's story, told by no-lost-edit and convergence.

@@ -15,9 +15,11 @@ enum InvariantChecks {
     static func all(_ data: RunData) -> [InvariantResult] {
         let intent = Intent(data)
         let order = intent.saveOrder(data)
+        // What the devices gave up on or the server refused: both read checks leave those drafts out.
+        let dropped = droppedKeys(data, intent)
         return [noLostEdit(data, intent), exactlyOnce(data, intent), monotonicWrites(data, intent, order),
-                self.intent(data, intent, order), readYourWrites(data, intent),
-                monotonicReads(data, intent), convergence(data),
+                self.intent(data, intent, order), readYourWrites(data, intent, dropped: dropped),
+                monotonicReads(data, intent, dropped: dropped), convergence(data),
                 cursorSafety(data), hintsAreReferences(data), hintsAccounted(data), openReachesHead(data),
                 quiesceSettles(data)]
     }

@@ -291,7 +291,7 @@ public final class DeviceDriver {
         let cursor = (try? ledger.cursor()) ?? 0
         let byDraft = Dictionary(grouping: ledger.hiddenOwnWrites, by: \.draft)
         for (draft, hidden) in byDraft.sorted(by: { $0.key < $1.key }) {
-            io.emit(EventCatalogue.replicaOwnWriteHidden.name, [
+            io.emit(.replicaOwnWriteHidden, [
                 ("draft", .string(draft)), ("keys", .array(hidden.map { .string($0.key) })), ("cursor", .int(cursor)),
                 ("reason", "ownWrites untilPulled: the replica replays only unsettled ops, and these are acknowledged"),
             ])
