@@ -172,11 +172,21 @@ down() {
             netns)
                 if ip netns list | grep -qw "^$what"; then
                     # Every process still inside the namespace (a run's roles, their ssh sessions) is the bed's.
-                    for pid in $(ip netns pids "$what" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
-                    # SIGKILL is delivered, not finished: wait (up to 5 s) until none of them is left, so that
-                    # `down` returns with every process of the bed gone.
+                    local killed=""
+                    for pid in $(ip netns pids "$what" 2>/dev/null); do
+                        kill -9 "$pid" 2>/dev/null && killed="$killed $pid"
+                    done
+                    # SIGKILL is delivered, not finished: wait (up to 5 s) until the namespace holds none of them
+                    # and each killed process is gone from the process table (or only a zombie left for its
+                    # parent to reap), so that `down` returns with every process of the bed gone. A process leaves
+                    # the namespace's list a little before it leaves `ps`: the namespace alone is not enough.
                     for _ in $(seq 100); do
-                        [ -z "$(ip netns pids "$what" 2>/dev/null)" ] && break
+                        local alive=""
+                        for pid in $killed; do
+                            if [ -e "/proc/$pid" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
+                            then alive=1; break; fi
+                        done
+                        [ -z "$alive" ] && [ -z "$(ip netns pids "$what" 2>/dev/null)" ] && break
                         sleep 0.05
                     done
                     ip netns del "$what"

@@ -215,6 +215,16 @@ import Testing
         try expectOnlyFailing(fixture, "cursor-safety", saying: "holds nothing of draft d1")
     }
 
+    /// A shadow row at the server's version whose body is not the server's: the message names the field, where
+    /// "holds v1 … give v1" alone would read as no difference at all.
+    @Test func aShadowRowWithTheRightVersionButAnotherBodyIsNamedByItsField() throws {
+        var fixture = try RunFixture()
+        fixture.shadows["b"] = [("d1", "T", "stale", 1)]
+        try expectOnlyFailing(fixture, "cursor-safety",
+                              saying: "its shadow holds v1 body \"stale\" of draft d1 where the server's changes "
+                              + "up to 1 give v1 body \"B\"")
+    }
+
     @Test func aCursorThatMovesBackBreaksCursorSafety() throws {
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(20, "b", "cursor.moved", #""from":0,"to":0,"pass":2"#))

@@ -40,7 +40,7 @@ import Testing
         let report = try Self.fixture(saw: #"{"title":"T2","body":"B","deleted":false}"#).report()
         for result in report.invariants { #expect(result.held, "\(result.name): \(result.detail)") }
         #expect(report.invariant("read-your-writes")?.detail
-            == "1 reads of a draft the device had written, each showing the device's own writes")
+            == "1 read of a draft the device had written, each showing the device's own writes")
     }
 
     /// The replica lost k2 while it waited for its page: a read showed the title from before it.
@@ -87,7 +87,7 @@ import Testing
         #expect(check.held == holds, "\(check.detail)")
         #expect(report.invariant("read-your-writes")?.held == true)
         if holds {
-            #expect(check.detail == "1 reads of a draft, none older than the device's read before it")
+            #expect(check.detail == "1 read of a draft, none older than the device's read before it")
         } else {
             #expect(check.detail == "a read draft d1 at version 1 when it began k3 at 18s, though it had shown version "
                 + "2 once it saved k2 at 16s: its reads went back")

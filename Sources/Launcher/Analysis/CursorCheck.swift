@@ -37,13 +37,28 @@ enum CursorCheck {
         }
         guard let first = wrong.first else { return nil }
         let last = changes.last { $0.seq <= cursor && $0.draft == first }
-        let mine = held[first].map { "v\($0.version)\($0.deleted ? " deleted" : "")" } ?? "nothing"
-        let should = expected[first].map { "v\($0.version)\($0.deleted ? " deleted" : "")" } ?? "nothing"
+        let mine = held[first].map { describe($0, against: expected[first]) } ?? "nothing"
+        let should = expected[first].map { describe($0, against: held[first]) } ?? "nothing"
         var text = "cursor \(cursor), but its shadow holds \(mine) of draft \(first) where the server's changes up to "
             + "\(cursor) give \(should)"
         if let last { text += " (change seq \(last.seq), key \(last.key))" }
         text += ": the cursor passed a change that was not durably applied"
         if wrong.count > 1 { text += "; \(wrong.count) drafts differ" }
         return text
+    }
+
+    /// A row as the message shows it: its version and deletion, and the fields that differ from `other` when
+    /// version and deletion alone would read the same ("v5 title "a"" against "v5 title "b"").
+    static func describe(_ row: DraftRow, against other: DraftRow?) -> String {
+        var text = "v\(row.version)\(row.deleted ? " deleted" : "")"
+        guard let other, other.version == row.version, other.deleted == row.deleted else { return text }
+        if row.title != other.title { text += " title \(quoted(row.title))" }
+        if row.body != other.body { text += " body \(quoted(row.body))" }
+        return text
+    }
+
+    private static func quoted(_ value: String?) -> String {
+        guard let value else { return "(none)" }
+        return "\"" + (value.count > 40 ? String(value.prefix(40)) + "…" : value) + "\""
     }
 }

@@ -82,7 +82,8 @@ extension InvariantChecks {
         let held = reads == 0
             ? "no read to judge: no device began an edit of a draft it had written (run folders from before edits "
                 + "carried what the user saw have none)"
-            : "\(reads) reads of a draft the device had written, each showing the device's own writes"
+            : "\(reads) \(reads == 1 ? "read" : "reads") of a draft the device had written, each showing the device's "
+                + "own writes"
         return InvariantResult(name, violations, held: held)
     }
 
@@ -136,7 +137,7 @@ extension InvariantChecks {
         }
         return InvariantResult(name, violations,
             held: reads == 0 ? "no read to judge: no device began two edits of one draft"
-                : "\(reads) reads of a draft, none older than the device's read before it")
+                : "\(reads) \(reads == 1 ? "read" : "reads") of a draft, none older than the device's read before it")
     }
 
     /// What is wrong with `saw`, or nil: the device's last own edit `own`, the edits that last set each field, and
