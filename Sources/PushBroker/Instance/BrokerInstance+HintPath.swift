@@ -24,7 +24,7 @@ extension BrokerInstance {
                                  now: Double, into out: inout [BrokerDirective]) -> PendingHint {
         hintNumber += 1
         let account = devices[slot].account
-        let hint = Hint(hint: "h-\(hintNumber)", account: account, head: head)
+        let hint = Hint(hint: HintID.text(hintNumber), account: account, head: head)
         devices[slot].counters.accepted += 1
         out.append(.hintAccepted(hint: hint, device: devices[slot].id, origin: origin, seqs: seqs, resync: resync))
         return PendingHint(hint: hint, acceptedAt: now)
