@@ -31,9 +31,42 @@ public struct AccountsFile: Codable, Sendable, Equatable {
         }
     }
 
-    public var accounts: [Account]
+    /// A device pool's own CURVE key and the devices it may speak for over its one multiplexed broker connection
+    /// (docs/PROTOCOL.md, "Pooled links"). The launcher writes one per pool when the run has keys.
+    public struct Pool: Codable, Sendable, Equatable {
+        public var id: String
+        public var publicKey: String
+        public var devices: [String]
 
-    public init(accounts: [Account]) { self.accounts = accounts }
+        public init(id: String, publicKey: String, devices: [String]) {
+            self.id = id
+            self.publicKey = publicKey
+            self.devices = devices
+        }
+    }
+
+    public var accounts: [Account]
+    /// Optional: a file without pools (every hand-written one so far) means no key speaks for more than one device.
+    public var pools: [Pool]?
+
+    public init(accounts: [Account], pools: [Pool]? = nil) {
+        self.accounts = accounts
+        self.pools = pools
+    }
+
+    /// Pool id of every pool key: admitted by the broker's ZAP handler beside the devices' keys.
+    public var poolsByPublicKey: [String: String] {
+        var out: [String: String] = [:]
+        for pool in pools ?? [] { out[pool.publicKey] = pool.id }
+        return out
+    }
+
+    /// The devices each pool (by id) may speak for: a multiplexed frame naming any other device is refused.
+    public var poolMembers: [String: Set<String>] {
+        var out: [String: Set<String>] = [:]
+        for pool in pools ?? [] { out[pool.id] = Set(pool.devices) }
+        return out
+    }
 
     /// Device id of every public key the file names: what a ZAP handler admits.
     public var devicesByPublicKey: [String: String] {
@@ -99,6 +132,41 @@ public struct AccountsFile: Codable, Sendable, Equatable {
                 guard deviceIDs.insert(device.id).inserted else {
                     throw AccountsFileError(path: path, key: key + ".id",
                         problem: "device \"\(device.id)\" appears twice")
+                }
+            }
+        }
+        try checkPools(path: path, deviceIDs: deviceIDs, publicKeys: publicKeys)
+    }
+
+    /// A pool's id is no device's (the ZAP user id tells the two apart), its key is nobody else's, and each of its
+    /// devices exists and belongs to this pool only.
+    private func checkPools(path: String, deviceIDs: Set<String>, publicKeys: Set<String>) throws(AccountsFileError) {
+        var poolIDs: Set<String> = []
+        var keys = publicKeys
+        var pooled: Set<String> = []
+        for (p, pool) in (pools ?? []).enumerated() {
+            let key = "pools[\(p)]"
+            try Self.checkID(pool.id, path: path, key: key + ".id")
+            guard !deviceIDs.contains(pool.id), poolIDs.insert(pool.id).inserted else {
+                throw AccountsFileError(path: path, key: key + ".id",
+                                        problem: "\"\(pool.id)\" is already a device's or another pool's id")
+            }
+            guard pool.publicKey.utf8.count == 40 else {
+                throw AccountsFileError(path: path, key: key + ".publicKey",
+                                        problem: "must be a CURVE public key: 40 characters of Z85")
+            }
+            guard keys.insert(pool.publicKey).inserted else {
+                throw AccountsFileError(path: path, key: key + ".publicKey",
+                                        problem: "is the key of another device too")
+            }
+            for (d, device) in pool.devices.enumerated() {
+                guard deviceIDs.contains(device) else {
+                    throw AccountsFileError(path: path, key: key + ".devices[\(d)]",
+                                            problem: "\"\(device)\" is no device of the file")
+                }
+                guard pooled.insert(device).inserted else {
+                    throw AccountsFileError(path: path, key: key + ".devices[\(d)]",
+                                            problem: "\"\(device)\" is in another pool too")
                 }
             }
         }

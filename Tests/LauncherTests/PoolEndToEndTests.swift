@@ -1,4 +1,5 @@
 import Foundation
+import LabKit
 import SyncProtocol
 import Testing
 
@@ -38,5 +39,14 @@ import Testing
         // Each pooled device wrote its own events under its own id.
         #expect(events.contains("\"proc\":\"blue-15\""))
         #expect(events.contains("\"proc\":\"red-1\""))
+        // One broker connection per pool (docs/PROTOCOL.md, "Pooled links"): each pooled device's registration
+        // came over its pool's connection, so its virtual peer starts with that connection's 16-byte routing id,
+        // and a pool's run (start or restart) brings one such prefix, not one per device.
+        let registered = events.split(separator: "\n").filter { $0.contains("\"type\":\"device.registered\"") }
+            .compactMap { try? JSONValue.parse(String($0)) }
+        let connections = Set(registered.compactMap { $0["peer"]?.stringValue?.prefix(2 + 32) })
+        #expect(Set(registered.compactMap { $0["device"]?.stringValue }).count == 30)
+        #expect(!connections.isEmpty && connections.count <= 2 * (1 + restarts.count),
+                "\(connections.count) broker connections for 2 pools restarted \(restarts.count) times")
     }
 }

@@ -145,7 +145,8 @@ public final class LabRun: TopologyRunner {
     private var keys: RunKeys?
 
     /// With CURVE: a key pair for the launcher, server, broker, every device and pool; accounts.json rewritten with
-    /// each device's public key (the processes get the key FILE paths only, docs/SECURITY.md).
+    /// each device's public key and each pool's key with the devices it may speak for (the processes get the key FILE
+    /// paths only, docs/SECURITY.md).
     private func makeKeys() throws {
         guard topology.security == .curve else { return }
         var keys = RunKeys(directory: folder.path("keys"))
@@ -153,7 +154,7 @@ public final class LabRun: TopologyRunner {
         for device in topology.devices { try keys.make(device.id) }
         for pool in Set(poolOf.values) { try keys.make(pool) }
         self.keys = keys
-        try RunKeys.writeAccounts(topology, keys: keys, to: folder.accountsPath)
+        try RunKeys.writeAccounts(topology, keys: keys, poolOf: poolOf, to: folder.accountsPath)
     }
 
     private func startAll() throws {

@@ -47,15 +47,25 @@ package struct RunKeys {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    /// The run's accounts file with each device's public key beside its token.
-    static func writeAccounts(_ topology: Topology, keys: RunKeys, to path: String) throws {
-        let accounts: JSONValue = .object([("accounts", .array(topology.accounts.map { account in
+    /// The run's accounts file with each device's public key beside its token, and each pool's key with the devices
+    /// (`poolOf`: pooled device → pool) that key may speak for over the pool's one broker connection.
+    static func writeAccounts(_ topology: Topology, keys: RunKeys, poolOf: [String: String] = [:],
+                              to path: String) throws {
+        var fields: [(String, JSONValue)] = [("accounts", .array(topology.accounts.map { account in
             .object([("id", .string(account.id)), ("devices", .array(account.devices.map { device in
                 .object([("id", .string(device.id)), ("platform", .string(device.platform.rawValue)),
                          ("token", .string(device.token)),
                          ("publicKey", .string(keys.pairs[device.id]?.publicKey ?? ""))])
             }))])
-        }))])
+        }))]
+        let pools = Set(poolOf.values).sorted().compactMap { pool -> JSONValue? in
+            guard let key = keys.pairs[pool]?.publicKey else { return nil }
+            let members = topology.devices.map(\.id).filter { poolOf[$0] == pool }
+            return .object([("id", .string(pool)), ("publicKey", .string(key)),
+                            ("devices", .array(members.map { .string($0) }))])
+        }
+        if !pools.isEmpty { fields.append(("pools", .array(pools))) }
+        let accounts: JSONValue = .object(fields)
         guard FileManager.default.createFile(atPath: path, contents: Data((accounts.description + "\n").utf8),
                                              attributes: [.posixPermissions: 0o600])
         else { throw LabError.io("cannot write \(path)") }

@@ -20,6 +20,8 @@ public final class BrokerShell: BrokerIO {
     /// the monitor that ends a registration's binding when its connection closes. nil under NULL.
     private let zap: ZapHandler?
     private let monitor: ConnectionMonitor?
+    /// Pools' multiplexed connections (CURVE only: a pool is known by its key); empty under NULL.
+    private var pooled = PooledPeers(members: [:])
     /// The broker's logic over this shell's IO; set once in `init`.
     public private(set) var driver: BrokerDriver!
 
@@ -47,9 +49,12 @@ public final class BrokerShell: BrokerIO {
                 try CurveKeyPair.read(publicFile: path)
             }
             let server = try CurveKeyPair.read(publicFile: configuration.serverKeyFile ?? "")
-            // Before any CURVE socket binds: without a handler libzmq would admit every key.
+            let accounts = try AccountsFile.load(path: configuration.accountsPath)
+            pooled = PooledPeers(members: accounts.poolMembers)
+            // Before any CURVE socket binds: without a handler libzmq would admit every key. A pool's key is admitted
+            // as its pool id (never a device's: the accounts file keeps the two apart).
             zap = try ZapHandler(context, policy: [
-                "devices": try AccountsFile.load(path: configuration.accountsPath).devicesByPublicKey,
+                "devices": accounts.devicesByPublicKey.merging(accounts.poolsByPublicKey) { device, _ in device },
                 "control": launcher.map { [$0: "launcher"] } ?? [:],
                 "notices": [server: "server"],
             ])
@@ -106,7 +111,10 @@ public final class BrokerShell: BrokerIO {
             }
             // Ended connections first, so a registration's binding is gone before a new connection is read.
             if let monitor, ready.contains(where: { poller.sockets[$0] === monitor.socket }) {
-                for connection in try monitor.ended() { driver.onConnectionEnded(connection) }
+                for connection in try monitor.ended() {
+                    driver.onConnectionEnded(connection)
+                    pooled.ended(connection)
+                }
             }
             // Readable, or holding replies that fall due (ZapHandler).
             if let zap, zap.holding || ready.contains(where: { poller.sockets[$0] === zap.socket }) { serveZap(zap) }
@@ -148,12 +156,34 @@ public final class BrokerShell: BrokerIO {
             if socket === notices {
                 driver.onNoticeFrames(frames, now: now)
             } else if socket === devices {
-                driver.onDeviceFrames(Array(frames.dropFirst()), peer: frames[0], now: now, user: received.userID,
-                                      connection: monitor == nil ? -1 : received.connection)
+                let connection = monitor == nil ? -1 : received.connection
+                if let pool = received.userID, pooled.isPool(pool) {
+                    onPooledFrames(Array(frames.dropFirst()), peer: frames[0], pool: pool, connection: connection,
+                                   now: now)
+                } else {
+                    driver.onDeviceFrames(Array(frames.dropFirst()), peer: frames[0], now: now, user: received.userID,
+                                          connection: connection)
+                }
             } else {
                 driver.onControlFrames(Array(frames.dropFirst()), peer: frames[0], now: now)
             }
             if stopping { return }
+        }
+    }
+
+    /// A message on a pool's connection: handed to the instance as from the device it names (its virtual peer, with
+    /// the device as the connection's user), or refused when the pool's key does not speak for that device: then a
+    /// rate-limited `request.refused` (code `unknownDevice`) and an error back under the named device's envelope,
+    /// and nothing else (no entry, no state).
+    private func onPooledFrames(_ frames: [Frame], peer: [UInt8], pool: String, connection: Int32, now: Double) {
+        switch pooled.admit(frames, peer: peer, pool: pool, connection: connection) {
+        case let .device(device, virtualPeer, rest):
+            driver.onDeviceFrames(rest, peer: virtualPeer, now: now, user: device, connection: connection)
+        case let .refused(envelope, message):
+            driver.refused([("code", "unknownDevice"), ("message", .string(message)),
+                            ("peer", .string("pool \(pool)@\(PeerName.describe(peer))"))])
+            _ = send([peer, envelope] + Codec.encode(.error(ErrorReply(code: .unknownDevice, message: message))),
+                     on: devices)
         }
     }
 
@@ -189,11 +219,18 @@ public final class BrokerShell: BrokerIO {
     }
 
     public func sendHint(to peer: [UInt8], body: [UInt8]) -> SendFailure? {
-        failure { try devices.send(to: peer, header: hintHeader, body: body, dontWait: true) }
+        if let route = pooled.route(peer) {
+            return failure { try devices.send([route.peer, route.device, hintHeader, body], dontWait: true) }
+        }
+        return failure { try devices.send(to: peer, header: hintHeader, body: body, dontWait: true) }
     }
 
     public func reply(on socket: BrokerSocket, to peer: [UInt8], _ frames: [[UInt8]]) {
         guard let target = socket == .devices ? devices : control else { return }
+        if socket == .devices, let route = pooled.route(peer) {
+            _ = send([route.peer, route.device] + frames.dropFirst(), on: target)
+            return
+        }
         // A peer that left before its answer is nobody's loss: its request changed nothing or is logged.
         _ = send(frames, on: target)
     }

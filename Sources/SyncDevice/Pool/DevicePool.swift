@@ -23,6 +23,8 @@ public final class DevicePool {
     var stopping = false
     /// CURVE: the ZAP handler of the pool's context (the control socket admits only the launcher's key).
     let zap: ZapHandler?
+    /// CURVE: the pool's one connection to the broker, shared by every device (docs/PROTOCOL.md, "Pooled links").
+    let brokerLink: PoolBrokerLink?
 
     /// Opens every device's ledger and sockets and the pool's control socket; throws naming what could not be used.
     public init(_ configuration: DevicePoolConfiguration) throws {
@@ -51,10 +53,11 @@ public final class DevicePool {
         } else {
             control = nil
         }
+        brokerLink = try Self.brokerLink(configuration, context: context, own: own)
         for device in configuration.devices {
             var own = device
             own.controlEndpoint = nil
-            let shell = try DeviceShell(own, context: context)
+            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink)
             shell.replySocket = control
             shells[device.identity.device] = shell
             order.append(device.identity.device)
@@ -62,6 +65,17 @@ public final class DevicePool {
     }
 
     var now: Double { configuration.clock.now() }
+
+    /// With the pool's own key, a broker endpoint and the broker's key: the one link, authenticated by the pool's key.
+    static func brokerLink(_ configuration: DevicePoolConfiguration, context: Context, own: CurveKeyPair?) throws
+        -> PoolBrokerLink?
+    {
+        guard let own, let first = configuration.devices.first, let endpoint = first.brokerEndpoint,
+              let brokerKeyFile = first.keys?.brokerKeyFile else { return nil }
+        return try PoolBrokerLink(context, endpoint: endpoint, own: own,
+                                  brokerKey: try CurveKeyPair.read(publicFile: brokerKeyFile),
+                                  devices: configuration.devices.count)
+    }
 
     /// Serves until `stop` (without `args.device`), SIGTERM or SIGINT; then stops every device and returns.
     public func run() throws {
@@ -93,7 +107,13 @@ public final class DevicePool {
             for index in ready {
                 let socket = poller.sockets[index]
                 guard let id = owners[index] else {
-                    if socket !== zap?.socket {
+                    if let brokerLink, socket === brokerLink.socket {
+                        touched.formUnion(try brokerLink.drain { device, frames in
+                            guard let shell = shells[device], !shell.stopping else { return false }
+                            shell.driver.onBrokerFrames(frames)
+                            return true
+                        })
+                    } else if socket !== zap?.socket {
                         try onControlSocket(socket)
                         controlled = true
                     }
@@ -117,6 +137,7 @@ public final class DevicePool {
         }
         for id in order { shells[id]?.finish() }
         shells = [:]
+        brokerLink?.close()
         answerAllGathers()
         events.emit(.processStopped, [("role", "pool"), ("pid", .int(Int(getpid())))])
         try? control?.setLinger(ms: 500)
@@ -136,6 +157,10 @@ public final class DevicePool {
         }
         if let zap {
             try poller.add(zap.socket)
+            owners.append(nil)
+        }
+        if let brokerLink {
+            try poller.add(brokerLink.socket)
             owners.append(nil)
         }
         for id in order {

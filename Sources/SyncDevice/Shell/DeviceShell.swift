@@ -14,6 +14,10 @@ public final class DeviceShell: DeviceIO {
     let context: Context
     let server: Socket
     let broker: Socket?
+    /// In a pool with CURVE: the pool's one broker connection, which this device's messages share under its envelope
+    /// (then `broker` is nil), and the envelope.
+    let brokerLink: PoolBrokerLink?
+    let envelope: [UInt8]
     let control: Socket?
     /// Where control acks go: the device's own ROUTER, or its pool's.
     var replySocket: Socket?
@@ -26,8 +30,14 @@ public final class DeviceShell: DeviceIO {
 
     /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
     /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
-    public init(_ configuration: DeviceConfiguration, context shared: Context? = nil) throws {
+    public convenience init(_ configuration: DeviceConfiguration, context shared: Context? = nil) throws {
+        try self.init(configuration, context: shared, brokerLink: nil)
+    }
+
+    init(_ configuration: DeviceConfiguration, context shared: Context?, brokerLink: PoolBrokerLink?) throws {
         self.configuration = configuration
+        self.brokerLink = brokerLink
+        envelope = Array(configuration.identity.device.utf8)
         events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: configuration.clock)
         self.context = try shared ?? Context()
         ownsContext = shared == nil
@@ -47,8 +57,8 @@ public final class DeviceShell: DeviceIO {
         try server.setReconnectInterval(ms: 50)
         if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
         try server.connect(configuration.serverEndpoint)
-        broker = try DeviceSockets.broker(context, endpoint: configuration.brokerEndpoint, own: keys?.own,
-                                          brokerKey: keys?.broker)
+        broker = brokerLink != nil ? nil : try DeviceSockets.broker(context, endpoint: configuration.brokerEndpoint,
+                                                                     own: keys?.own, brokerKey: keys?.broker)
         control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: keys?.own)
         replySocket = control
         driver = try DeviceDriver(configuration, io: self)
@@ -145,6 +155,7 @@ public final class DeviceShell: DeviceIO {
     public func flushEvents() { events.flush() }
 
     public func transmit(_ message: Message, to peer: DevicePeer) -> String? {
+        if peer == .broker, let brokerLink { return brokerLink.send(Codec.encode(message), for: envelope) }
         guard let socket = peer == .server ? server : broker else { return "no \(peer.rawValue) link" }
         do {
             return try socket.send(Codec.encode(message), dontWait: true) ? nil : "would block"

@@ -28,6 +28,11 @@ final class SecureLab {
 
     static func token(_ device: String) -> String { "t-\(device)" }
 
+    /// A device pool's key, which the accounts file lets speak for acme's two devices over one broker connection
+    /// (docs/PROTOCOL.md, "Pooled links"); laptop (globex) is outside its set.
+    static let pool = "pool-acme"
+    static let pooled = ["pixel", "iphone"]
+
     /// `tcp`: the server's device socket listens on 127.0.0.1 (for tests that speak raw TCP to it).
     /// `curve` false: the same lab with NULL on every socket (the control case: what the mechanisms change).
     let curve: Bool
@@ -41,7 +46,7 @@ final class SecureLab {
         brokerListen = folder.ipc("broker.ipc")
         brokerNotices = folder.ipc("notices.ipc")
         brokerControl = folder.ipc("broker-control.ipc")
-        for name in ["server", "broker", "launcher"] + Self.devices.map(\.id) {
+        for name in ["server", "broker", "launcher", Self.pool] + Self.devices.map(\.id) {
             let pair = try CurveKeyPair.generate()
             try pair.write(to: folder.file("keys"), name: name)
             keys[name] = pair
@@ -53,7 +58,9 @@ final class SecureLab {
             }.joined(separator: ",")
         }
         let accounts = "{\"accounts\":[{\"id\":\"acme\",\"devices\":[\(devices("acme"))]},"
-            + "{\"id\":\"globex\",\"devices\":[\(devices("globex"))]}]}"
+            + "{\"id\":\"globex\",\"devices\":[\(devices("globex"))]}],"
+            + "\"pools\":[{\"id\":\"\(Self.pool)\",\"publicKey\":\"\(keys[Self.pool]!.publicKey)\","
+            + "\"devices\":[\(Self.pooled.map { "\"\($0)\"" }.joined(separator: ","))]}]}"
         try accounts.write(toFile: accountsPath, atomically: true, encoding: .utf8)
         try start(serverArguments: serverArguments)
     }
