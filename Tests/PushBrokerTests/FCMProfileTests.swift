@@ -140,4 +140,37 @@ import Testing
         driver.notice(head: 3)
         #expect(driver.hintIDs("pixel") == ["h-3"])
     }
+
+    @Test func highPriorityIsDemotedAfterHintsThatShowNoNotification() throws {
+        let profiles = ProfileSettings.with {
+            $0.fcmDemoteAfter = 2
+            $0.dozeWindowSec = 3600
+        }
+        var driver = InstanceDriver(registered: "pixel", profiles: profiles)
+        driver.state("pixel", online: true, doze: true)
+        driver.advance(to: 100)
+        driver.notice(head: 1)
+        driver.notice(head: 2)
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2"])  // high priority wakes the dozing device twice
+        driver.notice(head: 3)
+        #expect(driver.events("hint.held").map { $0["reason"]?.stringValue } == ["fcm-demoted"])
+        driver.advance(to: 3599)
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2"])
+        driver.advance(to: 3600)  // the demoted hint waits for doze's maintenance window, as a normal one would
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2", "h-3"])
+        #expect(driver.instance.counters.balances)
+
+        let base = ["--listen", "tcp://127.0.0.1:1", "--notices", "tcp://127.0.0.1:2", "--accounts", "a.json"]
+        let settings = try BrokerCommand.configuration(
+            from: BrokerCommand.spec.parse(base + ["--fcm-demote-after", "5"])).settings
+        #expect(settings.profiles.fcmDemoteAfter == 5)
+    }
+
+    @Test func aDemotedDeviceAwakeStillGetsHintsAtOnce() {
+        var driver = InstanceDriver(registered: "pixel", profiles: ProfileSettings.with { $0.fcmDemoteAfter = 1 })
+        driver.state("pixel", online: true, doze: false)
+        for head in 1...3 { driver.notice(head: head) }
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2", "h-3"])  // demotion only matters in doze
+        #expect(driver.events("hint.held").isEmpty)
+    }
 }

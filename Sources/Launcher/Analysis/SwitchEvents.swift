@@ -101,6 +101,9 @@ struct SwitchEvents {
         Kind(.noticePhantom, .role("server.noticeBeforeCommit")),
         Kind(.hintDataAttached, .role("broker.hintCarriesData")),
         Kind(.hintHeld, "doze", .role("broker.fcmPriority = normal")) { $0.string("reason") == "doze" },
+        Kind(.hintHeld, "fcm-demoted", .platform("FCM: high priority demoted, no visible notification")) {
+            $0.string("reason") == "fcm-demoted"
+        },
         Kind(.hintMalformed, .role("broker.hintCarriesData")),
         Kind(.iosWindowExpired, "handled", .platform("iOS: the window's execution time ran out")) {
             $0["handled"]?.boolValue == true

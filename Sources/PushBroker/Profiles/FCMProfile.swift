@@ -6,6 +6,8 @@
 ///   `maxCollapseKeys` keys are stored per device (the oldest key is dropped, reason `fcm-collapse-limit`);
 /// - a normal-priority message to a dozing device waits for the next maintenance window (every `dozeWindowSec` of
 ///   doze, counted from when doze began); a high-priority one wakes the device;
+/// - with `demoteAfter` > 0, after that many high-priority hints (data messages: none shows a notification) FCM
+///   deprioritizes the device's later ones to normal: held in doze with reason `fcm-demoted` until a window;
 /// - an app the user force-stopped gets nothing (discarded, held ones too) until it is opened again.
 /// See docs/BROKER.md for the sources.
 public struct FCMProfile: Sendable, Equatable {
@@ -14,6 +16,9 @@ public struct FCMProfile: Sendable, Equatable {
     public let collapse: FCMCollapse
     public let maxCollapseKeys: Int
     public let dozeWindowSec: Double
+    public let demoteAfter: Int
+    /// High-priority hints offered while reachable, none leading to a visible notification.
+    public private(set) var highSent = 0
     public private(set) var held: [PendingHint] = []
     /// FCM deleted stored hints; the next delivery starts with a resync hint.
     public private(set) var overflowed = false
@@ -28,9 +33,13 @@ public struct FCMProfile: Sendable, Equatable {
         self.collapse = settings.fcmCollapse
         self.maxCollapseKeys = settings.fcmMaxCollapseKeys
         self.dozeWindowSec = settings.dozeWindowSec
+        self.demoteAfter = settings.fcmDemoteAfter
     }
 
     public var heldCount: Int { held.count }
+
+    /// FCM now treats this device's high-priority hints as normal.
+    public var demoted: Bool { priority == .high && demoteAfter > 0 && highSent >= demoteAfter }
 
     public var nextDeadline: Double? { windowAt }
 
@@ -39,7 +48,10 @@ public struct FCMProfile: Sendable, Equatable {
         if conditions.app == .forceQuit {
             return [.discard(pending, reason: "force-stopped")]
         }
-        guard let reason = waitReason(conditions) else { return [.deliver(pending)] }
+        guard let reason = waitReason(conditions) else {
+            if priority == .high && demoteAfter > 0 { highSent += 1 }
+            return [.deliver(pending)]
+        }
         let decisions = store(pending, reason: reason)
         waitForWindow(reason, now: now)
         return decisions
@@ -47,7 +59,8 @@ public struct FCMProfile: Sendable, Equatable {
 
     /// `offer` would deliver at once and change nothing.
     func deliversAtOnce(_ conditions: DeviceConditions) -> Bool {
-        conditions.app != .forceQuit && waitReason(conditions) == nil
+        // With demotion on, `offer` counts each high-priority hint: it must be called.
+        conditions.app != .forceQuit && waitReason(conditions) == nil && !(priority == .high && demoteAfter > 0)
     }
 
     public mutating func conditionsChanged(to conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
@@ -76,13 +89,15 @@ public struct FCMProfile: Sendable, Equatable {
     private func waitReason(_ conditions: DeviceConditions) -> String? {
         if !conditions.online { return "offline" }
         if conditions.doze && !conditions.isForeground && priority == .normal { return "doze" }
+        if conditions.doze && !conditions.isForeground && demoted { return "fcm-demoted" }
         return nil
     }
 
     /// Hints held in doze go out at the first maintenance window after they began to wait: windows fall every
     /// `dozeWindowSec` after doze began.
     private mutating func waitForWindow(_ reason: String, now: Double) {
-        guard reason == "doze", windowAt == nil, !held.isEmpty || overflowed, let since = dozeSince else { return }
+        guard reason == "doze" || reason == "fcm-demoted", windowAt == nil, !held.isEmpty || overflowed,
+              let since = dozeSince else { return }
         let interval = max(dozeWindowSec, 1)
         windowAt = since + (((now - since) / interval).rounded(.down) + 1) * interval
     }

@@ -27,6 +27,8 @@ extension BrokerSettings: KnobSettings {
                "fcm: normal waits for the next doze maintenance window, high wakes the device"),
         .accounts("fcmPriorityAccounts", "fcm-priority-accounts", \.profiles.fcmPriorityAccounts,
                   "--fcm-priority applies to these accounts only (the others' hints go out at high priority)"),
+        .integer("fcmDemoteAfter", "fcm-demote-after", 0...1_000_000, \.profiles.fcmDemoteAfter,
+                 "fcm: high-priority hints with no visible notification before later ones go as normal; 0: never"),
         .named("fcmCollapse", "fcm-collapse", \.profiles.fcmCollapse,
                "fcm: account = the account is the collapse key (one stored per key, at most 4 keys)"),
         .number("dozeWindowMin", "doze-window-min", 0.001...1e7, scale: 60, \.profiles.dozeWindowSec,

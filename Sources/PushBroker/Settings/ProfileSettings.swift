@@ -14,6 +14,9 @@ public struct ProfileSettings: Sendable, Equatable {
     /// lesson can hold the app server's two choices side by side on one broker.
     public var fcmPriorityAccounts: Set<String>?
     public var fcmCollapse: FCMCollapse = .none
+    /// High-priority hints a device gets before FCM treats its later ones as normal priority, because none led to a
+    /// notification the user saw (the lab's hints are data messages); 0: never. FCM does not publish the pattern.
+    public var fcmDemoteAfter = 0
     /// Collapse keys FCM stores per device at most.
     public var fcmMaxCollapseKeys = 4
     /// Simulated seconds between doze maintenance windows.
