@@ -25,12 +25,7 @@ import Testing
     }
 
     static func error(_ text: String) -> TopologyError? {
-        do {
-            _ = try Topology.parse(text, file: "t.json5", defaultName: "t")
-            return nil
-        } catch {
-            return error
-        }
+        topologyRefusal(text)
     }
 
     @Test func everyProcessIsPlacedOnItsHost() throws {

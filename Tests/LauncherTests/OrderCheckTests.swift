@@ -8,14 +8,8 @@ import Testing
     /// ends with the older text. Replicas and shadows follow the server: every other check holds.
     static func reversedUpdates() -> RunFixture {
         var fixture = try! RunFixture()
-        for (t, key, title) in [(16, "k2", "T2"), (17, "k3", "T3")] {
-            fixture.events.append(fixture.event(t, "a", "op.saved",
-                "\"key\":\"\(key)\",\"draft\":\"d1\",\"action\":\"update\",\"account\":\"acme\",\"base\":1"))
-            fixture.events.append(fixture.event(t, "launcher", "scenario.action",
-                "\"action\":\"edit\",\"target\":\"a\",\"draft\":\"d1\",\"op\":\"update\",\"title\":\"\(title)\","
-                    + "\"key\":\"\(key)\""))
-            fixture.deviceOps["a"]!.append(.init(key: key, status: "completed", error: "", action: "update"))
-        }
+        fixture.addUserUpdateOfD1(16, key: "k2", title: "T2")
+        fixture.addUserUpdateOfD1(17, key: "k3", title: "T3")
         fixture.changes += [
             .init(seq: 2, draft: "d1", key: "k3", origin: "a", action: "update", title: "T3", version: 2),
             .init(seq: 3, draft: "d1", key: "k2", origin: "a", action: "update", title: "T2", version: 3),

@@ -73,12 +73,7 @@ import Testing
 
     @Test func aPartitionNemesisNeedsTwoHostsAndTargetsThatNameACut() throws {
         func error(_ text: String) -> TopologyError? {
-            do {
-                _ = try Topology.parse(text, file: "t.json5", defaultName: "t")
-                return nil
-            } catch {
-                return error
-            }
+            topologyRefusal(text)
         }
         let one = error(Self.topology(nemesis: "[{ kind: \"partition\" }]", hosts: 1))
         #expect(one?.key == "nemesis[0].targets" && one?.message.contains("two hosts") == true,

@@ -73,12 +73,7 @@ import Testing
                 \(reference)
               } }
             """
-        do {
-            _ = try Topology.parse(text, file: "r.json5", defaultName: "r")
-            return nil
-        } catch {
-            return error
-        }
+        return topologyRefusal(text, file: "r.json5")
     }
 
     @Test func unknownFiguresAndBadBandsAreRefusedNamingFileLineAndKey() throws {

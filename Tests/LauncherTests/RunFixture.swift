@@ -72,6 +72,17 @@ struct RunFixture {
         moveCursors(to: 2)
     }
 
+    /// Device a's update of d1 to `title` under `key` at `t`, as the user made it: the saved op, the launcher's edit
+    /// action (with what a read before it showed, `saw`, when given) and the completed op in a's ledger.
+    mutating func addUserUpdateOfD1(_ t: Int, key: String, title: String, saw: String? = nil) {
+        events.append(event(t, "a", "op.saved",
+            "\"key\":\"\(key)\",\"draft\":\"d1\",\"action\":\"update\",\"account\":\"acme\",\"base\":1"))
+        events.append(event(t, "launcher", "scenario.action",
+            "\"action\":\"edit\",\"target\":\"a\",\"draft\":\"d1\",\"op\":\"update\",\"title\":\"\(title)\","
+                + "\"key\":\"\(key)\"" + (saw.map { ",\"saw\":\($0)" } ?? "")))
+        deviceOps["a"]!.append(.init(key: key, status: "completed", error: "", action: "update"))
+    }
+
     /// Sets both devices' cursors and the events that report the moves.
     mutating func moveCursors(to cursor: Int, at t: Int = 19) {
         for device in ["a", "b"] {

@@ -7,15 +7,8 @@ import Testing
     /// `saw` is the JSON of what a read before k3 showed of d1.
     static func fixture(saw: String, laterTitle: String? = nil) -> RunFixture {
         var fixture = try! RunFixture()
-        let edits = [(16, "k2", "T2", "null"), (18, "k3", "T3", saw)]
-        for (t, key, title, seen) in edits {
-            fixture.events.append(fixture.event(t, "a", "op.saved",
-                "\"key\":\"\(key)\",\"draft\":\"d1\",\"action\":\"update\",\"account\":\"acme\",\"base\":1"))
-            fixture.events.append(fixture.event(t, "launcher", "scenario.action",
-                "\"action\":\"edit\",\"target\":\"a\",\"draft\":\"d1\",\"op\":\"update\",\"title\":\"\(title)\","
-                    + "\"key\":\"\(key)\",\"saw\":\(seen)"))
-            fixture.deviceOps["a"]!.append(.init(key: key, status: "completed", error: "", action: "update"))
-        }
+        fixture.addUserUpdateOfD1(16, key: "k2", title: "T2", saw: "null")
+        fixture.addUserUpdateOfD1(18, key: "k3", title: "T3", saw: saw)
         fixture.changes.append(.init(seq: 2, draft: "d1", key: "k2", origin: "a", action: "update", title: "T2",
                                      version: 2))
         var seq = 3
