@@ -25,7 +25,7 @@ extension EventType {
         "device.state", [.broker], "device online:b app doze:b refreshOff:b",
         "a device told the broker its online, app and doze state")
     public static let hintAccepted = EventType(
-        "hint.accepted", [.broker], "hint device account head:i origin seqs:* reason",
+        "hint.accepted", [.broker], "hint device account head:i origin seqs:* reason?",
         "the broker accepted a hint for a device from a notice")
     public static let hintCoalesced = EventType(
         "hint.coalesced", [.broker], "hint device by",
@@ -52,7 +52,7 @@ extension EventType {
         "hint.expired", [.broker], "hint device reason waitedSec:n",
         "a held hint outlived its time to live")
     public static let hintHeld = EventType(
-        "hint.held", [.broker], "hint device reason",
+        "hint.held", [.broker], "hint device reason untilSec:n?",
         "the broker holds a hint (offline device, doze, chaos delay)")
     public static let hintThrottled = EventType(
         "hint.throttled", [.broker], "hint device reason",

@@ -234,7 +234,9 @@ extension EventType {
         "schedule.stopped", [.device], "reason",
         "the platform stopped the app's scheduled work (force stop)")
     public static let scheduleSubmitted = EventType(
-        "schedule.submitted", [.device], "api? intervalSec:n? requestedSec:n? nextRunSim:n? note?",
+        "schedule.submitted", [.device],
+        "api? intervalSec:n? requestedSec:n? nextRunSim:n? note? reason? windowsPerDay:n? earliestBeginSim:n? "
+            + "nextWindowSim:n?",
         "the app asked the platform to schedule work")
     public static let scheduleUnavailable = EventType(
         "schedule.unavailable", [.device], "api reason",

@@ -22,7 +22,7 @@ extension EventType {
         "ack.lost", [.server], "device req:i keys:a error reason",
         "an op the device was told was applied is gone: its commit failed after the reply left (replyBeforeCommit)")
     public static let faultInjected = EventType(
-        "fault.injected", [.server], "kind? device? key?",
+        "fault.injected", [.server], "kind? device? key? delayMs:i?",
         "a fault of the fault plan happened (one per op or per reply)")
     public static let helloAccepted = EventType(
         "hello.accepted", [.server], "device account",

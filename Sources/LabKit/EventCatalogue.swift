@@ -36,7 +36,7 @@ extension EventType {
         "process.spawned", [.launcher], "target pid:i",
         "the launcher started a process")
     public static let stateChecked = EventType(
-        "state.checked", [.launcher], "device", open: true,
+        "state.checked", [.launcher], "target held:b cursor:i detail?",
         "cursor safety on a stopped device's files, read before it starts again")
     public static let authThrottled = EventType(
         "auth.throttled", [.server, .broker], "device peer",
@@ -63,7 +63,7 @@ extension EventType {
         "process.paused", [.launcher], "target signal?",
         "the launcher paused a process (SIGSTOP)")
     public static let processRestarted = EventType(
-        "process.restarted", [.launcher], "target",
+        "process.restarted", [.launcher], "target pid:i? by?",
         "the launcher started a process again on the same database")
     public static let processResumed = EventType(
         "process.resumed", [.launcher], "target signal?",
@@ -73,7 +73,7 @@ extension EventType {
         open: true,
         "a process started")
     public static let processStopped = EventType(
-        "process.stopped", [.server, .broker, .device], "role pid:i refusalsSuppressed:i?",
+        "process.stopped", [.server, .broker, .device], "role pid:i hints:o? refusalsSuppressed:i?",
         "a process stopped cleanly")
     public static let requestRefused = EventType(
         "request.refused", [.server, .broker, .device], "code message peer? device? suppressed:i?",

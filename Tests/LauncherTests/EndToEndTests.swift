@@ -88,8 +88,7 @@ import Testing
         // Every line the real processes wrote has a catalogue type with the catalogue's field kinds.
         let problems = EventConformance.problems(in: (try? String(contentsOfFile: "\(run.folder)/events.jsonl",
                                                                   encoding: .utf8)) ?? "")
-        // Known drift (issue 25): see SimulationTests' check of the same.
-        withKnownIssue(isIntermittent: true) { #expect(problems.isEmpty, "\(problems)") }
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test func hintLossIsRepairedByTheCursor() throws {
@@ -127,8 +126,7 @@ import Testing
         #expect(events.components(separatedBy: "\"type\":\"process.killed\"").count - 1 == 5)
         #expect(events.components(separatedBy: "\"type\":\"process.restarted\"").count - 1 >= 4)
         let problems = EventConformance.problems(in: events)
-        // Known drift (issue 25): see SimulationTests' check of the same.
-        withKnownIssue(isIntermittent: true) { #expect(problems.isEmpty, "\(problems)") }
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test func aBrokenTopologyExitsTwoAndStartsNothing() throws {

@@ -83,11 +83,7 @@ import Testing
         // Every line the simulated processes wrote has a catalogue type with the catalogue's field kinds.
         let lines = try String(contentsOfFile: "\(first.out)/events.jsonl", encoding: .utf8)
         let problems = EventConformance.problems(in: lines)
-        // Known drift (issue 25), found by this check: hint.accepted lines without reason, schedule.submitted's
-        // windowsPerDay/reason/earliestBeginSim/nextWindowSim, process.stopped's hints, process.restarted's pid and
-        // state.checked without device are not as the catalogue lists them. When the catalogue is fixed the known
-        // issue is not recorded, and the test says so.
-        withKnownIssue { #expect(problems.isEmpty, "\(problems)") }
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     /// The databases in memory (memdb, kept across kills, written to the run folder at the end) change nothing a
