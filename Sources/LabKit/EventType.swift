@@ -1,3 +1,5 @@
+import SyncProtocol
+
 /// One type of event of `events.jsonl`: its name (the `type` field), the roles that write it, its fields with their
 /// kinds, and one line of meaning. `EventCatalogue` holds every one. An emitter writes `EventCatalogue.x.name` and
 /// the launcher matches `case EventCatalogue.x:` against an event's type, so neither spells a name of its own.
@@ -9,6 +11,16 @@ public struct EventType: Sendable, Hashable, CustomStringConvertible {
     /// What a field holds, as JSON.
     public enum Kind: String, Sendable, Hashable {
         case integer, number, string, bool, array, object, any
+
+        /// Whether a field's value is of this kind; an integer is a number too, a missing value is none.
+        public func matches(_ value: JSONValue?) -> Bool {
+            switch (self, value) {
+            case (_, nil): false
+            case (.any, _), (.integer, .int?), (.number, .int?), (.number, .double?), (.string, .string?),
+                 (.bool, .bool?), (.array, .array?), (.object, .object?): true
+            default: false
+            }
+        }
     }
 
     public struct Field: Sendable, Hashable {

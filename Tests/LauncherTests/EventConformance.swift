@@ -30,7 +30,7 @@ enum EventConformance {
         }
         var out: [String] = []
         let fields = Dictionary(pairs, uniquingKeysWith: { a, _ in a })
-        for (name, kind) in envelope where !has(fields[name], kind) {
+        for (name, kind) in envelope where !kind.matches(fields[name]) {
             out.append("\(name) is missing or not of kind \(kind.rawValue)")
         }
         guard let typeName = fields["type"]?.stringValue else { return out }
@@ -40,7 +40,7 @@ enum EventConformance {
                 if !field.optional { out.append("\(typeName) lacks \(field.name)") }
                 continue
             }
-            if !has(found, field.kind) {
+            if !field.kind.matches(found) {
                 out.append("\(typeName).\(field.name) is not of kind \(field.kind.rawValue)")
             }
         }
@@ -51,20 +51,5 @@ enum EventConformance {
             }
         }
         return out
-    }
-
-    /// Whether `value` is of `kind` (an integer is a number too).
-    static func has(_ value: JSONValue?, _ kind: EventType.Kind) -> Bool {
-        switch (kind, value) {
-        case (_, nil): false
-        case (.any, _): true
-        case (.integer, .int?): true
-        case (.number, .int?), (.number, .double?): true
-        case (.string, .string?): true
-        case (.bool, .bool?): true
-        case (.array, .array?): true
-        case (.object, .object?): true
-        default: false
-        }
     }
 }

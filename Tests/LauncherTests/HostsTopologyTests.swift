@@ -24,10 +24,6 @@ import Testing
         """
     }
 
-    static func error(_ text: String) -> TopologyError? {
-        topologyRefusal(text)
-    }
-
     @Test func everyProcessIsPlacedOnItsHost() throws {
         let t = try Topology.parse(Self.topology(device: ", host: \"h1\""), file: "t.json5", defaultName: "t")
         let p = t.placement
@@ -55,24 +51,24 @@ import Testing
     }
 
     @Test func anUnknownHostIsRefusedNamingTheKey() {
-        let broker = Self.error(Self.topology(broker: "h9"))
+        let broker = topologyRefusal(Self.topology(broker: "h9"))
         #expect(broker?.key == "broker.host" && broker?.message.contains("unknown host \"h9\"") == true,
                 "\(String(describing: broker))")
-        let device = Self.error(Self.topology(device: ", host: \"h7\""))
+        let device = topologyRefusal(Self.topology(device: ", host: \"h7\""))
         #expect(device?.key == "accounts[0].devices[0].host", "\(String(describing: device))")
-        let entry = Self.error(Self.topology(hosts: "h1: { address: \"x\" }"))
+        let entry = topologyRefusal(Self.topology(hosts: "h1: { address: \"x\" }"))
         #expect(entry?.key == "hosts.h1" && entry?.message.contains("identity") == true, "\(String(describing: entry))")
-        let local = Self.error(Self.topology(hosts: "local: { address: \"x\", identity: \"/k\" }"))
+        let local = topologyRefusal(Self.topology(hosts: "local: { address: \"x\", identity: \"/k\" }"))
         // `local` takes its address only: it is reached without ssh.
         #expect(local?.key == "hosts.local.identity", "\(String(describing: local))")
-        let quote = Self.error(Self.topology(hosts: "h1: { address: \"x'y\", identity: \"/k\" }"))
+        let quote = topologyRefusal(Self.topology(hosts: "h1: { address: \"x'y\", identity: \"/k\" }"))
         #expect(quote?.key == "hosts.h1.address", "\(String(describing: quote))")
     }
 
     @Test func aRunOnHostsNeedsTcpAndEveryProcessOnAHost() {
-        let ipc = Self.error(Self.topology(transport: "ipc"))
+        let ipc = topologyRefusal(Self.topology(transport: "ipc"))
         #expect(ipc?.key == "transport", "\(String(describing: ipc))")
-        let mixed = Self.error(Self.topology(account: ""))
+        let mixed = topologyRefusal(Self.topology(account: ""))
         #expect(mixed?.key == "hosts" && mixed?.message.contains("local") == true, "\(String(describing: mixed))")
     }
 
@@ -87,14 +83,14 @@ import Testing
         #expect(t.placement.host(of: "a") == "local" && !t.placement.isLocal)
         // One host and local: nothing a partition may cut.
         #expect(t.partitionCuts(["any"], placement: t.placement).isEmpty)
-        let extra = Self.error(Self.topology(hosts: hosts.replacingOccurrences(of: "\"10.231.0.1\" }",
+        let extra = topologyRefusal(Self.topology(hosts: hosts.replacingOccurrences(of: "\"10.231.0.1\" }",
                                                                                with: "\"10.231.0.1\", user: \"x\" }"),
                                              account: ""))
         #expect(extra?.key == "hosts.local.user", "\(String(describing: extra))")
-        let name = Self.error(Self.topology(hosts: hosts.replacingOccurrences(of: "10.231.0.1\"", with: "bed\""),
+        let name = topologyRefusal(Self.topology(hosts: hosts.replacingOccurrences(of: "10.231.0.1\"", with: "bed\""),
                                             account: ""))
         #expect(name?.key == "hosts.local.address", "\(String(describing: name))")
-        let cut = Self.error(Self.topology(hosts: hosts, broker: "local", account: "",
+        let cut = topologyRefusal(Self.topology(hosts: hosts, broker: "local", account: "",
                                            scenario: "{ at: 1, action: \"partition\", "
                                                + "halves: [[\"server\"], [\"broker\"]] }"))
         #expect(cut?.key == "scenario[0].halves" && cut?.message.contains("local") == true,
@@ -116,14 +112,14 @@ import Testing
                           "{\"at\":120,\"action\":\"heal\"}"], "\(texts)")
         // Both halves on h2: a host's network cannot cut its own processes apart.
         func partition(_ halves: String) -> String { "{ at: 1, action: \"partition\", halves: \(halves) }" }
-        let same = Self.error(Self.topology(scenario: partition("[[\"a\"], [\"broker\"]]")))
+        let same = topologyRefusal(Self.topology(scenario: partition("[[\"a\"], [\"broker\"]]")))
         #expect(same?.key == "scenario[0].halves" && same?.message.contains("h2") == true,
                 "\(String(describing: same))")
-        let unknown = Self.error(Self.topology(scenario: partition("[[\"zz\"], [\"h1\"]]")))
+        let unknown = topologyRefusal(Self.topology(scenario: partition("[[\"zz\"], [\"h1\"]]")))
         #expect(unknown?.message.contains("\"zz\"") == true, "\(String(describing: unknown))")
-        let one = Self.error(Self.topology(scenario: partition("[[\"h1\"]]")))
+        let one = topologyRefusal(Self.topology(scenario: partition("[[\"h1\"]]")))
         #expect(one?.key == "scenario[0]", "\(String(describing: one))")
-        let local = Self.error(TopologyTests.minimal.replacingOccurrences(
+        let local = topologyRefusal(TopologyTests.minimal.replacingOccurrences(
             of: "accounts:", with: "scenario: [\(partition("[[\"server\"], [\"a\"]]"))], accounts:"))
         #expect(local?.message.contains("hosts") == true, "\(String(describing: local))")
     }

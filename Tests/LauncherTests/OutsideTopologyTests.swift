@@ -21,10 +21,6 @@ struct OutsideTopologyTests {
         """
     }
 
-    static func error(_ text: String) -> TopologyError? {
-        topologyRefusal(text)
-    }
-
     @Test func aGoodProgramIsRead() throws {
         let t = try Topology.parse(Self.topology(device: """
             { id: "p1", platform: "ios", programTimeoutMs: 3000, program: ["python3", "\(Self.python)", "--flag"] }
@@ -46,7 +42,7 @@ struct OutsideTopologyTests {
         (#"programTimeoutMs: 500"#, "accounts[0].devices[1].programTimeoutMs", "outside device only"),
     ])
     func aBadProgramNamesItsKey(_ key: String, _ path: String, _ words: String) throws {
-        let error = try #require(Self.error(Self.topology(device: "{ id: \"p1\", platform: \"ios\", \(key) }")))
+        let error = try #require(topologyRefusal(Self.topology(device: "{ id: \"p1\", platform: \"ios\", \(key) }")))
         #expect(error.file == "t.json5")
         #expect(error.key == path, "\(error)")
         #expect(error.message.contains(words), "\(error)")
@@ -62,11 +58,11 @@ struct OutsideTopologyTests {
     ])
     func whatTheLabCannotDoIsRefused(_ extra: String, _ key: String, _ words: String) throws {
         let device = "{ id: \"p1\", platform: \"ios\", program: [\"python3\", \"\(Self.python)\"] }"
-        let error = try #require(Self.error(Self.topology(device: device, extra: extra)))
+        let error = try #require(topologyRefusal(Self.topology(device: device, extra: extra)))
         #expect(error.key == key, "\(error)")
         #expect(error.message.contains(words), "\(error)")
         // The lab's own device may do all of it.
-        let own = Self.error(Self.topology(device: "{ id: \"p1\", platform: \"ios\" }", extra: extra))
+        let own = topologyRefusal(Self.topology(device: "{ id: \"p1\", platform: \"ios\" }", extra: extra))
         #expect(own == nil, "\(String(describing: own))")
     }
 }

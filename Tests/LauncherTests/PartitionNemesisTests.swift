@@ -72,18 +72,15 @@ import Testing
     }
 
     @Test func aPartitionNemesisNeedsTwoHostsAndTargetsThatNameACut() throws {
-        func error(_ text: String) -> TopologyError? {
-            topologyRefusal(text)
-        }
-        let one = error(Self.topology(nemesis: "[{ kind: \"partition\" }]", hosts: 1))
+        let one = topologyRefusal(Self.topology(nemesis: "[{ kind: \"partition\" }]", hosts: 1))
         #expect(one?.key == "nemesis[0].targets" && one?.message.contains("two hosts") == true,
                 "\(String(describing: one))")
-        let unknown = error(Self.topology(nemesis: "{ generators: [{ kind: \"kill\" }, "
+        let unknown = topologyRefusal(Self.topology(nemesis: "{ generators: [{ kind: \"kill\" }, "
             + "{ kind: \"partition\", targets: [\"halves\", \"zz\"] }] }"))
         #expect(unknown?.key == "nemesis.generators[1].targets" && unknown?.message.contains("\"zz\"") == true
             && unknown?.file == "t.json5", "\(String(describing: unknown))")
         // On this machine alone there is no network of the run's own to cut.
-        let local = error(TopologyTests.minimal.replacingOccurrences(
+        let local = topologyRefusal(TopologyTests.minimal.replacingOccurrences(
             of: "accounts:", with: "nemesis: [{ kind: \"partition\" }], accounts:"))
         #expect(local?.message.contains("two hosts") == true, "\(String(describing: local))")
         var plain = try Topology.parse(TopologyTests.minimal, file: "t.json5", defaultName: "t")

@@ -53,7 +53,7 @@ extension ProgramInstance {
                 if field.optional { continue }
                 return fail("line \(line): \(name) lacks its field \"\(field.name)\"")
             }
-            guard Self.matches(v, field.kind) else {
+            guard field.kind.matches(v) else {
                 return fail("line \(line): \(name).\(field.name) must be \(field.kind.rawValue), got \(v)")
             }
         }
@@ -62,16 +62,6 @@ extension ProgramInstance {
         }
         if name == EventCatalogue.cursorMoved.name, let to = given["to"]?.intValue { cursor = max(cursor, to) }
         return [.log(EventLine(name, pairs))]
-    }
-
-    static func matches(_ value: JSONValue, _ kind: EventType.Kind) -> Bool {
-        switch (kind, value) {
-        case (.any, _), (.integer, .int), (.number, .int), (.number, .double), (.string, .string), (.bool, .bool),
-             (.array, .array), (.object, .object):
-            return true
-        default:
-            return false
-        }
     }
 
     mutating func reply(_ value: JSONValue, to what: Waiting, line: Int) -> [ProgramDirective] {
