@@ -42,6 +42,17 @@ import Testing
         }
     }
 
+    @Test func settlingAPulledChangeFindsItsOpByIndexNotByScanningEveryOp() throws {
+        try withLedger { ledger, _ in
+            let plan = try ledger.database.query("EXPLAIN QUERY PLAN " + Ledger.settleSQL, 1, 1, "k", "k") {
+                $0.string(3)
+            }
+            #expect(!plan.contains { $0.hasPrefix("SCAN") }, "the settle scans ops: \(plan)")
+            #expect(plan.contains { $0.contains("ops_wire_key") }, "\(plan)")
+            #expect(plan.contains { $0.contains("sqlite_autoindex_ops") }, "\(plan)")
+        }
+    }
+
     @Test func aClaimHoldsALeaseAndAnExpiredLeaseIsReclaimed() throws {
         try withLedger { ledger, _ in
             for index in 1...3 {
