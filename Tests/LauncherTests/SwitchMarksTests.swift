@@ -101,6 +101,7 @@ import Testing
         ("set-task-completed", "never", "data-age-at-open", "completes"),
         ("silent-push-outbound", "push-only", "unsynced-at-24h", "refresh"),
         ("large-first-pass", "at-end", "data-age-at-open", "per-page"),
+        ("fcm-demotion", "all-high", "data-age-at-open", "visible"),
     ]
 
     @Test(arguments: 0..<SwitchMarksTests.productChecks.count)

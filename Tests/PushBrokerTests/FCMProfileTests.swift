@@ -166,6 +166,43 @@ import Testing
         #expect(settings.profiles.fcmDemoteAfter == 5)
     }
 
+    @Test func visiblePriorityWakesADozingDeviceForANewDraftOnlyAndIsNeverDemoted() {
+        let profiles = ProfileSettings.with {
+            $0.fcmPriority = .visible
+            $0.fcmDemoteAfter = 1
+            $0.dozeWindowSec = 3600
+        }
+        var driver = InstanceDriver(registered: "pixel", profiles: profiles)
+        driver.state("pixel", online: true, doze: false)
+        for head in 1...3 { driver.notice(head: head, version: 2) }  // awake: updates go at once, at normal
+        driver.state("pixel", online: true, doze: true)
+        driver.advance(to: 100)
+        driver.notice(head: 4, version: 2)  // an update in doze waits, as a normal-priority message does
+        #expect(driver.events("hint.held").map { $0["reason"]?.stringValue } == ["doze"])
+        driver.notice(head: 5)  // a new draft goes high and wakes the device
+        driver.notice(head: 6)  // and is never demoted: it led to a notification the user saw
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2", "h-3", "h-5", "h-6"])
+        driver.advance(to: 3600)
+        #expect(driver.hintIDs("pixel") == ["h-1", "h-2", "h-3", "h-5", "h-6", "h-4"])
+        #expect(driver.instance.counters.balances)
+    }
+
+    @Test func highForEveryChangeIsDemotedWhereVisibleIsNot() {
+        func newDraftInDoze(_ priority: FCMPriority) -> [String] {
+            var driver = InstanceDriver(registered: "pixel", profiles: ProfileSettings.with {
+                $0.fcmPriority = priority
+                $0.fcmDemoteAfter = 3
+            })
+            driver.state("pixel", online: true, doze: false)
+            for head in 1...3 { driver.notice(head: head, version: 2) }
+            driver.state("pixel", online: true, doze: true)
+            driver.notice(head: 4)
+            return driver.events("hint.held").compactMap { $0["reason"]?.stringValue }
+        }
+        #expect(newDraftInDoze(.high) == ["fcm-demoted"])
+        #expect(newDraftInDoze(.visible).isEmpty)
+    }
+
     @Test func aDemotedDeviceAwakeStillGetsHintsAtOnce() {
         var driver = InstanceDriver(registered: "pixel", profiles: ProfileSettings.with { $0.fcmDemoteAfter = 1 })
         driver.state("pixel", online: true, doze: false)

@@ -128,6 +128,17 @@ import Testing
         #expect(AndroidScheduler.StandbyBucket.from(opensPerDay: 0.05, foreground: true) == .active)
     }
 
+    /// The lab's reading of Android's buckets ("frequent: used regularly, but not every day"): seed 000's users
+    /// open the app "a few times a week", 0.43 times a day, which is frequent (docs/SEEDS.md, "Android on battery").
+    @Test(arguments: [
+        (5.0, AndroidScheduler.StandbyBucket.workingSet), (1.0, .workingSet), (0.99, .frequent), (0.43, .frequent),
+        (1.0 / 7, .frequent), (0.14, .rare), (0.05, .rare), (0, .rare),
+    ])
+    func theStandbyBucketFollowsOpensPerDay(_ opens: Double, _ bucket: AndroidScheduler.StandbyBucket) {
+        #expect(AndroidScheduler.StandbyBucket.from(opensPerDay: opens, foreground: false) == bucket)
+        #expect(AndroidScheduler.StandbyBucket.from(opensPerDay: opens, foreground: true) == .active)
+    }
+
     @Test func backgroundConnectivityRunsAPassUnlessDozing() throws {
         let h = try DeviceHarness(platform: .android, settings: settings())
         h.start()

@@ -101,7 +101,9 @@ struct SwitchEvents {
         Kind(.noticePhantom, .role("server.noticeBeforeCommit")),
         Kind(.hintDataAttached, .role("broker.hintCarriesData")),
         Kind(.hintHeld, "doze", .role("broker.fcmPriority = normal")) { $0.string("reason") == "doze" },
-        Kind(.hintHeld, "fcm-demoted", .platform("FCM: high priority demoted, no visible notification")) {
+        // FCM's reaction to the app server sending every change at high priority with nothing shown (the priority
+        // `visible` never meets it): that choice's event, so it marks the half that made it.
+        Kind(.hintHeld, "fcm-demoted", .role("broker.fcmPriority = high for data-only messages: FCM demoted it")) {
             $0.string("reason") == "fcm-demoted"
         },
         Kind(.hintMalformed, .role("broker.hintCarriesData")),

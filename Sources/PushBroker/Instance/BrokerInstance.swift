@@ -243,6 +243,7 @@ public struct BrokerInstance: Sendable {
             targets.append(slot)
         }
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
+        let newDraft = notice.changes.contains { $0.version == 1 }
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
         out.append(.log(EventLine(.noticeReceived, [
@@ -254,8 +255,9 @@ public struct BrokerInstance: Sendable {
         var accepted: [PendingHint] = []
         accepted.reserveCapacity(targets.count)
         for slot in targets {
-            let pending = accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
+            var pending = accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
                                  now: now, into: &out)
+            pending.newDraft = newDraft
             if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false {
                 attachData(notice.changes, to: pending.hint.hint, into: &out)
             }

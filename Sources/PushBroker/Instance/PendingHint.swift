@@ -5,6 +5,9 @@ import SyncProtocol
 public struct PendingHint: Sendable, Equatable {
     public var hint: Hint
     public var acceptedAt: Double
+    /// The notice brought a new draft (a change at version 1): what an app shows as a notification
+    /// (`fcmPriority: "visible"` sends it at high priority).
+    public var newDraft = false
 
     public var id: String { hint.hint }
 }

@@ -8,6 +8,8 @@
 ///   doze, counted from when doze began); a high-priority one wakes the device;
 /// - with `demoteAfter` > 0, after that many high-priority hints (data messages: none shows a notification) FCM
 ///   deprioritizes the device's later ones to normal: held in doze with reason `fcm-demoted` until a window;
+/// - priority `visible` is the app server's choice per message: high for a new draft (shown as a notification, so
+///   never counted towards demotion), normal for the rest;
 /// - an app the user force-stopped gets nothing (discarded, held ones too) until it is opened again.
 /// See docs/BROKER.md for the sources.
 public struct FCMProfile: Sendable, Equatable {
@@ -48,7 +50,7 @@ public struct FCMProfile: Sendable, Equatable {
         if conditions.app == .forceQuit {
             return [.discard(pending, reason: "force-stopped")]
         }
-        guard let reason = waitReason(conditions) else {
+        guard let reason = waitReason(conditions, priority(of: pending)) else {
             if priority == .high && demoteAfter > 0 { highSent += 1 }
             return [.deliver(pending)]
         }
@@ -60,7 +62,8 @@ public struct FCMProfile: Sendable, Equatable {
     /// `offer` would deliver at once and change nothing.
     func deliversAtOnce(_ conditions: DeviceConditions) -> Bool {
         // With demotion on, `offer` counts each high-priority hint: it must be called.
-        conditions.app != .forceQuit && waitReason(conditions) == nil && !(priority == .high && demoteAfter > 0)
+        conditions.app != .forceQuit && waitReason(conditions, storedPriority) == nil
+            && !(priority == .high && demoteAfter > 0)
     }
 
     public mutating func conditionsChanged(to conditions: DeviceConditions, now: Double) -> [ProfileDecision] {
@@ -75,7 +78,7 @@ public struct FCMProfile: Sendable, Equatable {
             held = []
             return discarded
         }
-        guard let reason = waitReason(conditions) else { return flush() }
+        guard let reason = waitReason(conditions, storedPriority) else { return flush() }
         waitForWindow(reason, now: now)
         return []
     }
@@ -85,10 +88,20 @@ public struct FCMProfile: Sendable, Equatable {
         return flush()
     }
 
-    /// Why a hint cannot go out now, or nil.
-    private func waitReason(_ conditions: DeviceConditions) -> String? {
+    /// The priority the app server gives this hint.
+    private func priority(of pending: PendingHint) -> FCMPriority {
+        guard priority == .visible else { return priority }
+        return pending.newDraft ? .high : .normal
+    }
+
+    /// The priority the stored hints wait with: under `visible` they go out together at the window, a new draft's
+    /// with the rest (the lab keeps one window for all of a device's stored hints).
+    private var storedPriority: FCMPriority { priority == .visible ? .normal : priority }
+
+    /// Why a hint of `hintPriority` cannot go out now, or nil.
+    private func waitReason(_ conditions: DeviceConditions, _ hintPriority: FCMPriority) -> String? {
         if !conditions.online { return "offline" }
-        if conditions.doze && !conditions.isForeground && priority == .normal { return "doze" }
+        if conditions.doze && !conditions.isForeground && hintPriority == .normal { return "doze" }
         if conditions.doze && !conditions.isForeground && demoted { return "fcm-demoted" }
         return nil
     }

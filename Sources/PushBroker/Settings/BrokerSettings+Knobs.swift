@@ -24,7 +24,8 @@ extension BrokerSettings: KnobSettings {
         .integer("fcmMaxHeld", "fcm-max-held", 0...1_000_000, \.profiles.fcmMaxHeld,
                  "fcm: hints stored per offline device; one more deletes them all (resync on return)"),
         .named("fcmPriority", "fcm-priority", \.profiles.fcmPriority,
-               "fcm: normal waits for the next doze maintenance window, high wakes the device"),
+               "fcm: normal waits for the next doze maintenance window, high wakes the device; visible: high for a "
+                + "new draft (shown as a notification), normal for the rest"),
         .accounts("fcmPriorityAccounts", "fcm-priority-accounts", \.profiles.fcmPriorityAccounts,
                   "--fcm-priority applies to these accounts only (the others' hints go out at high priority)"),
         .integer("fcmDemoteAfter", "fcm-demote-after", 0...1_000_000, \.profiles.fcmDemoteAfter,

@@ -50,10 +50,10 @@ struct InstanceDriver {
 
     /// A notice for `account` whose head moved to `head`; returns the directives it produced.
     @discardableResult
-    mutating func notice(_ account: String = "acme", head: Int, origin: String = "server-side")
+    mutating func notice(_ account: String = "acme", head: Int, origin: String = "server-side", version: Int = 1)
         -> [BrokerDirective]
     {
-        let changes = [ChangeRef(seq: head, draft: "d-\(head)", version: 1)]
+        let changes = [ChangeRef(seq: head, draft: "d-\(head)", version: version)]
         let before = directives.count
         run(instance.onNotice(Notice(account: account, head: head, origin: origin, changes: changes), now: now))
         return Array(directives[before...])
