@@ -53,6 +53,16 @@ import Testing
         }
     }
 
+    @Test func aClaimReadsOnlyTheUnsettledOpsNotEveryOpEverSaved() throws {
+        try withLedger { ledger, _ in
+            for (sql, values) in [(Ledger.reclaimSQL, [SQLValue.real(1)]), (Ledger.strandedSQL, [])] {
+                var plan: [String] = []
+                try ledger.database.forEach("EXPLAIN QUERY PLAN " + sql, values: values) { plan.append($0.string(3)) }
+                #expect(plan == ["SCAN ops USING INDEX ops_unsettled"], "\(sql): \(plan)")
+            }
+        }
+    }
+
     @Test func aClaimHoldsALeaseAndAnExpiredLeaseIsReclaimed() throws {
         try withLedger { ledger, _ in
             for index in 1...3 {

@@ -69,6 +69,19 @@ public final class Ledger {
         WHERE ((wire_key IS NULL AND key = ?) OR wire_key = ?) AND status != 'completed'
         """
 
+    /// A claim's first two statements: ops whose lease ran out go back to be sent again; ops claimed with no lease
+    /// (`leases` off) are counted as stranded. `status NOT IN (…)` says what `status = 'sending'` implies, in the
+    /// words of `ops_unsettled`'s condition, so SQLite walks that index (the few unsettled ops) instead of the table.
+    static let reclaimSQL = """
+        UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
+            last_error = 'lease expired: the pass that held it was cut off or killed'
+        WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim <= ?
+        """
+    static let strandedSQL = """
+        SELECT count(*) FROM ops
+        WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim IS NULL
+        """
+
     /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
     /// so a seed gives the same keys on every run).
     private var generator: SeededGenerator?
@@ -283,14 +296,8 @@ public final class Ledger {
     public func claim(_ request: ClaimRequest, maxBytes: Int = 768 * 1024) throws -> ClaimResult {
         try database.transaction {
             // An op claimed with no lease (`leases` off) has a NULL expiry, which this never matches: stranded.
-            let reclaimed = try database.run("""
-                UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
-                    last_error = 'lease expired: the pass that held it was cut off or killed'
-                WHERE status = 'sending' AND lease_expires_sim <= ?
-                """, request.now)
-            let stranded = try database.scalarInt("""
-                SELECT count(*) FROM ops WHERE status = 'sending' AND lease_expires_sim IS NULL
-                """) ?? 0
+            let reclaimed = try database.run(Self.reclaimSQL, request.now)
+            let stranded = try database.scalarInt(Self.strandedSQL) ?? 0
             var candidates: [(op: Op, status: String, attempts: Int, next: Double)] = []
             var blocked: Set<String> = []
             var bytes = 0
