@@ -10,17 +10,17 @@ extension LabRun {
 
 
     func resumeToHeal(_ name: String) {
-        guard let process = processes[name], process.paused else { return }
+        guard let process = members[name]?.process, process.paused else { return }
         process.signal(SIGCONT)
         log.emit(.processResumed, [("target", .string(name)), ("signal", "SIGCONT"), ("by", "heal")])
     }
 
-    func isStopped(_ name: String) -> Bool { processes[name]?.poll() == true }
+    func isStopped(_ name: String) -> Bool { members[name]?.process.poll() == true }
 
     func startAndWait(_ name: String) throws {
         try start(name)
-        let process = processes[name]!
-        try controls[name]!.waitReady(timeout: readyTimeout(name), alive: { process.poll() == false })
+        let member = try self.member(name)
+        try member.control.waitReady(timeout: readyTimeout(name), alive: { member.process.poll() == false })
     }
 
     /// How long a process may take to answer its first `ping`: 20 s, and a quarter of a second more for each device a
@@ -28,15 +28,15 @@ extension LabRun {
     /// pools on two loaded cores). Its exit ends the wait at once, so a long limit costs nothing when it fails.
     func readyTimeout(_ name: String) -> Double { 20 + 0.25 * Double(poolDevices[name]?.count ?? 0) }
 
-    func serverStats() -> JSONValue? { (try? controls["server"]!.call("stats"))?.data }
+    func serverStats() -> JSONValue? { (try? members["server"]?.control.call("stats"))?.data }
 
     func forcedPass(_ device: String) -> JSONValue? {
         guard outsideFailure(device) == nil else { return nil }
-        return (try? controls[device]!.call("sync", ["force": true], timeoutMs: 30_000))?.data
+        return (try? members[device]?.control.call("sync", ["force": true], timeoutMs: 30_000))?.data
     }
 
     func forcedPasses(inPool pool: String) -> [(String, JSONValue)] {
-        let ack = try? controls[pool]!.call("syncAll", ["force": true, "timeoutMs": 30_000], timeoutMs: 40_000)
+        let ack = try? members[pool]?.control.call("syncAll", ["force": true, "timeoutMs": 30_000], timeoutMs: 40_000)
         return ack?.data?["devices"]?.objectValue ?? []
     }
 
@@ -52,11 +52,11 @@ extension LabRun {
             byProcess[process, default: []].append(command)
         }
         for name in processOrder {
-            let list = byProcess[name]!
+            let list = byProcess[name] ?? []
             let fail = { (index: Int, error: Error) in
                 self.notes.append("heal: \(list[index].target) \(list[index].command): \(error)")
             }
-            guard let process = processes[name], process.running, !process.paused, let client = controls[name] else {
+            guard let member = members[name], member.process.running, !member.process.paused else {
                 list.indices.forEach { fail($0, LabError.io("\(name) is not running")) }
                 continue
             }
@@ -65,11 +65,11 @@ extension LabRun {
                     : command.args.merging(["device": .string(command.target)]) { $1 })
             }
             do {
-                for (index, outcome) in try client.pipeline(requests).enumerated() {
+                for (index, outcome) in try member.control.pipeline(requests).enumerated() {
                     if case .ack(let ack) = outcome {
                         let (target, command) = (list[index].target, list[index].command)
                         if !ack.ok { fail(index, LabError.io("\(target) refused \(command): \(ack.detail)")) }
-                    } else if let failure = client.failure(outcome, command: list[index].command) {
+                    } else if let failure = member.control.failure(outcome, command: list[index].command) {
                         fail(index, failure)
                     }
                 }

@@ -8,7 +8,7 @@ extension LabRun {
     func outsideFailure(_ only: String? = nil) -> LabError? {
         let devices = only.map { id in outsideDevices.filter { $0 == id } } ?? outsideDevices
         for device in devices {
-            guard let process = processes[device], process.poll(),
+            guard let process = members[device]?.process, process.poll(),
                   let reason = lastLine(device, type: "program.failed")?["reason"]?.stringValue
             else { continue }
             return LabError.io("outside device \"\(device)\": its program broke the device contract: \(reason) "

@@ -16,8 +16,8 @@ public final class LabRun: TopologyRunner {
     let clock: SimClock
     let context: Context
     let log: EventLog
-    var processes: [String: any LabProcess] = [:]
-    private(set) var controls: [String: ControlClient] = [:]
+    /// Every process of the run by name, and the order they were added in (server, broker, devices, pools).
+    private(set) var members: [String: RunMember] = [:]
     private(set) var order: [String] = []
     /// Pooled device → the pool process hosting it (empty when the topology has no `pools`).
     let poolOf: [String: String]
@@ -191,8 +191,9 @@ public final class LabRun: TopologyRunner {
                         with: arguments)
             }
         }
-        for pool in pooled.keys.sorted(by: { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }) {
-            let devices = pooled[pool]!
+        for (pool, devices) in pooled.sorted(by: { a, b in
+            a.key.count != b.key.count ? a.key.count < b.key.count : a.key < b.key
+        }) {
             let specPath = folder.path("\(pool).json")
             folder.write("\(pool).json", JSONValue.object([("devices", .array(devices))]).description + "\n")
             poolDevices[pool] = devices.compactMap { $0["id"]?.stringValue }
@@ -206,8 +207,8 @@ public final class LabRun: TopologyRunner {
         }
         for name in order {
             do {
-                try controls[name]!.waitReady(timeout: readyTimeout(name),
-                                              alive: { [processes] in processes[name]!.poll() == false })
+                let member = try self.member(name)
+                try member.control.waitReady(timeout: readyTimeout(name), alive: { member.process.poll() == false })
             } catch {
                 throw outsideFailure(name) ?? error
             }
@@ -218,30 +219,43 @@ public final class LabRun: TopologyRunner {
     private func add(_ name: String, executable: String, arguments: [String], with run: RunArguments) throws {
         let control = endpoint("\(name).control")
         let argv = arguments + run.common(name, control: control, events: folder.eventsPath(for: name))
-        processes[name] = hosts?.process(name, executable: executable, arguments: argv)
+        let process: any LabProcess = hosts?.process(name, executable: executable, arguments: argv)
             ?? RoleProcess(name: name, executable: "\(binDirectory)/\(executable)", arguments: argv,
                            logPath: folder.logPath(for: name))
-        controls[name] = try ControlClient(context: context, name: name, endpoint: control,
-                                           curve: keys.map { ($0.pairs["launcher"]!, $0.pairs[name]!.publicKey) })
+        let curve = try keys.map { keys in
+            guard let launcher = keys.pairs["launcher"], let own = keys.pairs[name] else {
+                throw LabError.io("no CURVE key pair for \(name) in \(folder.path("keys"))")
+            }
+            return (launcher, own.publicKey)
+        }
+        let client = try ControlClient(context: context, name: name, endpoint: control, curve: curve)
+        members[name] = RunMember(process: process, control: client)
         order.append(name)
     }
 
+    /// The process `name` of this run; an error naming it when the run has none (a step that names no process).
+    func member(_ name: String) throws -> RunMember {
+        guard let member = members[name] else { throw LabError.io("no process \(name) in this run") }
+        return member
+    }
+
     func start(_ name: String) throws {
-        try processes[name]!.start()
-        log.emit(.processSpawned, [("target", .string(name)), ("pid", .int(Int(processes[name]!.pid)))])
+        let process = try member(name).process
+        try process.start()
+        log.emit(.processSpawned, [("target", .string(name)), ("pid", .int(Int(process.pid)))])
     }
 
     /// Stops every process: `stop` over control, then SIGTERM, then SIGKILL; reaps them all.
     func stopAll() {
         // Every process is asked at once; their exits, not their acks, say they stopped.
         for name in order.reversed() {
-            guard let process = processes[name], process.running else { continue }
-            if process.paused { process.signal(SIGCONT) }
-            (process as? RemoteProcess)?.expectEnd()
-            controls[name]?.post("stop")
+            guard let member = members[name], member.process.running else { continue }
+            if member.process.paused { member.process.signal(SIGCONT) }
+            (member.process as? RemoteProcess)?.expectEnd()
+            member.control.post("stop")
         }
         for name in order.reversed() {
-            guard let process = processes[name] else { continue }
+            guard let process = members[name]?.process else { continue }
             if !process.wait(timeout: 3) {
                 process.signal(SIGTERM)
                 if !process.wait(timeout: 2) {
@@ -279,7 +293,7 @@ public final class LabRun: TopologyRunner {
             let now = clock.now()
             progress(now: now)
             watchCrashes()
-            try hosts?.watch(processes)
+            try hosts?.watch(members.mapValues(\.process))
             try watchOutside()
             if now >= sim { return }
             let realLeft = clock.realSeconds(sim - now)
@@ -303,14 +317,15 @@ public final class LabRun: TopologyRunner {
     func control(_ name: String, _ command: String, _ args: [String: JSONValue] = [:]) throws -> JSONValue? {
         let target = processName(name)
         if let failure = outsideFailure(target) { throw failure }
-        guard let process = processes[target], process.running, !process.paused else {
+        guard let member = members[target], member.process.running, !member.process.paused else {
             throw LabError.io("\(target) is not running")
         }
+        let process = member.process
         var args = args
         if target != name { args["device"] = .string(name) }
         // A process armed to crash may die while it carries the command out: its exit ends the wait.
         let alive: (() -> Bool)? = armedCrashes[target] == nil ? nil : { process.poll() == false }
-        let ack = try controls[target]!.call(command, args, alive: alive)
+        let ack = try member.control.call(command, args, alive: alive)
         if !ack.ok { throw LabError.io("\(name) refused \(command): \(ack.detail)") }
         return ack.data
     }
@@ -326,7 +341,7 @@ public final class LabRun: TopologyRunner {
     /// Signals a process; a pooled device's target is its whole pool (every device in it dies and restarts with it).
     func signal(_ device: String, _ command: String) throws {
         let target = processName(device)
-        guard let process = processes[target] else { throw LabError.io("no process \(target)") }
+        let process = try member(target).process
         if command == "kill" || command == "restart" { disarmed(target, by: command) }
         switch command {
         case "kill":
@@ -376,7 +391,7 @@ public final class LabRun: TopologyRunner {
     /// from the `process.crashing` line the process wrote last), so a later `restart` step or heal brings them back.
     private func watchCrashes() {
         for name in armedCrashes.keys.sorted() {
-            guard let process = processes[name], process.poll(), let armed = armedCrashes.removeValue(forKey: name)
+            guard let process = members[name]?.process, process.poll(), let armed = armedCrashes.removeValue(forKey: name)
             else { continue }
             let crashing = lastCrashing(name)
             let point = crashing?.point ?? armed.last!.point
@@ -400,22 +415,22 @@ public final class LabRun: TopologyRunner {
     private func collectFinalStats() {
         var stats: [(String, JSONValue)] = []
         for name in ["server", "broker"] {
-            if let ack = try? controls[name]!.call("stats"), let data = ack.data { stats.append((name, data)) }
+            if let ack = try? members[name]?.control.call("stats"), let data = ack.data { stats.append((name, data)) }
         }
         var memory: [(String, JSONValue)] = []
         for name in order {
-            if let mb = processes[name]?.residentMB { memory.append((name, .double((mb * 10).rounded() / 10))) }
+            if let mb = members[name]?.process.residentMB { memory.append((name, .double((mb * 10).rounded() / 10))) }
         }
         let cpu = cpuSeconds()
         stats.append(("residentMB", .object(memory)))
         var privateMemory: [(String, JSONValue)] = []
         for name in order {
-            if let mb = processes[name]?.privateMB { privateMemory.append((name, .double((mb * 10).rounded() / 10))) }
+            if let mb = members[name]?.process.privateMB { privateMemory.append((name, .double((mb * 10).rounded() / 10))) }
         }
         stats.append(("privateMB", .object(privateMemory)))
         var peakMemory: [(String, JSONValue)] = []
         for name in order {
-            if let mb = processes[name]?.peakMB { peakMemory.append((name, .double((mb * 10).rounded() / 10))) }
+            if let mb = members[name]?.process.peakMB { peakMemory.append((name, .double((mb * 10).rounded() / 10))) }
         }
         stats.append(("peakMB", .object(peakMemory)))
         // The launcher's own, before the verdict reads the run (the report adds what reading it took).
@@ -426,7 +441,7 @@ public final class LabRun: TopologyRunner {
         stats.append(("cpuSeconds", .object(cpu)))
         stats.append(("cpuSecondsAtScenario", .object(cpuAtScenario)))
         stats.append(("cpuSecondsAtHeal", .object(cpuAtHeal)))
-        stats.append(("pools", .object(poolDevices.keys.sorted().map { ($0, .int(poolDevices[$0]!.count)) })))
+        stats.append(("pools", .object(poolDevices.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value.count)) })))
         notes += outsideProtocolNotes()
         stats.append(("notes", .array(notes.map { .string($0) })))
         folder.write("stats.json", JSONValue.object(stats).description + "\n")
@@ -435,7 +450,7 @@ public final class LabRun: TopologyRunner {
     /// CPU seconds of every running process, by name.
     private func cpuSeconds() -> [(String, JSONValue)] {
         order.compactMap { name in
-            guard let process = processes[name], process.running, let seconds = process.cpuSeconds else { return nil }
+            guard let process = members[name]?.process, process.running, let seconds = process.cpuSeconds else { return nil }
             return (name, .double((seconds * 100).rounded() / 100))
         }
     }
