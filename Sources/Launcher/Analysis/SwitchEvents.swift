@@ -115,6 +115,7 @@ struct SwitchEvents {
         Kind(.hintDiscarded, "refresh-off", .platform("APNs: Background App Refresh is off")) {
             $0.string("reason") == "refresh-off"
         },
+        Kind(.bucketDeferred, .platform("Android: the app's standby bucket held a due job (not doze)")),
         Kind(.passesDropped, .platform("the app's process ended with passes waiting")),
         Kind(.appReinstalled, "ops lost", .platform("the app was deleted and installed again")) {
             ($0.int("lost") ?? 0) > 0
