@@ -9,6 +9,7 @@ extension EventType {
         beaconSent,
         brokerError,
         brokerRegistered,
+        bucketDeferred,
         budgetRecovered,
         budgetShrunk,
         changeApplied,
@@ -98,6 +99,9 @@ extension EventType {
     public static let budgetShrunk = EventType(
         "budget.shrunk", [.device], "from:n to:n trigger reason?",
         "the platform model cut the app's background budget")
+    public static let bucketDeferred = EventType(
+        "bucket.deferred", [.device], "bucket reason dueSim:n untilSim:n",
+        "an Android app's standby bucket (not doze) held a due job until untilSim")
     public static let changeApplied = EventType(
         "change.applied", [.device], "seq:i key origin draft pass:i trigger",
         "the device applied a change of a pulled page")

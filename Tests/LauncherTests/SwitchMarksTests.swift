@@ -102,6 +102,7 @@ import Testing
         ("silent-push-outbound", "push-only", "unsynced-at-24h", "refresh"),
         ("large-first-pass", "at-end", "data-age-at-open", "per-page"),
         ("fcm-demotion", "all-high", "data-age-at-open", "visible"),
+        ("standby-buckets", "rare", "data-age-at-open", "working-set"),
     ]
 
     @Test(arguments: 0..<SwitchMarksTests.productChecks.count)

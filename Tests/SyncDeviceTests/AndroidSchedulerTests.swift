@@ -96,6 +96,7 @@ import Testing
     @Test func theStandbyBucketQuotaRationsBackgroundJobTime() {
         var rules = AndroidScheduler.Rules()
         rules.minimumCharge = 300  // each job costs 5 minutes of quota: rare allows two per day
+        rules.rareSessionEvery = nil  // the time quota alone (the rare bucket's daily session is tested below)
         var rng = SeededGenerator(seed: 3)
         func runs(opensPerDay: Double) -> Int {
             var model = AndroidScheduler(environment: DeviceEnvironment(app: .background, opensPerDay: opensPerDay),
@@ -137,6 +138,50 @@ import Testing
     func theStandbyBucketFollowsOpensPerDay(_ opens: Double, _ bucket: AndroidScheduler.StandbyBucket) {
         #expect(AndroidScheduler.StandbyBucket.from(opensPerDay: opens, foreground: false) == bucket)
         #expect(AndroidScheduler.StandbyBucket.from(opensPerDay: opens, foreground: true) == .active)
+    }
+
+    /// The screen on with the app in the background (the user in other apps): the phone never dozes.
+    @Test func aScreenThatStaysOnKeepsThePhoneOutOfDoze() throws {
+        var awake = settings()
+        awake.screenOn = true
+        let on = try DeviceHarness(platform: .android, settings: awake)
+        on.start()
+        on.advance(by: 6 * Self.hour)
+        #expect(on.events("doze.enter").isEmpty)
+        #expect(!on.instance.scheduler.dozing)
+        #expect(on.passes(.periodic).count >= 20)  // working set: every ~16 minutes, the quota far from used
+        #expect(on.events("bucket.deferred").isEmpty)
+        let off = try DeviceHarness(platform: .android, settings: settings())
+        off.start()
+        off.advance(by: 6 * Self.hour)
+        #expect(off.events("doze.enter").count == 1)  // the same phone with its screen off dozes after an hour
+    }
+
+    /// A rare app, awake and on battery: one short session of jobs a day ("at a minimum, once a day"), the rest held
+    /// with `bucket.deferred`; no doze plays a part. Charging lifts it.
+    @Test func theRareBucketRunsJobsInOneShortSessionADay() throws {
+        var rare = settings(opensPerDay: 0.1)
+        rare.screenOn = true
+        let h = try DeviceHarness(platform: .android, settings: rare)
+        h.start()
+        h.advance(by: 48 * Self.hour)
+        #expect(h.events("doze.enter").isEmpty)
+        let starts = h.passes(.periodic).map(\.started)
+        let first = try #require(starts.first)
+        #expect(starts.count == 2)  // jobs come 15-17 minutes apart: one fits each 10-minute session
+        #expect(starts.allSatisfy { s in [first, first + 24 * Self.hour].contains { s >= $0 && s <= $0 + 600 } })
+        let deferred = h.events("bucket.deferred")
+        #expect(deferred.count == 2)
+        #expect(deferred.first?["bucket"] == "rare")
+        #expect(deferred.first?["untilSim"]?.doubleValue.map { abs($0 - (first + 24 * Self.hour)) < 1 } == true)
+        // The same phone plugged in: no bucket limits.
+        var plugged = rare
+        plugged.charging = true
+        let charging = try DeviceHarness(platform: .android, settings: plugged)
+        charging.start()
+        charging.advance(by: 12 * Self.hour)
+        #expect(charging.passes(.periodic).count >= 40)
+        #expect(charging.events("bucket.deferred").isEmpty)
     }
 
     @Test func backgroundConnectivityRunsAPassUnlessDozing() throws {

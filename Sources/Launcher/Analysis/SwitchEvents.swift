@@ -15,12 +15,15 @@ struct SwitchEvents {
         case role(String)
         /// A platform's limit or a lifecycle step: emitted by the lab's design too.
         case platform(String)
+        /// A platform's limit that a user's habit (a device's `engagement`) brings on: it tells that user's device
+        /// from one whose user opens the app more often.
+        case habit(String)
 
         var words: String {
             switch self {
             case .device(let key, let value): return "switch \(key)\(value.map { " = \($0)" } ?? " (not the lab's)")"
             case .role(let key): return "switch \(key)"
-            case .platform(let what): return what
+            case .platform(let what), .habit(let what): return what
             }
         }
     }
@@ -115,6 +118,7 @@ struct SwitchEvents {
         Kind(.hintDiscarded, "refresh-off", .platform("APNs: Background App Refresh is off")) {
             $0.string("reason") == "refresh-off"
         },
+        Kind(.bucketDeferred, .habit("Android: the app's standby bucket held a due job (not doze); engagement")),
         Kind(.passesDropped, .platform("the app's process ended with passes waiting")),
         Kind(.appReinstalled, "ops lost", .platform("the app was deleted and installed again")) {
             ($0.int("lost") ?? 0) > 0

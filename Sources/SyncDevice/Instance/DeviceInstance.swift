@@ -45,7 +45,7 @@ public struct DeviceInstance: Sendable {
         }
         let environment = DeviceEnvironment(app: app, online: true, charging: settings.charging,
                                             opensPerDay: settings.opensPerDay,
-                                            refreshOn: settings.backgroundAppRefresh)
+                                            refreshOn: settings.backgroundAppRefresh, screenOn: settings.screenOn)
         self.environment = environment
         self.scheduler = makeScheduler(identity.platform, environment: environment, settings: settings)
         self.lostAtRestart = restored.lostOps

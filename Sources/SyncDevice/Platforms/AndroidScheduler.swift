@@ -32,6 +32,12 @@ public struct AndroidScheduler: PlatformScheduler {
         /// The least execution time one job is charged (process start, network setup), so very short passes
         /// still use quota.
         public var minimumCharge: Double = 10
+        /// A rare app is restricted "except during certain short periods (at a minimum, once a day) when they are
+        /// allowed to execute jobs, access the network" (UsageStatsManager.STANDBY_BUCKET_RARE). The lab's reading:
+        /// on battery, its background jobs start only in one session of `rareSessionLength` every
+        /// `rareSessionEvery`, opened by the first job that runs. nil: the time quota alone rations it.
+        public var rareSessionEvery: Double? = 24 * 3_600
+        public var rareSessionLength: Double = 10 * 60
 
         public init() {}
     }
@@ -74,6 +80,10 @@ public struct AndroidScheduler: PlatformScheduler {
     private var maintenanceGap: Double
     /// Background job execution charged against the bucket quota: (start, seconds).
     private var charges: [(at: Double, cost: Double)] = []
+    /// When the rare bucket's current session opened (nil: none yet).
+    public private(set) var rareSessionStart: Double?
+    /// The due run a `bucket.deferred` was written for, so one deferral is told once.
+    private var deferralTold: Double?
     private var now: Double = 0
 
     public init(environment: DeviceEnvironment, desiredInterval: Double, rules: Rules = Rules()) {
@@ -97,6 +107,7 @@ public struct AndroidScheduler: PlatformScheduler {
         if let idleSince, dozeStart == nil { candidates.append(idleSince + rules.dozeAfter) }
         if let nextMaintenance { candidates.append(nextMaintenance) }
         if let quotaFree = quotaFreeAt(now) { candidates.append(quotaFree) }
+        if let session = rareSessionFreeAt(now) { candidates.append(session) }
         return candidates.filter { $0 > now }.min()
     }
 
@@ -135,16 +146,17 @@ public struct AndroidScheduler: PlatformScheduler {
         return SchedulerOutput(events: events) + tick(now: now, rng: &rng)
     }
 
-    /// Doze needs the screen off (app not in use) and no charger; either ends it at once.
+    /// Doze needs the screen off (app not in use, no other app in use) and no charger; either ends it at once.
     private mutating func trackIdle(now: Double) -> [EventLine] {
-        if !environment.isForeground && !environment.charging {
+        if !environment.isForeground && !environment.charging && !environment.screenOn {
             if idleSince == nil { idleSince = now }
             return []
         }
         idleSince = nil
         var events: [EventLine] = []
         if dozeStart != nil {
-            events.append(EventLine(.dozeExit, [("reason", .string(environment.charging ? "charging" : "in use"))]))
+            let reason = environment.charging ? "charging" : environment.isForeground ? "in use" : "screen on"
+            events.append(EventLine(.dozeExit, [("reason", .string(reason))]))
         }
         dozeStart = nil
         nextMaintenance = nil
@@ -170,8 +182,18 @@ public struct AndroidScheduler: PlatformScheduler {
         }
         if let until = maintenanceUntil, now >= until { maintenanceUntil = nil }
         var grants: [Trigger] = []
+        if let due = nextRun, now >= due, let blocker = periodicBlocker(now), deferralTold != due,
+            let until = bucketFreeAt(now) {
+            // The bucket, not doze, holds a due run: said once per run, with when it may start.
+            deferralTold = due
+            events.append(EventLine(.bucketDeferred, [("bucket", .string(bucket.rawValue)),
+                ("reason", .string(blocker)), ("dueSim", .double(due)), ("untilSim", .double(until))]))
+        }
         if let due = nextRun, now >= due, periodicBlocker(now) == nil {
             grants.append(.periodic)
+            if rareSessionRestricts, rareSessionStart.map({ now >= $0 + (rules.rareSessionEvery ?? 0) }) ?? true {
+                rareSessionStart = now
+            }
             // The next period starts with this run, so a run that is coalesced behind another pass still keeps
             // the schedule going.
             scheduleNextRun(from: now, rng: &rng)
@@ -186,6 +208,7 @@ public struct AndroidScheduler: PlatformScheduler {
         if !environment.online { return "network constraint: offline" }
         if dozing && (maintenanceUntil.map { now >= $0 } ?? true) { return "doze: waiting for a maintenance window" }
         if !environment.charging && !quotaAllows(now) { return "standby bucket \(bucket.rawValue): quota used" }
+        if rareSessionFreeAt(now) != nil { return "standby bucket rare: outside its daily session" }
         return nil
     }
 
@@ -230,6 +253,24 @@ public struct AndroidScheduler: PlatformScheduler {
     private mutating func scheduleNextRun(from start: Double, rng: inout SeededGenerator) {
         let flex = min(rules.flex, interval)
         nextRun = start + interval - flex + rng.unit() * flex + rng.unit() * rules.batchingDelay
+    }
+
+    /// On battery in the rare bucket with sessions on: jobs start only inside a session.
+    private var rareSessionRestricts: Bool {
+        rules.rareSessionEvery != nil && bucket == .rare && !environment.charging
+    }
+
+    /// When the rare bucket's next session may open; nil when a job may start now (in a session, or the next due).
+    private func rareSessionFreeAt(_ now: Double) -> Double? {
+        guard rareSessionRestricts, let every = rules.rareSessionEvery, let start = rareSessionStart else { return nil }
+        if now < start + rules.rareSessionLength || now >= start + every { return nil }
+        return start + every
+    }
+
+    /// When the bucket (quota or session) next lets a job start; nil when it is not what holds the job.
+    private func bucketFreeAt(_ now: Double) -> Double? {
+        if dozing || forceStopped || !environment.online { return nil }
+        return [quotaFreeAt(now), rareSessionFreeAt(now)].compactMap { $0 }.max()
     }
 
     private func quota() -> (allowed: Double, window: Double) {

@@ -59,7 +59,8 @@ public struct ProgramInstance: Sendable {
         case .closed: .closed
         }
         environment = DeviceEnvironment(app: app, online: true, charging: settings.charging,
-                                        opensPerDay: settings.opensPerDay, refreshOn: true)
+                                        opensPerDay: settings.opensPerDay, refreshOn: true,
+                                        screenOn: settings.screenOn)
         scheduler = makeScheduler(identity.platform, environment: environment, settings: settings)
         registerRetryAt = brokerEnabled ? 0 : nil
         self.rng = rng

@@ -37,6 +37,8 @@ extension DeviceSettings: KnobSettings {
               "web: flush pending ops with a fire-and-forget push when the tab closes (navigator.sendBeacon)"),
         .bool("backgroundAppRefresh", "background-app-refresh", \.backgroundAppRefresh,
               "iOS: the user's Background App Refresh switch at start (off: no windows, no background pushes)"),
+        .bool("screenOn", "screen-on", \.screenOn,
+              "Android: the screen stays on while the app is in the background (other apps in use): no doze"),
         .named("executionClock", "execution-clock", \.executionClock,
                "the clock pass execution (the iOS 30 s window, Android's limits) is measured on"),
         .named("synchronous", "synchronous", \.synchronous, lowercased: true,

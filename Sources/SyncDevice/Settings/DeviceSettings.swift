@@ -29,6 +29,9 @@ public struct DeviceSettings: Sendable, Equatable {
     /// Where the app starts: foreground, background or closed.
     public var startState: StartState = .background
     public var charging = false
+    /// Android: the screen stays on all run while the app is in the background (the user is in other apps): the
+    /// phone never dozes, and the standby bucket alone rations the app's jobs (lesson standby-buckets).
+    public var screenOn = false
     /// iOS: the user's Background App Refresh switch when the app starts (the scenario's `refresh` step changes it):
     /// off, `BGTaskScheduler.submit` fails and background pushes are not delivered (seed 001).
     public var backgroundAppRefresh = true
