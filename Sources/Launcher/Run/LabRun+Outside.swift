@@ -54,8 +54,8 @@ extension LabRun {
         // Said in every report of a run with outside devices, so no reader takes a check that does not apply to them
         // for one that held.
         let limits = "outside devices (program): \(outsideDevices.joined(separator: ", ")); their lab side plays the "
-            + "platform and judges them with every check, but does not cut their passes short at a platform's "
-            + "execution limit, and crash points, reinstall and data-age-at-open do not apply (docs/DEVICE-CONTRACT.md)"
+            + "platform (its execution limits too: expire, then SIGKILL after the grace) and judges them with every "
+            + "check; crash points, reinstall and data-age-at-open do not apply (docs/DEVICE-CONTRACT.md)"
         return [limits] + refused.keys.sorted().map { device in
             let (count, first) = refused[device]!
             return "outside device \"\(device)\": the server refused \(count) of its message\(count == 1 ? "" : "s") "

@@ -39,6 +39,8 @@ extension DeviceSettings: KnobSettings {
               "iOS: the user's Background App Refresh switch at start (off: no windows, no background pushes)"),
         .named("executionClock", "execution-clock", \.executionClock,
                "the clock pass execution (the iOS 30 s window, Android's limits) is measured on"),
+        .number("expireGraceSec", "expire-grace-sec", 0...3_600, \.expireGraceSec,
+                "outside device: execution seconds between expire and the kill of a program whose pass ran over"),
         .named("synchronous", "synchronous", \.synchronous, lowercased: true,
                "SQLite synchronous of the device's file: normal (survives kill -9), full (fsync per commit) or off"),
     ] + switchKnobs
