@@ -107,6 +107,7 @@ final class ProgramChild {
 
     /// The complete lines waiting on its output, numbered from 1 over its life.
     func readLines() throws -> [(Int, String)] {
+        guard stopped == nil else { return [] }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let n = read(output, &chunk, chunk.count)
@@ -136,6 +137,8 @@ final class ProgramChild {
 
     /// One line to its standard input.
     func write(_ line: String) throws {
+        // Its descriptors are closed once stopped, and their numbers may belong to a new program's pipes by now.
+        guard stopped == nil else { throw Failure(description: "it was written to after it was stopped") }
         var bytes = Array((line + "\n").utf8)
         var written = 0
         while written < bytes.count {

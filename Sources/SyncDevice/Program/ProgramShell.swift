@@ -106,6 +106,9 @@ public final class ProgramShell {
                     socket === broker ? onBroker(frames) : onControl(frames)
                 }
             }
+            // A kill while the sockets were served started the program again: read the new one, never the old one's
+            // closed descriptor (its number may now be the new pipe's).
+            if let current = self.child, current !== child { continue }
             readProgram(child)
             if failure == nil, self.child === child, let status = child.exited() {
                 fail(status.text)
@@ -115,6 +118,7 @@ public final class ProgramShell {
     }
 
     private func readProgram(_ child: ProgramChild) {
+        guard self.child === child else { return }
         do {
             for (number, line) in try child.readLines() where failure == nil && self.child === child {
                 guard let value = try? JSONValue.parse(line), case .object = value else {
