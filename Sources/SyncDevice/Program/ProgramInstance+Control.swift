@@ -73,7 +73,8 @@ extension ProgramInstance {
             }
             // The app's process dies with its pass, as the lab's own device's does (DeviceInstance.kill).
             if pass != nil {
-                let reason = command == .close ? "the app was closed during a pass" : "force quit during a pass"
+                let closed = identity.platform == .web ? "the tab was closed" : "the app was closed"
+                let reason = command == .close ? "\(closed) during a pass" : "force quit during a pass"
                 out += killProgram(reason: reason, tellScheduler: false)
             }
             new.app = command == .close || identity.platform == .web ? .closed : .forceQuit
