@@ -99,6 +99,9 @@ import Testing
         #expect(by("stubborn", "pass.end").contains { $0["cutOff"] == true && $0["outcome"] == "killed" })
         #expect(by("stubborn", "program.started").count == kills.count + 1, "each kill is followed by a start")
         #expect(of("program.failed").isEmpty)
+        // Every line, the new program.expire and program.killed among them, as the catalogue has it.
+        let problems = EventConformance.problems(in: run.home.text("run/events.jsonl"))
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test(.enabled(if: pyzmq, "python3 with pyzmq (CURVE) is not installed: outside devices not run"))

@@ -76,6 +76,16 @@ struct ProgramInstanceLimitTests {
         #expect(next["trigger"] == "push" && next["pass"] == 2 && next["head"] == 5)
     }
 
+    @Test func aProgramStartedAgainWhileOfflineIsToldSo() throws {
+        var p = Self.iPhone()
+        _ = try Self.pushPass(&p)
+        _ = p.onControl(Control(req: 7, command: "offline"), from: [1], now: 11)
+        _ = p.onTick(now: 40)
+        #expect(Self.kill(p.onTick(now: 45)) != nil)
+        let again = T.lines(p.restarted(ready: T.ready, now: 46))
+        #expect(again.count == 1 && again.first?["type"] == "network" && again.first?["online"] == false, "\(again)")
+    }
+
     @Test func theSchedulerIsToldThePassWasCutOff() throws {
         // Without an expiration handler, iOS halves the budget of an app whose task was cut off.
         var p = Self.iPhone(expirationHandler: false)
