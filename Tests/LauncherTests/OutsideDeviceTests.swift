@@ -99,6 +99,10 @@ import Testing
         #expect(by("stubborn", "pass.end").contains { $0["cutOff"] == true && $0["outcome"] == "killed" })
         #expect(by("stubborn", "program.started").count == kills.count + 1, "each kill is followed by a start")
         #expect(of("program.failed").isEmpty)
+        let notes = run.report["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(notes.contains { $0.hasPrefix("outside device \"stubborn\": its program was killed \(kills.count) time")
+            && $0.contains("after expire") }, "\(notes)")
+        #expect(!notes.contains { $0.hasPrefix("outside device \"slow\": its program was killed") }, "\(notes)")
         // Every line, the new program.expire and program.killed among them, as the catalogue has it.
         let problems = EventConformance.problems(in: run.home.text("run/events.jsonl"))
         #expect(problems.isEmpty, "\(problems)")

@@ -60,6 +60,19 @@ extension LabRun {
             let (count, first) = refused[device]!
             return "outside device \"\(device)\": the server refused \(count) of its message\(count == 1 ? "" : "s") "
                 + "(PROTOCOL.md §6); the first: \(first)"
+        } + outsideKillNotes()
+    }
+
+    /// Outside programs the lab side killed (a pass past its window and grace, a force quit mid-pass): no contract
+    /// break, but a program that never answers a pass under a limit shows here, named, rather than only in events.
+    func outsideKillNotes() -> [String] {
+        outsideDevices.compactMap { device in
+            let events = (try? RunData.readEvents(folder.eventsPath(for: device))) ?? []
+            let kills = events.filter { $0.type == EventCatalogue.programKilled }
+            guard let first = kills.first?.string("reason") else { return nil }
+            let times = "\(kills.count) time\(kills.count == 1 ? "" : "s")"
+            return "outside device \"\(device)\": its program was killed \(times) by its lab side and started again "
+                + "(docs/DEVICE-CONTRACT.md, \"Execution limits\"); the first: \(first)"
         }
     }
 }
