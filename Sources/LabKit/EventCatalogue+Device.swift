@@ -52,7 +52,9 @@ extension EventType {
         powerPlugged,
         powerUnplugged,
         programExited,
+        programExpire,
         programFailed,
+        programKilled,
         programStarted,
         queueLost,
         refreshSet,
@@ -207,9 +209,15 @@ extension EventType {
     public static let programExited = EventType(
         "program.exited", [.device], "status",
         "an outside device's program ended (docs/DEVICE-CONTRACT.md)")
+    public static let programExpire = EventType(
+        "program.expire", [.device], "pass:i trigger limitSec:n graceSec:n",
+        "an outside program's pass ran out of its platform's execution time: the lab side sent it expire")
     public static let programFailed = EventType(
         "program.failed", [.device], "reason",
         "an outside device's program broke the device contract: what it did")
+    public static let programKilled = EventType(
+        "program.killed", [.device], "pid:i reason pass:i?",
+        "the lab side killed its outside program (SIGKILL), as the OS kills an app, and starts it again")
     public static let programStarted = EventType(
         "program.started", [.device], "pid:i argv:a",
         "the lab side of an outside device started its program")

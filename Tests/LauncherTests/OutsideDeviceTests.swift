@@ -88,6 +88,24 @@ import Testing
         #expect(of("op.applied").filter { $0["key"]?.stringValue == key }.count == 1)
         #expect(run.invariant("exactly-once").held && run.invariant("no-lost-edit").held)
         #expect(run.invariant("cursor-safety").detail.contains("after restarts"))
+        // The platform's execution limit (account "window"): `slow` ends its push pass at `expire`, cut off, within
+        // the grace; `stubborn` ignores it, is killed after the grace and started again; neither breaks the contract.
+        func by(_ proc: String, _ type: String) -> [JSONValue] { of(type).filter { $0["proc"]?.stringValue == proc } }
+        #expect(!by("slow", "program.expire").isEmpty)
+        #expect(by("slow", "pass.end").contains { $0["cutOff"] == true && $0["outcome"] == "cutOff" })
+        #expect(by("slow", "program.killed").isEmpty, "slow answered expire in time: \(by("slow", "program.killed"))")
+        let kills = by("stubborn", "program.killed")
+        #expect(!kills.isEmpty && kills.allSatisfy { $0["reason"]?.stringValue?.contains("after expire") == true })
+        #expect(by("stubborn", "pass.end").contains { $0["cutOff"] == true && $0["outcome"] == "killed" })
+        #expect(by("stubborn", "program.started").count == kills.count + 1, "each kill is followed by a start")
+        #expect(of("program.failed").isEmpty)
+        let notes = run.report["notes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(notes.contains { $0.hasPrefix("outside device \"stubborn\": its program was killed \(kills.count) time")
+            && $0.contains("after expire") }, "\(notes)")
+        #expect(!notes.contains { $0.hasPrefix("outside device \"slow\": its program was killed") }, "\(notes)")
+        // Every line, the new program.expire and program.killed among them, as the catalogue has it.
+        let problems = EventConformance.problems(in: run.home.text("run/events.jsonl"))
+        #expect(problems.isEmpty, "\(problems)")
     }
 
     @Test(.enabled(if: pyzmq, "python3 with pyzmq (CURVE) is not installed: outside devices not run"))

@@ -13,6 +13,7 @@ import ctypes
 import json
 import os
 import random
+import select
 import signal
 import sqlite3
 import sys
@@ -71,6 +72,8 @@ class Device:
         self.online = True
         self.req = 0
         self.head = int(self.state("head") or 0)
+        self.lab = None  # the lab side's lines (main sets it): a pass looks there for `expire`
+        self.pass_id, self.expiring = None, False
 
     # -- durable state ------------------------------------------------------------------------------------------
     def state(self, key):
@@ -278,6 +281,9 @@ class Device:
         """Pages from the durable cursor; each page, its replica rows and the cursor commit in ONE transaction."""
         pulled = 0
         for _ in range(self.args.max_pages):
+            self.before_page(trigger)
+            if self.expired():  # a safe point: every page before this one is committed with its cursor
+                return pulled, "cutOff", True
             cursor = self.cursor
             kind, page = self.request("pull", {"cursor": cursor, "limit": self.args.page_limit,
                                                "account": self.args.account})
@@ -327,14 +333,64 @@ class Device:
     def op_key(self, wire_key):
         return wire_key
 
+    def before_page(self, trigger):
+        """Nothing here; a slow example device waits (slow_device.py)."""
+
+    def expired(self):
+        """Whether the lab said `expire` for the running pass (the platform's execution time ran out: iOS's
+        expirationHandler). Asked at safe points only, between committed steps; the pass then ends at once and its
+        reply is the answer (docs/DEVICE-CONTRACT.md, "Execution limits")."""
+        if not self.expiring and self.lab is not None:
+            self.expiring = self.lab.expired(self.pass_id)
+        return self.expiring
+
     def run_pass(self, msg):
+        self.pass_id, self.expiring = msg["pass"], False
         if not self.online:
             return {"sent": 0, "pulled": 0, "outcome": "offline", **self.status(msg)}
+        if self.expired():
+            return {"sent": 0, "pulled": 0, "outcome": "cutOff", "more": True, **self.status(msg)}
         sent, outcome, more_ops = self.push(msg["pass"], msg.get("force", False))
         pulled, more_pages = 0, False
+        if outcome == "completed" and self.expired():  # a safe point: the batch's outcomes are committed
+            outcome, more_ops = "cutOff", True
         if outcome == "completed":
             pulled, outcome, more_pages = self.pull(msg["pass"], msg["trigger"])
         return {"sent": sent, "pulled": pulled, "outcome": outcome, "more": more_ops or more_pages, **self.status(msg)}
+
+
+class Lab:
+    """The lab side's lines on standard input, read from the descriptor (not Python's buffered sys.stdin), so that a
+    pass can look for `expire` between its steps without blocking; every other request waits its turn."""
+
+    def __init__(self):
+        self.buffer, self.queued, self.closed = b"", [], False
+
+    def fill(self, block):
+        if self.closed or (not block and not select.select([0], [], [], 0)[0]):
+            return False
+        data = os.read(0, 65536)
+        if not data:
+            self.closed = True
+            return False
+        self.buffer += data
+        *lines, self.buffer = self.buffer.split(b"\n")
+        self.queued += [json.loads(line) for line in lines if line.strip()]
+        return True
+
+    def next(self):
+        while not self.queued and not self.closed:
+            self.fill(block=True)
+        return self.queued.pop(0) if self.queued else None
+
+    def expired(self, pass_id):
+        while self.fill(block=False):
+            pass
+        for msg in self.queued:
+            if msg.get("type") == "expire" and msg.get("pass") == pass_id:
+                self.queued.remove(msg)
+                return True
+        return False
 
 
 def event(name, **fields):
@@ -363,10 +419,12 @@ def main(device_class=Device):
     device = device_class(arguments())
     say({"type": "ready", **device.status({})})
     handlers = {"edit": device.edit, "pass": device.run_pass, "network": device.network, "status": device.status}
-    for line in sys.stdin:
-        msg = json.loads(line)
+    device.lab = lab = Lab()
+    while (msg := lab.next()) is not None:
         if msg["type"] == "stop":
             break
+        if msg["type"] == "expire":
+            continue  # its pass ended before it came: the pass's reply is the answer, expire has none
         say({"type": "reply", "req": msg["req"], "ok": True, **handlers[msg["type"]](msg)})
 
 

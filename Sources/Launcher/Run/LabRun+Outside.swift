@@ -54,12 +54,25 @@ extension LabRun {
         // Said in every report of a run with outside devices, so no reader takes a check that does not apply to them
         // for one that held.
         let limits = "outside devices (program): \(outsideDevices.joined(separator: ", ")); their lab side plays the "
-            + "platform and judges them with every check, but does not cut their passes short at a platform's "
-            + "execution limit, and crash points, reinstall and data-age-at-open do not apply (docs/DEVICE-CONTRACT.md)"
+            + "platform (its execution limits too: expire, then SIGKILL after the grace) and judges them with every "
+            + "check; crash points, reinstall and data-age-at-open do not apply (docs/DEVICE-CONTRACT.md)"
         return [limits] + refused.keys.sorted().map { device in
             let (count, first) = refused[device]!
             return "outside device \"\(device)\": the server refused \(count) of its message\(count == 1 ? "" : "s") "
                 + "(PROTOCOL.md §6); the first: \(first)"
+        } + outsideKillNotes()
+    }
+
+    /// Outside programs the lab side killed (a pass past its window and grace, a force quit mid-pass): no contract
+    /// break, but a program that never answers a pass under a limit shows here, named, rather than only in events.
+    func outsideKillNotes() -> [String] {
+        outsideDevices.compactMap { device in
+            let events = (try? RunData.readEvents(folder.eventsPath(for: device))) ?? []
+            let kills = events.filter { $0.type == EventCatalogue.programKilled }
+            guard let first = kills.first?.string("reason") else { return nil }
+            let times = "\(kills.count) time\(kills.count == 1 ? "" : "s")"
+            return "outside device \"\(device)\": its program was killed \(times) by its lab side and started again "
+                + "(docs/DEVICE-CONTRACT.md, \"Execution limits\"); the first: \(first)"
         }
     }
 }

@@ -14,6 +14,8 @@ final class ProgramChild {
     private var buffer: [UInt8] = []
     private var linesRead = 0
     private var status: Int32?
+    /// Set by `stop`: its pipes are closed and it is reaped (a second `stop` must not close reused descriptors).
+    private var stopped: Exit?
 
     /// What went wrong with the program, in words for `program.failed`.
     struct Failure: Error, CustomStringConvertible {
@@ -105,6 +107,7 @@ final class ProgramChild {
 
     /// The complete lines waiting on its output, numbered from 1 over its life.
     func readLines() throws -> [(Int, String)] {
+        guard stopped == nil else { return [] }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let n = read(output, &chunk, chunk.count)
@@ -134,6 +137,8 @@ final class ProgramChild {
 
     /// One line to its standard input.
     func write(_ line: String) throws {
+        // Its descriptors are closed once stopped, and their numbers may belong to a new program's pipes by now.
+        guard stopped == nil else { throw Failure(description: "it was written to after it was stopped") }
         var bytes = Array((line + "\n").utf8)
         var written = 0
         while written < bytes.count {
@@ -165,19 +170,28 @@ final class ProgramChild {
 
     /// Waits up to `graceMs` for it to exit on its own (after `stop`), then kills it; reaps it.
     func stop(graceMs: Int) -> Exit {
+        if let stopped { return stopped }
         close(input)
         let deadline = Date().addingTimeInterval(Double(graceMs) / 1000)
-        while Date() < deadline {
-            if let exit = exited() { return exit }
+        var exit = exited()
+        while exit == nil && Date() < deadline {
             usleep(5_000)
+            exit = exited()
         }
-        if let exit = exited() { return exit }
-        kill(pid, SIGKILL)
-        var raw: Int32 = 0
-        _ = waitpid(pid, &raw, 0)
-        status = raw
+        let ended: Exit
+        if let exit {
+            ended = exit
+        } else {
+            // Not reaped yet, so the pid is still ours to kill.
+            kill(pid, SIGKILL)
+            var raw: Int32 = 0
+            _ = waitpid(pid, &raw, 0)
+            status = raw
+            ended = Exit(status: raw)
+        }
         close(output)
-        return Exit(status: raw)
+        stopped = ended
+        return ended
     }
 
     /// At most 80 bytes of a line, quoted, for a failure's words.

@@ -71,6 +71,12 @@ extension ProgramInstance {
                 ])))
                 for sync in dropped.syncs { out += answer(sync, .refused("the app was closed before its pass ran")) }
             }
+            // The app's process dies with its pass, as the lab's own device's does (DeviceInstance.kill).
+            if pass != nil {
+                let closed = identity.platform == .web ? "the tab was closed" : "the app was closed"
+                let reason = command == .close ? "\(closed) during a pass" : "force quit during a pass"
+                out += killProgram(reason: reason, tellScheduler: false)
+            }
             new.app = command == .close || identity.platform == .web ? .closed : .forceQuit
             out += apply(new)
         case .offline, .online:

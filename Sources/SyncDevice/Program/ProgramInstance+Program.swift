@@ -10,7 +10,8 @@ extension ProgramInstance {
         EventCatalogue.hintMalformed.name, EventCatalogue.appForeground.name, EventCatalogue.appBackground.name,
         EventCatalogue.appClosed.name, EventCatalogue.appForceQuit.name, EventCatalogue.appReinstalled.name,
         EventCatalogue.netOffline.name, EventCatalogue.netOnline.name, EventCatalogue.brokerRegistered.name,
-        EventCatalogue.brokerError.name, EventCatalogue.controlReceived.name,
+        EventCatalogue.brokerError.name, EventCatalogue.controlReceived.name, EventCatalogue.programExpire.name,
+        EventCatalogue.programKilled.name,
     ]
 
     /// One line the program wrote on its standard output, already parsed (`line` counts them from 1).
@@ -109,24 +110,27 @@ extension ProgramInstance {
 
     mutating func endPass(_ current: Pass, _ value: JSONValue) -> [ProgramDirective] {
         pass = nil
-        let outcome = value["outcome"]?.stringValue ?? "completed"
+        // Told to expire, the program ended its pass within the grace: cut off, whatever it says it got done.
+        let cutOff = current.killAt != nil
+        let outcome = cutOff ? "cutOff" : value["outcome"]?.stringValue ?? "completed"
         let sent = value["sent"]?.intValue ?? 0
         let pulled = value["pulled"]?.intValue ?? 0
         let success = outcome == "completed" && cursor >= head
         if success { lastSuccess = now }
         var out: [ProgramDirective] = [.log(EventLine(.passEnd, [
             ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)), ("sent", .int(sent)),
-            ("pulled", .int(pulled)), ("cursor", .int(cursor)), ("cutOff", false), ("outcome", .string(outcome)),
-            ("head", .int(head)), ("success", .bool(success)), ("durationSec", .double(now - current.started)),
+            ("pulled", .int(pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
+            ("outcome", .string(outcome)), ("head", .int(head)), ("success", .bool(success)),
+            ("durationSec", .double(now - current.started)),
         ]))]
         let output = scheduler.passEnded(trigger: current.trigger, started: current.started, ended: now,
-                                         execution: (now - current.started) / max(settings.timeScale, 1e-9),
-                                         cutOff: false, rng: &rng)
+                                         execution: (now - current.started) / max(settings.executionScale, 1e-9),
+                                         cutOff: cutOff, rng: &rng)
         for sync in current.syncs { out += answer(sync, .ack("pass \(current.id) ended \(outcome)", statusData())) }
         if let next = followUp {
             followUp = nil
             out += startPass(next.trigger, syncs: next.syncs, force: next.force)
-        } else if value["more"]?.boolValue == true, scheduler.allowsContinuation(of: current.trigger) {
+        } else if !cutOff, value["more"]?.boolValue == true, scheduler.allowsContinuation(of: current.trigger) {
             out.append(.log(EventLine(.trigger, [("trigger", .string(current.trigger.rawValue)), ("coalesced", false),
                                                  ("continuation", true)])))
             out += startPass(current.trigger, syncs: [], force: false)

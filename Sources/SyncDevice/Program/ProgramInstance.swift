@@ -20,6 +20,11 @@ public struct ProgramInstance: Sendable {
         var trigger: Trigger
         var started: Double
         var syncs: [PendingControl]
+        /// The platform's execution limit (seconds of execution) and when it runs out (simulated); nil: no limit.
+        var limit: Double? = nil
+        var deadline: Double? = nil
+        /// Set when `expire` was sent: the program is killed if the pass has not ended by then.
+        var killAt: Double? = nil
     }
 
     public let identity: DeviceIdentity
@@ -68,7 +73,8 @@ public struct ProgramInstance: Sendable {
 
     /// The next simulated second at which `onTick` has something to do.
     public var nextWake: Double? {
-        ([scheduler.nextWake, registerRetryAt] + waiting.values.map { Optional($0.deadline) }).compactMap { $0 }.min()
+        ([scheduler.nextWake, registerRetryAt, pass?.killAt ?? pass?.deadline]
+            + waiting.values.map { Optional($0.deadline) }).compactMap { $0 }.min()
     }
 
     // MARK: - Lifetime
@@ -89,6 +95,8 @@ public struct ProgramInstance: Sendable {
 
     public mutating func onTick(now: Double) -> [ProgramDirective] {
         self.now = max(self.now, now)
+        let limited = passLimits(now: now)
+        if !limited.isEmpty { return finishing(limited) }
         if let (req, entry) = waiting.first(where: { $0.value.deadline <= now }) {
             let seconds = answerWithinSim / max(settings.timeScale, 1e-9)
             return fail("no answer to request \(req) (\(entry.what.name)) within \(Self.format(seconds)) s")
@@ -216,19 +224,32 @@ public struct ProgramInstance: Sendable {
     mutating func startPass(_ trigger: Trigger, syncs: [PendingControl], force: Bool) -> [ProgramDirective] {
         let id = nextPassID
         nextPassID += 1
-        pass = Pass(id: id, trigger: trigger, started: now, syncs: syncs)
+        var started = Pass(id: id, trigger: trigger, started: now, syncs: syncs)
+        // The platform's execution limit, as the lab's own device gets it (DeviceInstance.trigger): none for a
+        // manual or forced pass, nor in the foreground.
+        if trigger != .manual && !force, case .run(let limit?) = scheduler.admission(for: trigger) {
+            started.limit = limit
+            started.deadline = now + limit * settings.executionScale
+        }
+        pass = started
         if Trigger.scheduled.contains(trigger) { scheduledRuns.append(now) }
-        return [.log(EventLine(.passStart, [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]))]
+        var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
+        if let limit = started.limit { fields.append(("limitSec", .double(limit))) }
+        // A pass under a limit is bounded by it (expire, then the kill after the grace), not by programTimeoutMs.
+        let answerBy = started.deadline.map { $0 + expireGraceSim + answerWithinSim }
+        return [.log(EventLine(.passStart, fields))]
             + ask(.pass(id: id), [("type", "pass"), ("pass", .int(id)), ("trigger", .string(trigger.rawValue)),
-                                      ("head", .int(head)), ("force", .bool(force))])
+                                      ("head", .int(head)), ("force", .bool(force))], answerBy: answerBy)
     }
 
     /// A line to the program with the next `req`, remembered until its reply.
-    mutating func ask(_ what: Waiting, _ fields: [(String, JSONValue)]) -> [ProgramDirective] {
+    mutating func ask(_ what: Waiting, _ fields: [(String, JSONValue)], answerBy: Double? = nil)
+        -> [ProgramDirective]
+    {
         guard !failed else { return [] }
         let req = nextReq
         nextReq += 1
-        waiting[req] = (what, now + answerWithinSim)
+        waiting[req] = (what, answerBy ?? now + answerWithinSim)
         return [.toProgram(.object([("req", .int(req))] + fields))]
     }
 }

@@ -19,6 +19,8 @@ public final class ProgramShell {
     var child: ProgramChild?
     var stopping = false
     var failure: String?
+    /// The program was killed (`ProgramDirective.killProgram`): started again once the directives are carried out.
+    var restartPending = false
 
     public init(_ configuration: DeviceConfiguration, program: ProgramConfiguration) throws {
         self.configuration = configuration
@@ -50,26 +52,47 @@ public final class ProgramShell {
             ("role", "device"), ("pid", .int(Int(getpid()))), ("device", .string(configuration.identity.device)),
             ("platform", .string(configuration.identity.platform.rawValue)), ("outside", true),
         ])
+        if let ready = startProgram() { carry(instance.start(ready: ready, now: now)) }
+        serve()
+        return finish()
+    }
+
+    /// Starts the program and waits for its `ready`; nil when it broke the contract doing so.
+    private func startProgram() -> JSONValue? {
         do {
             let started = try ProgramChild(argv: program.argv, pidFile: program.pidFile)
             child = started
             events.emit(EventCatalogue.programStarted.name, [
                 ("pid", .int(Int(started.pid))), ("argv", .array(program.argv.map { .string($0) })),
             ])
-            let ready = try started.readReady(within: program.answerWithinMs)
-            carry(instance.start(ready: ready, now: now))
+            return try started.readReady(within: program.answerWithinMs)
         } catch {
             fail("\(error)")
+            return nil
         }
-        serve()
-        return finish()
+    }
+
+    /// After a kill: the program again, as the OS launches an app again for its next task.
+    private func restartProgram() {
+        restartPending = false
+        guard failure == nil, !stopping, let ready = startProgram() else { return }
+        carry(instance.restarted(ready: ready, now: now))
     }
 
     private func serve() {
-        guard let child, failure == nil else { return }
-        var poller = Poller([broker, control, zap?.socket].compactMap { $0 })
-        poller.add(fd: child.output)
+        guard var child, failure == nil else { return }
+        func makePoller(_ child: ProgramChild) -> Poller {
+            var poller = Poller([broker, control, zap?.socket].compactMap { $0 })
+            poller.add(fd: child.output)
+            return poller
+        }
+        var poller = makePoller(child)
         while !stopping && failure == nil && !Signals.stopRequested {
+            if let current = self.child, current !== child {
+                // Started again after a kill: its new pipe replaces the old one.
+                child = current
+                poller = makePoller(child)
+            }
             let ready: [Int]
             do {
                 ready = try poller.poll(timeoutMs: pollTimeoutMs())
@@ -83,8 +106,11 @@ public final class ProgramShell {
                     socket === broker ? onBroker(frames) : onControl(frames)
                 }
             }
+            // A kill while the sockets were served started the program again: read the new one, never the old one's
+            // closed descriptor (its number may now be the new pipe's).
+            if let current = self.child, current !== child { continue }
             readProgram(child)
-            if failure == nil, let status = child.exited() {
+            if failure == nil, self.child === child, let status = child.exited() {
                 fail(status.text)
             }
             carry(instance.onTick(now: now))
@@ -92,8 +118,9 @@ public final class ProgramShell {
     }
 
     private func readProgram(_ child: ProgramChild) {
+        guard self.child === child else { return }
         do {
-            for (number, line) in try child.readLines() where failure == nil {
+            for (number, line) in try child.readLines() where failure == nil && self.child === child {
                 guard let value = try? JSONValue.parse(line), case .object = value else {
                     fail("line \(number) of its output is not a JSON object: \(ProgramChild.quote(line))")
                     return
@@ -142,10 +169,21 @@ public final class ProgramShell {
                 events.emit(line.type, line.fields)
             case .fail(let reason):
                 fail(reason)
+            case .killProgram(let reason, let pass):
+                guard let child, !restartPending else { break }
+                // SIGKILL at once (no grace: the grace was the window's), reaped; nothing more is read from it.
+                _ = child.stop(graceMs: 0)
+                var fields: [(String, JSONValue)] = [("pid", .int(Int(child.pid))), ("reason", .string(reason))]
+                if let pass { fields.append(("pass", .int(pass))) }
+                events.emit(EventCatalogue.programKilled.name, fields)
+                restartPending = true
             case .stop:
                 stopping = true
             }
         }
+        // At once, before anything else is asked of the program: the directives after the kill (pass.end) are
+        // written first, and nothing is written to the dead one's pipe.
+        if restartPending { restartProgram() }
     }
 
     /// The contract is broken: say so once, in the events and the log (the launcher quotes the log's last line).

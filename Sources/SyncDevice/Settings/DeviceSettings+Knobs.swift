@@ -41,6 +41,8 @@ extension DeviceSettings: KnobSettings {
               "Android: the screen stays on while the app is in the background (other apps in use): no doze"),
         .named("executionClock", "execution-clock", \.executionClock,
                "the clock pass execution (the iOS 30 s window, Android's limits) is measured on"),
+        .number("expireGraceSec", "expire-grace-sec", 0...3_600, \.expireGraceSec,
+                "outside device: execution seconds between expire and the kill of a program whose pass ran over"),
         .named("synchronous", "synchronous", \.synchronous, lowercased: true,
                "SQLite synchronous of the device's file: normal (survives kill -9), full (fsync per commit) or off"),
     ] + switchKnobs

@@ -45,6 +45,9 @@ public struct DeviceSettings: Sendable, Equatable {
     public var timeScale: Double = 1
     /// Which clock a pass's execution time (the iOS window, Android's worker limit and job quota) is measured on.
     public var executionClock: ExecutionClock = .real
+    /// An outside device: how long (seconds of execution) its program may take to end a pass after `expire` before
+    /// the lab side kills it, as iOS kills a task whose expiration handler does not finish (docs/DEVICE-CONTRACT.md).
+    public var expireGraceSec: Double = 5
     /// SQLite `PRAGMA synchronous` of the device's file: normal survives kill -9, which is every fault the lab causes.
     public var synchronous: Synchronous = .normal
 
