@@ -391,7 +391,8 @@ public final class LabRun: TopologyRunner {
     /// from the `process.crashing` line the process wrote last), so a later `restart` step or heal brings them back.
     private func watchCrashes() {
         for name in armedCrashes.keys.sorted() {
-            guard let process = members[name]?.process, process.poll(), let armed = armedCrashes.removeValue(forKey: name)
+            guard let process = members[name]?.process, process.poll(),
+                  let armed = armedCrashes.removeValue(forKey: name)
             else { continue }
             let crashing = lastCrashing(name)
             let point = crashing?.point ?? armed.last!.point
@@ -425,7 +426,9 @@ public final class LabRun: TopologyRunner {
         stats.append(("residentMB", .object(memory)))
         var privateMemory: [(String, JSONValue)] = []
         for name in order {
-            if let mb = members[name]?.process.privateMB { privateMemory.append((name, .double((mb * 10).rounded() / 10))) }
+            if let mb = members[name]?.process.privateMB {
+                privateMemory.append((name, .double((mb * 10).rounded() / 10)))
+            }
         }
         stats.append(("privateMB", .object(privateMemory)))
         var peakMemory: [(String, JSONValue)] = []
@@ -450,7 +453,9 @@ public final class LabRun: TopologyRunner {
     /// CPU seconds of every running process, by name.
     private func cpuSeconds() -> [(String, JSONValue)] {
         order.compactMap { name in
-            guard let process = members[name]?.process, process.running, let seconds = process.cpuSeconds else { return nil }
+            guard let process = members[name]?.process, process.running, let seconds = process.cpuSeconds else {
+                return nil
+            }
             return (name, .double((seconds * 100).rounded() / 100))
         }
     }
