@@ -77,8 +77,15 @@ import Testing
                 if case .role? = cause { #expect(broken.contains(spec.id), "\(lesson): \(kind) on \(spec.id)") }
                 // A platform's limit (a window that ran out, passes dropped with the app) hits both halves alike;
                 // what tells them apart is what a switch did, or, in reinstall-before-sync, the ops a reinstall lost.
+                // A device switch both halves set alike (fcm-overflow's pullOn) is the lesson's ground, not its cause.
+                var shared = false
+                if case .device(let key, _)? = cause {
+                    shared = devices.filter { !broken.contains($0.id) }.contains { other in
+                        other.settings.differences(from: DeviceSettings()).contains { $0 == (key, own[key] ?? "") }
+                    }
+                }
                 let telling = cause.map { if case .platform = $0 { return false } else { return true } } ?? false
-                    || kind == "app.reinstalled (ops lost)"
+                    && !shared || kind == "app.reinstalled (ops lost)"
                 if telling && broken.contains(spec.id) { brokenKinds.insert(kind) }
                 if telling && !broken.contains(spec.id) { correctKinds.insert(kind) }
                 // Counted and drawn alike: one flag per event on the device's lane, the kind in its words.

@@ -34,6 +34,39 @@ import Testing
         #expect(counters.balances)
     }
 
+    @Test func anAppThatIgnoresDeletedMessagesGetsNoResyncOnlyWhereTheSwitchNamesItsAccount() throws {
+        func afterOverflow(deleted: FCMDeletedMessages, accounts: Set<String>?) -> InstanceDriver {
+            let profiles = ProfileSettings.with {
+                $0.fcmMaxHeld = 2
+                $0.fcmDeletedMessages = deleted
+                $0.fcmDeletedAccounts = accounts
+            }
+            var driver = InstanceDriver(registered: "pixel", offline: true, profiles: profiles)
+            for head in 1...3 { driver.notice(head: head) }
+            driver.state("pixel", online: true)
+            return driver
+        }
+        // Ignored: FCM still calls onDeletedMessages (the resync is accepted) but the app drops it; nothing is sent.
+        let ignored = afterOverflow(deleted: .ignored, accounts: nil)
+        #expect(ignored.hintIDs("pixel").isEmpty)
+        #expect(ignored.events("hint.accepted").last?["reason"] == "resync")
+        let discarded = ignored.events("hint.discarded")
+        #expect(discarded.count == 1 && discarded.allSatisfy { $0["reason"] == "deleted-messages-ignored" })
+        #expect(ignored.instance.counters.discarded == 1 && ignored.instance.counters.delivered == 0)
+        #expect(ignored.instance.counters.balances)
+        #expect(afterOverflow(deleted: .ignored, accounts: ["acme"]).events("hint.discarded").count == 1)
+        // Another account named, or the default: pixel's app handles it and gets the resync hint.
+        for handled in [afterOverflow(deleted: .ignored, accounts: ["zen"]), afterOverflow(deleted: .handled,
+                                                                                         accounts: nil)] {
+            #expect(handled.received["pixel"] == [Hint(hint: "h-4", account: "acme", head: 3)])
+            #expect(handled.events("hint.discarded").isEmpty)
+        }
+        let base = ["--listen", "tcp://127.0.0.1:1", "--notices", "tcp://127.0.0.1:2", "--accounts", "a.json"]
+        let flags = base + ["--fcm-deleted-messages", "ignored", "--fcm-deleted-accounts", "x,y"]
+        let settings = try BrokerCommand.configuration(from: BrokerCommand.spec.parse(flags)).settings
+        #expect(settings.profiles.fcmDeletedMessages == .ignored && settings.profiles.fcmDeletedAccounts == ["x", "y"])
+    }
+
     @Test func maxHeldIsAFlag() {
         let profiles = ProfileSettings.with { $0.fcmMaxHeld = 2 }
         var driver = InstanceDriver(registered: "pixel", offline: true, profiles: profiles)

@@ -118,6 +118,9 @@ struct SwitchEvents {
         Kind(.hintDiscarded, "refresh-off", .platform("APNs: Background App Refresh is off")) {
             $0.string("reason") == "refresh-off"
         },
+        Kind(.hintDiscarded, "deleted-messages-ignored", .role("broker.fcmDeletedMessages = ignored")) {
+            $0.string("reason") == "deleted-messages-ignored"
+        },
         Kind(.bucketDeferred, .habit("Android: the app's standby bucket held a due job (not doze); engagement")),
         Kind(.passesDropped, .platform("the app's process ended with passes waiting")),
         Kind(.appReinstalled, "ops lost", .platform("the app was deleted and installed again")) {

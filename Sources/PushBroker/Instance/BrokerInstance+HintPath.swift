@@ -136,6 +136,12 @@ extension BrokerInstance {
             let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
                                  resync: true, now: now, into: &out)
             send(pending, slot: slot, into: &out)
+        case .resyncIgnored:
+            // FCM calls onDeletedMessages all the same; the app's handler does nothing with it.
+            let account = devices[slot].account
+            let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
+                                 resync: true, now: now, into: &out)
+            apply(.discard(pending, reason: "deleted-messages-ignored"), slot: slot, now: now, into: &out)
         }
     }
 

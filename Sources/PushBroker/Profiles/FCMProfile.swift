@@ -1,7 +1,8 @@
 /// Firebase Cloud Messaging:
 /// - while the device is offline FCM stores up to `maxHeld` messages; one more and it deletes them all
 ///   (`drop`, reason `fcm-overflow`) and, when the device is back, tells the app through `onDeletedMessages`: here
-///   one `resync` hint for the account's latest head;
+///   one `resync` hint for the account's latest head, or, for an app that ignores `onDeletedMessages`
+///   (`fcmDeletedMessages: ignored`), `resyncIgnored`;
 /// - with collapse keys (the account), a newer stored hint replaces the older one of the same key, and at most
 ///   `maxCollapseKeys` keys are stored per device (the oldest key is dropped, reason `fcm-collapse-limit`);
 /// - a normal-priority message to a dozing device waits for the next maintenance window (every `dozeWindowSec` of
@@ -19,6 +20,7 @@ public struct FCMProfile: Sendable, Equatable {
     public let maxCollapseKeys: Int
     public let dozeWindowSec: Double
     public let demoteAfter: Int
+    public let deletedMessages: FCMDeletedMessages
     /// High-priority hints offered while reachable, none leading to a visible notification.
     public private(set) var highSent = 0
     public private(set) var held: [PendingHint] = []
@@ -36,6 +38,7 @@ public struct FCMProfile: Sendable, Equatable {
         self.maxCollapseKeys = settings.fcmMaxCollapseKeys
         self.dozeWindowSec = settings.dozeWindowSec
         self.demoteAfter = settings.fcmDemoteAfter
+        self.deletedMessages = settings.fcmDeletedMessages
     }
 
     public var heldCount: Int { held.count }
@@ -117,7 +120,8 @@ public struct FCMProfile: Sendable, Equatable {
 
     private mutating func flush() -> [ProfileDecision] {
         windowAt = nil
-        var decisions: [ProfileDecision] = overflowed ? [.resync] : []
+        var decisions: [ProfileDecision] = []
+        if overflowed { decisions.append(deletedMessages == .handled ? .resync : .resyncIgnored) }
         overflowed = false
         decisions += held.map { .deliver($0) }
         held = []

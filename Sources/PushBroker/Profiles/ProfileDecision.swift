@@ -16,4 +16,6 @@ public enum ProfileDecision: Sendable, Equatable {
     case expire(PendingHint)
     /// The device lost stored hints: send it one new hint for the account's latest head (FCM's deleted messages).
     case resync
+    /// The same, to an app that ignores `onDeletedMessages` (`fcmDeletedMessages: ignored`): it is thrown away.
+    case resyncIgnored
 }

@@ -32,6 +32,11 @@ extension BrokerSettings: KnobSettings {
                  "fcm: high-priority hints with no visible notification before later ones go as normal; 0: never"),
         .named("fcmCollapse", "fcm-collapse", \.profiles.fcmCollapse,
                "fcm: account = the account is the collapse key (one stored per key, at most 4 keys)"),
+        .named("fcmDeletedMessages", "fcm-deleted-messages", \.profiles.fcmDeletedMessages,
+               "design switch: the app's onDeletedMessages after an fcm overflow (handled: one resync hint; ignored: "
+                + "none, hint.discarded reason deleted-messages-ignored)"),
+        .accounts("fcmDeletedAccounts", "fcm-deleted-accounts", \.profiles.fcmDeletedAccounts,
+                  "--fcm-deleted-messages applies to these accounts only (the others' apps handle it)"),
         .number("dozeWindowMin", "doze-window-min", 0.001...1e7, scale: 60, \.profiles.dozeWindowSec,
                 "fcm: simulated minutes between doze maintenance windows"),
         .duration("webpushTtlSec", "webpush-ttl-sec", 0...1e9, \.profiles.webpushTTLSec,

@@ -14,6 +14,11 @@ public struct ProfileSettings: Sendable, Equatable {
     /// lesson can hold the app server's two choices side by side on one broker.
     public var fcmPriorityAccounts: Set<String>?
     public var fcmCollapse: FCMCollapse = .none
+    /// The app's handling of FCM's `onDeletedMessages` after an overflow: a design switch of the app, modelled where
+    /// FCM calls it.
+    public var fcmDeletedMessages: FCMDeletedMessages = .handled
+    /// The accounts `fcmDeletedMessages` applies to; the others' apps handle it. nil: all accounts.
+    public var fcmDeletedAccounts: Set<String>?
     /// High-priority hints a device gets before FCM treats its later ones as normal priority, because none led to a
     /// notification the user saw (the lab's hints are data messages); 0: never. FCM does not publish the pattern.
     public var fcmDemoteAfter = 0
@@ -26,11 +31,12 @@ public struct ProfileSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// The settings a device of `account` is served with: `fcmPriority` only where `fcmPriorityAccounts` says.
+    /// The settings a device of `account` is served with: `fcmPriority` only where `fcmPriorityAccounts` says,
+    /// `fcmDeletedMessages` only where `fcmDeletedAccounts` says.
     public func serving(account: String) -> ProfileSettings {
-        guard let accounts = fcmPriorityAccounts, !accounts.contains(account) else { return self }
         var settings = self
-        settings.fcmPriority = .high
+        if let accounts = fcmPriorityAccounts, !accounts.contains(account) { settings.fcmPriority = .high }
+        if let accounts = fcmDeletedAccounts, !accounts.contains(account) { settings.fcmDeletedMessages = .handled }
         return settings
     }
 
