@@ -131,17 +131,16 @@ extension BrokerInstance {
                 ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", "ttl"),
                 ("waitedSec", .double(roundedSeconds(now - pending.acceptedAt))),
             ])))
-        case .resync:
+        case .resync, .resyncIgnored:
             let account = devices[slot].account
             let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
                                  resync: true, now: now, into: &out)
-            send(pending, slot: slot, into: &out)
-        case .resyncIgnored:
-            // FCM calls onDeletedMessages all the same; the app's handler does nothing with it.
-            let account = devices[slot].account
-            let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
-                                 resync: true, now: now, into: &out)
-            apply(.discard(pending, reason: "deleted-messages-ignored"), slot: slot, now: now, into: &out)
+            if decision == .resync {
+                send(pending, slot: slot, into: &out)
+            } else {
+                // FCM calls onDeletedMessages all the same; the app's handler does nothing with it.
+                apply(.discard(pending, reason: "deleted-messages-ignored"), slot: slot, now: now, into: &out)
+            }
         }
     }
 

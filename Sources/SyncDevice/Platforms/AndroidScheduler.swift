@@ -182,14 +182,14 @@ public struct AndroidScheduler: PlatformScheduler {
         }
         if let until = maintenanceUntil, now >= until { maintenanceUntil = nil }
         var grants: [Trigger] = []
-        if let due = nextRun, now >= due, let blocker = periodicBlocker(now), deferralTold != due,
-            let until = bucketFreeAt(now) {
+        let blocker = nextRun.map { now >= $0 } == true ? periodicBlocker(now) : nil
+        if let due = nextRun, let blocker, deferralTold != due, let until = bucketFreeAt(now) {
             // The bucket, not doze, holds a due run: said once per run, with when it may start.
             deferralTold = due
             events.append(EventLine(.bucketDeferred, [("bucket", .string(bucket.rawValue)),
                 ("reason", .string(blocker)), ("dueSim", .double(due)), ("untilSim", .double(until))]))
         }
-        if let due = nextRun, now >= due, periodicBlocker(now) == nil {
+        if let due = nextRun, now >= due, blocker == nil {
             grants.append(.periodic)
             if rareSessionRestricts, rareSessionStart.map({ now >= $0 + (rules.rareSessionEvery ?? 0) }) ?? true {
                 rareSessionStart = now

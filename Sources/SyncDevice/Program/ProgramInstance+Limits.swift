@@ -53,17 +53,8 @@ extension ProgramInstance {
         for pending in waiters { out += answer(pending, .refused("the outside program was killed: \(reason)")) }
         guard let current = pass else { return out }
         pass = nil
-        out.append(.log(EventLine(.passEnd, [
-            ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)), ("sent", 0), ("pulled", 0),
-            ("cursor", .int(cursor)), ("cutOff", true), ("outcome", "killed"), ("head", .int(head)),
-            ("success", false), ("durationSec", .double(now - current.started)),
-        ])))
-        if tellScheduler {
-            let output = scheduler.passEnded(trigger: current.trigger, started: current.started, ended: now,
-                                             execution: (now - current.started) / max(settings.executionScale, 1e-9),
-                                             cutOff: true, rng: &rng)
-            out += schedulerOutput(output)
-        }
+        out.append(passEndLine(current, sent: 0, pulled: 0, cutOff: true, outcome: "killed", success: false))
+        if tellScheduler { out += schedulerOutput(schedulerPassEnded(current, cutOff: true)) }
         for sync in current.syncs { out += answer(sync, .ack("pass \(current.id) ended killed", statusData())) }
         return out
     }

@@ -108,6 +108,24 @@ extension ProgramInstance {
         return nil
     }
 
+    /// `pass.end` of `current`, now.
+    func passEndLine(_ current: Pass, sent: Int, pulled: Int, cutOff: Bool, outcome: String,
+                     success: Bool) -> ProgramDirective {
+        .log(EventLine(.passEnd, [
+            ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)), ("sent", .int(sent)),
+            ("pulled", .int(pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
+            ("outcome", .string(outcome)), ("head", .int(head)), ("success", .bool(success)),
+            ("durationSec", .double(now - current.started)),
+        ]))
+    }
+
+    /// Tells the platform's scheduler that `current` ended now, with its execution time.
+    mutating func schedulerPassEnded(_ current: Pass, cutOff: Bool) -> SchedulerOutput {
+        scheduler.passEnded(trigger: current.trigger, started: current.started, ended: now,
+                            execution: (now - current.started) / max(settings.executionScale, 1e-9),
+                            cutOff: cutOff, rng: &rng)
+    }
+
     mutating func endPass(_ current: Pass, _ value: JSONValue) -> [ProgramDirective] {
         pass = nil
         // Told to expire, the program ended its pass within the grace: cut off, whatever it says it got done.
@@ -117,15 +135,9 @@ extension ProgramInstance {
         let pulled = value["pulled"]?.intValue ?? 0
         let success = outcome == "completed" && cursor >= head
         if success { lastSuccess = now }
-        var out: [ProgramDirective] = [.log(EventLine(.passEnd, [
-            ("pass", .int(current.id)), ("trigger", .string(current.trigger.rawValue)), ("sent", .int(sent)),
-            ("pulled", .int(pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
-            ("outcome", .string(outcome)), ("head", .int(head)), ("success", .bool(success)),
-            ("durationSec", .double(now - current.started)),
-        ]))]
-        let output = scheduler.passEnded(trigger: current.trigger, started: current.started, ended: now,
-                                         execution: (now - current.started) / max(settings.executionScale, 1e-9),
-                                         cutOff: cutOff, rng: &rng)
+        var out = [passEndLine(current, sent: sent, pulled: pulled, cutOff: cutOff, outcome: outcome,
+                               success: success)]
+        let output = schedulerPassEnded(current, cutOff: cutOff)
         for sync in current.syncs { out += answer(sync, .ack("pass \(current.id) ended \(outcome)", statusData())) }
         if let next = followUp {
             followUp = nil

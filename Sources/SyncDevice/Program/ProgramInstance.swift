@@ -247,8 +247,7 @@ public struct ProgramInstance: Sendable {
         -> [ProgramDirective]
     {
         guard !failed else { return [] }
-        let req = nextReq
-        nextReq += 1
+        let req = nextRequest()
         waiting[req] = (what, answerBy ?? now + answerWithinSim)
         return [.toProgram(.object([("req", .int(req))] + fields))]
     }
