@@ -58,7 +58,9 @@ import Testing
         // a was ticked at 1 ms, b and c at 0: at 1 s b and c are stale, a is not.
         for id in Self.order { ticks.wakes(id, inMs: 100_000, wall: 1 * Self.ms) }
         #expect(ticks.sweepAt == PoolTicks.maxWaitNanos + Self.ms, "at most 100 ms between sweeps")
-        let idle = ticks.plan(wall: PoolTicks.idleTickNanos, forced: true, touched: [], order: Self.order) { _ in false }
+        let idle = ticks.plan(wall: PoolTicks.idleTickNanos, forced: true, touched: [], order: Self.order) { _ in
+            false
+        }
         #expect(idle.ids == ["b", "c"], "\(idle.ids)")
     }
 
