@@ -44,15 +44,7 @@ public final class DevicePool {
         } else {
             zap = nil
         }
-        if let endpoint = configuration.controlEndpoint {
-            let socket = try Socket(context, .router)
-            try socket.setMaxMessageSize(DeviceShell.maxMessageBytes)
-            try socket.setServerSecurity(own, domain: "control")
-            try socket.bind(endpoint)
-            control = socket
-        } else {
-            control = nil
-        }
+        control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: own)
         brokerLink = try Self.brokerLink(configuration, context: context, own: own)
         for device in configuration.devices {
             var own = device
