@@ -1,15 +1,12 @@
 /// Issue 24's targets, judged from one bench run's figures: each SyncLab figure over the best peer's of the same run,
-/// the broker over the raw fan-out of the same run, and the growth exponents. Pure: `BenchTargetTests` feeds it
+/// the broker over the raw fan-out of the same run, and the growth exponents. Pure: `CostTargetTests` feeds it
 /// figures of its own.
 struct CostTarget: Equatable {
-    /// The key under `targets.` in bench.json, e.g. `p50.devices3`.
-    let key: String
-    let name: String
-    /// SyncLab ÷ the best peer (or ÷ the raw fan-out, or the exponent itself); NaN when a side was not measured.
-    let ratio: Double
-    let limit: Double
-    /// Whether the ratio must be at most the limit (latency, CPU, growth) or at least it (the broker).
-    let atMost: Bool
+    /// The key under `targets.` in bench.json (e.g. `p50.devices3`) and the line's name.
+    let key: String, name: String
+    /// SyncLab ÷ the best peer (or ÷ the raw fan-out, or the exponent itself; NaN when a side was not measured),
+    /// and the bound it is held to: at most (latency, CPU, growth) or at least (the broker).
+    let ratio: Double, limit: Double, atMost: Bool
 
     /// Nil when not measured (a section failed, or the peers were skipped).
     var met: Bool? {
