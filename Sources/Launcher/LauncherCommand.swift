@@ -125,10 +125,8 @@ public enum LauncherCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let options = runSpec.parseOrExit(arguments)
-        guard options.positional.count == 1, let path = options.positional.first else {
-            Output.stderr("synclab run: expected one topology file, got \(options.positional.count)\n\n" + runSpec.help)
-            return 2
-        }
+        guard let path = options.positionals(1, orSay: "synclab run: expected one topology file, got "
+            + "\(options.positional.count)", help: runSpec.help)?.first else { return 2 }
         var topology: Topology
         let text: String
         do {
@@ -186,10 +184,8 @@ public enum LauncherCommand {
     static func recheck(_ arguments: [String], rewrite: Bool) -> Int32 {
         let spec = rewrite ? reportSpec : folderSpec
         let options = spec.parseOrExit(arguments)
-        guard options.positional.count == 1, let root = options.positional.first else {
-            Output.stderr("synclab: expected one run folder\n\n" + spec.help)
-            return 2
-        }
+        guard let root = options.positionals(1, orSay: "synclab: expected one run folder", help: spec.help)?.first
+        else { return 2 }
         do {
             let report = try Report.make(folder: RunFolder(root: root), ignoreExpect: options.has("ignore-expect"))
             if rewrite { report.write() }
@@ -203,11 +199,9 @@ public enum LauncherCommand {
 
     static func explain(_ arguments: [String]) -> Int32 {
         let options = explainSpec.parseOrExit(arguments)
-        guard options.positional.count == 2 else {
-            Output.stderr("synclab explain: expected a run folder and a key\n\n" + explainSpec.help)
-            return 2
-        }
-        let (root, key) = (options.positional[0], options.positional[1])
+        guard let pair = options.positionals(2, orSay: "synclab explain: expected a run folder and a key",
+                                            help: explainSpec.help) else { return 2 }
+        let (root, key) = (pair[0], pair[1])
         let events: [Event]
         do {
             events = try RunData.readEvents(RunFolder(root: root).path("events.jsonl"))
@@ -226,11 +220,9 @@ public enum LauncherCommand {
 
     static func compare(_ arguments: [String]) -> Int32 {
         let options = compareSpec.parseOrExit(arguments)
-        guard options.positional.count == 2 else {
-            Output.stderr("synclab compare: expected two run folders\n\n" + compareSpec.help)
-            return 2
-        }
-        let (a, b) = (options.positional[0], options.positional[1])
+        guard let pair = options.positionals(2, orSay: "synclab compare: expected two run folders",
+                                            help: compareSpec.help) else { return 2 }
+        let (a, b) = (pair[0], pair[1])
         var compare: Compare
         do {
             compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b,

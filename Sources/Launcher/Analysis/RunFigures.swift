@@ -326,7 +326,10 @@ struct PerDevice {
             unsynced += 1
         }
         let kinds = devices.compactMap { lastGuarantee[$0.id].map(RunFigures.describeGuarantee) }
-        let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
+        // The most common; on a tie the first device's (`max(by:)` keeps the first), never a Dictionary's order,
+        // which changes from one process to the next: the same run folder must read the same.
+        let counts = Dictionary(grouping: kinds, by: { $0 }).mapValues(\.count)
+        let guarantee = kinds.max(by: { counts[$0]! < counts[$1]! }) ?? "—"
         var row = PlatformRow(
             platform: name, devices: devices.count, syncs: syncs, allPasses: everyPass,
             medianGapMinutes: median(gaps),
