@@ -106,36 +106,38 @@ public enum LauncherCommand {
         }
     }
 
-    /// A topology file with the overrides `synclab run` and `synclab sim` share (`--seed`, `--time-scale`,
-    /// `--ignore-expect`), and its text as written.
-    static func loadTopology(_ path: String, _ options: ParsedOptions) throws -> (Topology, String) {
-        var topology = try Topology.load(path: path)
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        if let seed = try options.int("seed") {
-            guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
-            topology.seed = UInt64(seed)
+    /// The one topology file `synclab run` and `synclab sim` play, with the overrides they share (`--seed`,
+    /// `--time-scale`, `--ignore-expect`; `--nemesis` for a run), and its text as written; nil after writing what was
+    /// wrong, the command's name before a usage error and `errorPrefix` before a bad file or option.
+    static func topology(_ options: ParsedOptions, command: String, errorPrefix: String, help: String)
+        -> (path: String, topology: Topology, text: String)?
+    {
+        guard let path = options.positionals(1, orSay: "\(command): expected one topology file, got "
+            + "\(options.positional.count)", help: help)?.first else { return nil }
+        do {
+            var topology = try Topology.load(path: path)
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            if let seed = try options.int("seed") {
+                guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
+                topology.seed = UInt64(seed)
+            }
+            if options.has("ignore-expect") { topology.expectIgnored = true }
+            if let scale = try options.double("time-scale") {
+                guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
+                topology.timeScale = scale
+            }
+            if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
+            return (path, topology, text)
+        } catch {
+            Output.stderr("\(errorPrefix): \(error)\n")
+            return nil
         }
-        if options.has("ignore-expect") { topology.expectIgnored = true }
-        if let scale = try options.double("time-scale") {
-            guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
-            topology.timeScale = scale
-        }
-        return (topology, text)
     }
 
     static func run(_ arguments: [String]) -> Int32 {
         let options = runSpec.parseOrExit(arguments)
-        guard let path = options.positionals(1, orSay: "synclab run: expected one topology file, got "
-            + "\(options.positional.count)", help: runSpec.help)?.first else { return 2 }
-        var topology: Topology
-        let text: String
-        do {
-            (topology, text) = try loadTopology(path, options)
-            if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
-        } catch {
-            Output.stderr("synclab: \(error)\n")
-            return 2
-        }
+        guard case let (_, topology, text)? = Self.topology(options, command: "synclab run", errorPrefix: "synclab",
+                                                            help: runSpec.help) else { return 2 }
         let folder = options.string("out").map { RunFolder(root: $0) }
             ?? RunFolder.timestamped(base: "runs", name: topology.name)
         if FileManager.default.fileExists(atPath: folder.path("events.jsonl")) {

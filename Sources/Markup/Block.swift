@@ -10,3 +10,10 @@ public enum Block: Sendable, Equatable {
     /// Markup for the page alone (the timeline, the plots): markdown leaves it out.
     case html(String)
 }
+
+extension Block {
+    /// A report's section as most are: its `##` heading, a paragraph that says what it holds, and its table.
+    public static func section(_ title: String, _ intro: String, _ table: Table) -> [Block] {
+        [.heading(title, level: 2), .paragraph(intro), .table(table)]
+    }
+}

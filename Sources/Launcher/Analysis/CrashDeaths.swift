@@ -96,9 +96,7 @@ struct CrashDeaths {
                           row.fired == 0 && row.armed > 0 ? .strong("0: never fired") : Table.Cell(String(row.fired)),
                           Table.Cell(String(row.withWork))])
         }
-        return [
-            .heading("Crash points", level: 2),
-            .paragraph("Each process that killed itself at an armed crash point."), .table(table),
+        return Block.section("Crash points", "Each process that killed itself at an armed crash point.", table) + [
             .paragraph("Coverage: each point, how often the scenario armed it, how often it fired, and how often with "
                 + "work in flight (`process.crashing {work}`: ops claimed or recorded, changes in a page, ops "
                 + "applied). A point fires only at an occurrence with work, so the two differ only in run folders "

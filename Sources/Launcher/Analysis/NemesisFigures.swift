@@ -95,13 +95,9 @@ struct NemesisFigures {
             let list: String = targets.keys.sorted().map { "\($0) \(targets[$0]!)" }.joined(separator: ", ")
             return Table.Row([Table.Cell(kind), Table.Cell(String(targets.values.reduce(0, +))), Table.Cell(list)])
         })
-        return [
-            .heading("Nemesis", level: 2),
-            .paragraph("\(scheduled) faults scheduled from the seed (nemesis.json5), \(skipped) drawn faults skipped "
-                + "by the limits; \(carriedOut) carried out, \(failed) failed; \(crashesFired) crash points fired. "
-                + "Ops in flight at each server death: \(deaths); device deaths mid-pass: \(deviceDeathsMidPass) of "
-                + "\(deviceDeaths)."),
-            .table(table),
-        ]
+        return Block.section("Nemesis", "\(scheduled) faults scheduled from the seed (nemesis.json5), \(skipped) "
+            + "drawn faults skipped by the limits; \(carriedOut) carried out, \(failed) failed; \(crashesFired) crash "
+            + "points fired. Ops in flight at each server death: \(deaths); device deaths mid-pass: "
+            + "\(deviceDeathsMidPass) of \(deviceDeaths).", table)
     }
 }

@@ -223,13 +223,9 @@ enum ReferenceFigures {
                     + (f.reading ? " (a reading of the article's words, not a number it printed)" : "")),
             ])
         }
-        return [
-            .heading("Reference figures (the articles' tables)", level: 2),
-            .paragraph("Each figure the topology's `reference` names, beside the article's value; a figure outside "
-                + "its band fails the run (check `\(checkName)`). docs/SEEDS.md says how each published figure was "
-                + "read."),
-            .table(table),
-        ]
+        return Block.section("Reference figures (the articles' tables)", "Each figure the topology's `reference` "
+            + "names, beside the article's value; a figure outside its band fails the run (check `\(checkName)`). "
+            + "docs/SEEDS.md says how each published figure was read.", table)
     }
 
     static func json(_ rows: [Row]) -> JSONValue {

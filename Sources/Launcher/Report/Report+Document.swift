@@ -99,15 +99,11 @@ extension Report {
                 + (triggers.map { row[$0] ?? 0 } + [row.values.reduce(0, +), f.idlePassesByDevice[device.id] ?? 0])
                 .map(Self.cell))
         }
-        return [
-            .heading("Passes by trigger", level: 2),
-            .paragraph("Passes during the scenario. Heal and quiesce ran \(f.healPassesTotal) more ("
-                + f.healPassesByTrigger.keys.sorted().map { "\($0) \(f.healPassesByTrigger[$0]!)" }
-                    .joined(separator: ", ")
-                + "), counted apart. *Did nothing*: passes that sent no op and applied no change (the work a design "
-                + "without unique work repeats; the product check `wasted-passes`)."),
-            .table(table),
-        ]
+        let heal = f.healPassesByTrigger.keys.sorted().map { "\($0) \(f.healPassesByTrigger[$0]!)" }
+        return Block.section("Passes by trigger", "Passes during the scenario. Heal and quiesce ran "
+            + "\(f.healPassesTotal) more (" + heal.joined(separator: ", ") + "), counted apart. *Did nothing*: passes "
+            + "that sent no op and applied no change (the work a design without unique work repeats; the product check "
+            + "`wasted-passes`).", table)
     }
 
     private var platformBlocks: [Block] {
@@ -185,11 +181,8 @@ extension Report {
             table.add([Table.Cell(violation.device ?? violation.account ?? "—"), Table.Cell(check), "holds",
                        .strong("fails"), Table.Cell(violation.text)])
         }
-        var b: [Block] = [
-            .heading("Expectation: " + (expectation.met ? "met" : "**NOT met**"), level: 2),
-            .paragraph("The topology predicts which checks fail, and where; everything else must hold."),
-            .table(table),
-        ]
+        var b = Block.section("Expectation: " + (expectation.met ? "met" : "**NOT met**"),
+                              "The topology predicts which checks fail, and where; everything else must hold.", table)
         let expectedSubjects = Set(expectation.items.map(\.subject))
         let holding = data.devices.filter { device in
             !expectedSubjects.contains(device.id) && !expectedSubjects.contains(device.account)
@@ -218,8 +211,8 @@ extension Report {
                        Table.Cell(row.settings.map { "\($0.key) = \($0.value)" }.joined(separator: ", "))])
         }
         if overrides.count > Self.devicesListed { table.add(["… \(overrides.count - Self.devicesListed) more", ""]) }
-        return [.heading("Device settings", level: 2),
-                .paragraph("Devices whose settings differ from the topology-wide `device` block."), .table(table)]
+        return Block.section("Device settings", "Devices whose settings differ from the topology-wide `device` block.",
+                             table)
     }
 
     private static func latencyRow(_ name: String, _ l: Latency) -> Table.Row {

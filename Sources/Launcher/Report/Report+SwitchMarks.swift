@@ -107,12 +107,8 @@ extension Report {
             table.add([Table.Cell([.text("… \(rows - Self.devicesListed * 2) more rows (report.json "),
                                    .code("switchEvents"), .text(")")]), "", "", "", ""])
         }
-        return [
-            .heading("Switch and platform-limit events", level: 2),
-            .paragraph("What a design switch (or a platform's limit) did, per device: the cause the checks above see "
-                + "only by its effect. Each is a flag on the device's lane of the timeline, its words on hover; `grep` "
-                + "events.jsonl for the fields."),
-            .table(table),
-        ]
+        return Block.section("Switch and platform-limit events", "What a design switch (or a platform's limit) did, "
+            + "per device: the cause the checks above see only by its effect. Each is a flag on the device's lane of "
+            + "the timeline, its words on hover; `grep` events.jsonl for the fields.", table)
     }
 }

@@ -44,16 +44,9 @@ enum SimCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let options = spec.parseOrExit(arguments)
-        guard let path = options.positionals(1, orSay: "synclab sim: expected one topology file, got "
-            + "\(options.positional.count)", help: spec.help)?.first else { return 2 }
-        let topology: Topology
-        let text: String
-        do {
-            (topology, text) = try LauncherCommand.loadTopology(path, options)
-        } catch {
-            Output.stderr("synclab sim: \(error)\n")
-            return 2
-        }
+        guard case let (path, topology, text)? = LauncherCommand.topology(options, command: "synclab sim",
+                                                                          errorPrefix: "synclab sim", help: spec.help)
+        else { return 2 }
         // The simulation runs the lab's own device instances: judging them in place of a program would be a verdict
         // on code the topology did not name.
         if let outside = topology.devices.first(where: { $0.program != nil }) {
