@@ -146,13 +146,9 @@ public enum LauncherCommand {
         }
         let quiet = options.has("quiet")
         let bin = options.string("bin") ?? ProcessInfo.processInfo.environment["SYNCLAB_BIN"] ?? executableDirectory()
-        let run: LabRun
-        do {
-            run = try LabRun(topology: topology, topologyText: text, folder: folder, binDirectory: bin, quiet: quiet)
-        } catch {
-            Output.stderr("synclab: \(error)\n")
-            return 2
-        }
+        guard let run = orSay({ "synclab: \($0)" }, {
+            try LabRun(topology: topology, topologyText: text, folder: folder, binDirectory: bin, quiet: quiet)
+        }) else { return 2 }
         if !quiet { Output.stderr("synclab: \(topology.name) → \(folder.root)\n") }
         var failure: Error?
         do {
@@ -188,15 +184,12 @@ public enum LauncherCommand {
         let options = spec.parseOrExit(arguments)
         guard let root = options.positionals(1, orSay: "synclab: expected one run folder", help: spec.help)?.first
         else { return 2 }
-        do {
-            let report = try Report.make(folder: RunFolder(root: root), ignoreExpect: options.has("ignore-expect"))
-            if rewrite { report.write() }
-            if !options.has("quiet") { Output.stdout(report.summary) }
-            return report.passed ? 0 : 1
-        } catch {
-            Output.stderr("synclab: \(error)\n")
-            return 2
-        }
+        guard let report = orSay({ "synclab: \($0)" }, {
+            try Report.make(folder: RunFolder(root: root), ignoreExpect: options.has("ignore-expect"))
+        }) else { return 2 }
+        if rewrite { report.write() }
+        if !options.has("quiet") { Output.stdout(report.summary) }
+        return report.passed ? 0 : 1
     }
 
     static func explain(_ arguments: [String]) -> Int32 {
@@ -204,13 +197,9 @@ public enum LauncherCommand {
         guard let pair = options.positionals(2, orSay: "synclab explain: expected a run folder and a key",
                                             help: explainSpec.help) else { return 2 }
         let (root, key) = (pair[0], pair[1])
-        let events: [Event]
-        do {
-            events = try RunData.readEvents(RunFolder(root: root).path("events.jsonl"))
-        } catch {
-            Output.stderr("synclab explain: \(root) is not a run folder: \(error)\n")
-            return 2
-        }
+        guard let events = orSay({ "synclab explain: \(root) is not a run folder: \($0)" }, {
+            try RunData.readEvents(RunFolder(root: root).path("events.jsonl"))
+        }) else { return 2 }
         let explain = Explain(events: events)
         guard let subject = explain.subject(of: key) else {
             Output.stderr("synclab explain: \(root)/events.jsonl names no op key, hint id or draft \"\(key)\"\n")
@@ -225,15 +214,10 @@ public enum LauncherCommand {
         guard let pair = options.positionals(2, orSay: "synclab compare: expected two run folders",
                                             help: compareSpec.help) else { return 2 }
         let (a, b) = (pair[0], pair[1])
-        var compare: Compare
-        do {
-            compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b,
-                b: try Compare.reportJSON(folder: b))
-            compare.timelines = Compare.timelines(folderA: a, folderB: b)
-        } catch {
-            Output.stderr("synclab compare: \(error)\n")
-            return 2
-        }
+        guard var compare = orSay({ "synclab compare: \($0)" }, {
+            Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b, b: try Compare.reportJSON(folder: b))
+        }) else { return 2 }
+        compare.timelines = Compare.timelines(folderA: a, folderB: b)
         let out = options.string("out") ?? "compare.html"
         guard FileManager.default.createFile(atPath: out, contents: Data(compare.html.utf8)) else {
             Output.stderr("synclab compare: cannot write \(out)\n")

@@ -1,6 +1,6 @@
 import LabKit
 
-/// The usage checks every `synclab` command makes of its arguments, each saying what was wrong on stderr.
+/// The usage checks every `synclab` command makes of its arguments, and its one way to say an error, each on stderr.
 extension ParsedOptions {
     /// The positional arguments when there are `count` of them; otherwise nil, after writing `message` and the
     /// command's help.
@@ -22,6 +22,19 @@ extension ParsedOptions {
             return n
         } catch {
             Output.stderr("\(command): \(error)\n")
+            return nil
+        }
+    }
+}
+
+extension LauncherCommand {
+    /// `body`'s value, or nil after writing `say(error)` as a line on stderr: how a command turns what it could not
+    /// read or start into exit status 2.
+    static func orSay<T>(_ say: (Error) -> String, _ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch {
+            Output.stderr(say(error) + "\n")
             return nil
         }
     }
