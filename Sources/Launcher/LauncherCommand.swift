@@ -45,18 +45,20 @@ public enum LauncherCommand {
         ],
         footer: "The run folder holds topology.json5, events.jsonl, logs/, the SQLite files and report.{md,json,html}.")
 
+    /// What `synclab check` and `synclab report` both take.
+    static let folderFlags = [Flag("quiet", help: "print nothing; only the exit status"),
+                              Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")]
+
     static let folderSpec = CommandSpec(
         name: "synclab check", summary: "re-check the invariants of a run folder from its databases and events",
         usage: "synclab check RUNDIR [--ignore-expect]",
-        flags: [Flag("quiet", help: "print nothing; only the exit status"),
-                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")],
+        flags: folderFlags,
         footer: "Writes nothing; `synclab report RUNDIR` rewrites the reports.")
 
     static let reportSpec = CommandSpec(
         name: "synclab report", summary: "rewrite a run folder's report.md, report.json and report.html",
         usage: "synclab report RUNDIR [--ignore-expect]",
-        flags: [Flag("quiet", help: "print nothing; only the exit status"),
-                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")],
+        flags: folderFlags,
         footer: "Re-checks the invariants from the folder's databases and events, then writes the three reports\n"
             + "(report.html holds the timeline and the plots; docs/REPORT.md says how to read them).\n"
             + "Exit status: 0 every invariant held, 1 one failed, 2 not a run folder.")
