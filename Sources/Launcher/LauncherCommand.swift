@@ -45,18 +45,20 @@ public enum LauncherCommand {
         ],
         footer: "The run folder holds topology.json5, events.jsonl, logs/, the SQLite files and report.{md,json,html}.")
 
+    /// What `synclab check` and `synclab report` both take.
+    static let folderFlags = [Flag("quiet", help: "print nothing; only the exit status"),
+                              Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")]
+
     static let folderSpec = CommandSpec(
         name: "synclab check", summary: "re-check the invariants of a run folder from its databases and events",
         usage: "synclab check RUNDIR [--ignore-expect]",
-        flags: [Flag("quiet", help: "print nothing; only the exit status"),
-                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")],
+        flags: folderFlags,
         footer: "Writes nothing; `synclab report RUNDIR` rewrites the reports.")
 
     static let reportSpec = CommandSpec(
         name: "synclab report", summary: "rewrite a run folder's report.md, report.json and report.html",
         usage: "synclab report RUNDIR [--ignore-expect]",
-        flags: [Flag("quiet", help: "print nothing; only the exit status"),
-                Flag("ignore-expect", help: "judge as if the topology expected nothing to fail")],
+        flags: folderFlags,
         footer: "Re-checks the invariants from the folder's databases and events, then writes the three reports\n"
             + "(report.html holds the timeline and the plots; docs/REPORT.md says how to read them).\n"
             + "Exit status: 0 every invariant held, 1 one failed, 2 not a run folder.")
@@ -106,38 +108,38 @@ public enum LauncherCommand {
         }
     }
 
-    /// A topology file with the overrides `synclab run` and `synclab sim` share (`--seed`, `--time-scale`,
-    /// `--ignore-expect`), and its text as written.
-    static func loadTopology(_ path: String, _ options: ParsedOptions) throws -> (Topology, String) {
-        var topology = try Topology.load(path: path)
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        if let seed = try options.int("seed") {
-            guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
-            topology.seed = UInt64(seed)
+    /// The one topology file `synclab run` and `synclab sim` play, with the overrides they share (`--seed`,
+    /// `--time-scale`, `--ignore-expect`; `--nemesis` for a run), and its text as written; nil after writing what was
+    /// wrong, the command's name before a usage error and `errorPrefix` before a bad file or option.
+    static func topology(_ options: ParsedOptions, command: String, errorPrefix: String, help: String)
+        -> (path: String, topology: Topology, text: String)?
+    {
+        guard let path = options.positionals(1, orSay: "\(command): expected one topology file, got "
+            + "\(options.positional.count)", help: help)?.first else { return nil }
+        do {
+            var topology = try Topology.load(path: path)
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            if let seed = try options.int("seed") {
+                guard seed >= 0 else { throw LabError.usage("--seed must not be negative") }
+                topology.seed = UInt64(seed)
+            }
+            if options.has("ignore-expect") { topology.expectIgnored = true }
+            if let scale = try options.double("time-scale") {
+                guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
+                topology.timeScale = scale
+            }
+            if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
+            return (path, topology, text)
+        } catch {
+            Output.stderr("\(errorPrefix): \(error)\n")
+            return nil
         }
-        if options.has("ignore-expect") { topology.expectIgnored = true }
-        if let scale = try options.double("time-scale") {
-            guard scale > 0 else { throw LabError.usage("--time-scale must be more than 0") }
-            topology.timeScale = scale
-        }
-        return (topology, text)
     }
 
     static func run(_ arguments: [String]) -> Int32 {
         let options = runSpec.parseOrExit(arguments)
-        guard options.positional.count == 1, let path = options.positional.first else {
-            Output.stderr("synclab run: expected one topology file, got \(options.positional.count)\n\n" + runSpec.help)
-            return 2
-        }
-        var topology: Topology
-        let text: String
-        do {
-            (topology, text) = try loadTopology(path, options)
-            if let kinds = options.string("nemesis") { try topology.addStandardNemesis(kinds) }
-        } catch {
-            Output.stderr("synclab: \(error)\n")
-            return 2
-        }
+        guard case let (_, topology, text)? = Self.topology(options, command: "synclab run", errorPrefix: "synclab",
+                                                            help: runSpec.help) else { return 2 }
         let folder = options.string("out").map { RunFolder(root: $0) }
             ?? RunFolder.timestamped(base: "runs", name: topology.name)
         if FileManager.default.fileExists(atPath: folder.path("events.jsonl")) {
@@ -146,13 +148,9 @@ public enum LauncherCommand {
         }
         let quiet = options.has("quiet")
         let bin = options.string("bin") ?? ProcessInfo.processInfo.environment["SYNCLAB_BIN"] ?? executableDirectory()
-        let run: LabRun
-        do {
-            run = try LabRun(topology: topology, topologyText: text, folder: folder, binDirectory: bin, quiet: quiet)
-        } catch {
-            Output.stderr("synclab: \(error)\n")
-            return 2
-        }
+        guard let run = orSay({ "synclab: \($0)" }, {
+            try LabRun(topology: topology, topologyText: text, folder: folder, binDirectory: bin, quiet: quiet)
+        }) else { return 2 }
         if !quiet { Output.stderr("synclab: \(topology.name) → \(folder.root)\n") }
         var failure: Error?
         do {
@@ -186,35 +184,24 @@ public enum LauncherCommand {
     static func recheck(_ arguments: [String], rewrite: Bool) -> Int32 {
         let spec = rewrite ? reportSpec : folderSpec
         let options = spec.parseOrExit(arguments)
-        guard options.positional.count == 1, let root = options.positional.first else {
-            Output.stderr("synclab: expected one run folder\n\n" + spec.help)
-            return 2
-        }
-        do {
-            let report = try Report.make(folder: RunFolder(root: root), ignoreExpect: options.has("ignore-expect"))
-            if rewrite { report.write() }
-            if !options.has("quiet") { Output.stdout(report.summary) }
-            return report.passed ? 0 : 1
-        } catch {
-            Output.stderr("synclab: \(error)\n")
-            return 2
-        }
+        guard let root = options.positionals(1, orSay: "synclab: expected one run folder", help: spec.help)?.first
+        else { return 2 }
+        guard let report = orSay({ "synclab: \($0)" }, {
+            try Report.make(folder: RunFolder(root: root), ignoreExpect: options.has("ignore-expect"))
+        }) else { return 2 }
+        if rewrite { report.write() }
+        if !options.has("quiet") { Output.stdout(report.summary) }
+        return report.passed ? 0 : 1
     }
 
     static func explain(_ arguments: [String]) -> Int32 {
         let options = explainSpec.parseOrExit(arguments)
-        guard options.positional.count == 2 else {
-            Output.stderr("synclab explain: expected a run folder and a key\n\n" + explainSpec.help)
-            return 2
-        }
-        let (root, key) = (options.positional[0], options.positional[1])
-        let events: [Event]
-        do {
-            events = try RunData.readEvents(RunFolder(root: root).path("events.jsonl"))
-        } catch {
-            Output.stderr("synclab explain: \(root) is not a run folder: \(error)\n")
-            return 2
-        }
+        guard let pair = options.positionals(2, orSay: "synclab explain: expected a run folder and a key",
+                                            help: explainSpec.help) else { return 2 }
+        let (root, key) = (pair[0], pair[1])
+        guard let events = orSay({ "synclab explain: \(root) is not a run folder: \($0)" }, {
+            try RunData.readEvents(RunFolder(root: root).path("events.jsonl"))
+        }) else { return 2 }
         let explain = Explain(events: events)
         guard let subject = explain.subject(of: key) else {
             Output.stderr("synclab explain: \(root)/events.jsonl names no op key, hint id or draft \"\(key)\"\n")
@@ -226,20 +213,13 @@ public enum LauncherCommand {
 
     static func compare(_ arguments: [String]) -> Int32 {
         let options = compareSpec.parseOrExit(arguments)
-        guard options.positional.count == 2 else {
-            Output.stderr("synclab compare: expected two run folders\n\n" + compareSpec.help)
-            return 2
-        }
-        let (a, b) = (options.positional[0], options.positional[1])
-        var compare: Compare
-        do {
-            compare = Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b,
-                b: try Compare.reportJSON(folder: b))
-            compare.timelines = Compare.timelines(folderA: a, folderB: b)
-        } catch {
-            Output.stderr("synclab compare: \(error)\n")
-            return 2
-        }
+        guard let pair = options.positionals(2, orSay: "synclab compare: expected two run folders",
+                                            help: compareSpec.help) else { return 2 }
+        let (a, b) = (pair[0], pair[1])
+        guard var compare = orSay({ "synclab compare: \($0)" }, {
+            Compare(nameA: a, a: try Compare.reportJSON(folder: a), nameB: b, b: try Compare.reportJSON(folder: b))
+        }) else { return 2 }
+        compare.timelines = Compare.timelines(folderA: a, folderB: b)
         let out = options.string("out") ?? "compare.html"
         guard FileManager.default.createFile(atPath: out, contents: Data(compare.html.utf8)) else {
             Output.stderr("synclab compare: cannot write \(out)\n")

@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 import Testing
 @testable import Launcher
 
@@ -103,7 +104,7 @@ import Testing
         #expect(!rows[0].within && rows[0].verdict == "not reproduced: the lab's users are not the article's")
         let check = try #require(ReferenceFigures.check(rows))
         #expect(check.held && check.detail.contains("1 not reproduced"))
-        #expect(ReferenceFigures.markdown(rows).contains("| 12–28 | not reproduced: the lab's users"))
+        #expect(Document(ReferenceFigures.blocks(rows)).markdown.contains("| 12–28 | not reproduced: the lab's users"))
         // Judged, the same measurement fails.
         figure.reproduced = true
         #expect(ReferenceFigures.check([ReferenceFigures.Row(figure: figure, measured: 100)])?.held == false)

@@ -1,4 +1,5 @@
 import LabKit
+import Markup
 import SyncProtocol
 
 /// Where each process died at a crash point (`process.killed` with `by: "crash"`), and when it came back: the report
@@ -80,23 +81,27 @@ struct CrashDeaths {
                                        ("fired", .int($0.fired)), ("firedWithWork", .int($0.withWork))]) })
     }
 
-    var markdown: String {
-        guard !deaths.isEmpty || !armed.isEmpty else { return "" }
-        var md = "\n## Crash points\n\nEach process that killed itself at an armed crash point.\n\n"
-        md += "| at | process | point | back at |\n| --- | --- | --- | --- |\n"
+    /// The report's section: each death, then each point's coverage.
+    var blocks: [Block] {
+        guard !deaths.isEmpty || !armed.isEmpty else { return [] }
+        var table = Table(["at", "process", "point", "back at"])
         for death in deaths {
             let name = death.device.map { "\(death.target) (\($0))" } ?? death.target
-            let back = death.restartedSim.map { formatSim($0) } ?? "—"
-            md += "| \(formatSim(death.sim)) | \(name) | \(death.point) | \(back) |\n"
+            table.add([Table.Cell(formatSim(death.sim)), Table.Cell(name), Table.Cell(death.point),
+                       Table.Cell(death.restartedSim.map { formatSim($0) } ?? "—")])
         }
-        md += "\nCoverage: each point, how often the scenario armed it, how often it fired, and how often with work in "
-            + "flight (`process.crashing {work}`: ops claimed or recorded, changes in a page, ops applied). A point "
-            + "fires only at an occurrence with work, so the two differ only in run folders written before that rule."
-            + "\n\n| point | armed | fired | with work in flight |\n| --- | --- | --- | --- |\n"
+        var points = Table(["point", "armed", "fired", "with work in flight"])
         for row in coverage {
-            let fired = row.fired == 0 && row.armed > 0 ? "**0: never fired**" : "\(row.fired)"
-            md += "| \(row.point) | \(row.armed) | \(fired) | \(row.withWork) |\n"
+            points.add([Table.Cell(row.point), Table.Cell(String(row.armed)),
+                          row.fired == 0 && row.armed > 0 ? .strong("0: never fired") : Table.Cell(String(row.fired)),
+                          Table.Cell(String(row.withWork))])
         }
-        return md
+        return Block.section("Crash points", "Each process that killed itself at an armed crash point.", table) + [
+            .paragraph("Coverage: each point, how often the scenario armed it, how often it fired, and how often with "
+                + "work in flight (`process.crashing {work}`: ops claimed or recorded, changes in a page, ops "
+                + "applied). A point fires only at an occurrence with work, so the two differ only in run folders "
+                + "written before that rule."),
+            .table(points),
+        ]
     }
 }

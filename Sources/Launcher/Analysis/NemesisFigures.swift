@@ -1,4 +1,5 @@
 import LabKit
+import Markup
 import SyncProtocol
 
 /// What a run's nemesis did, from its events: the schedule it drew (`nemesis.schedule`), the faults carried out
@@ -85,22 +86,18 @@ struct NemesisFigures {
             + "\(skipped) skipped by limits, \(crashesFired) crash points fired"
     }
 
-    var markdown: String {
+    /// The report's section: what was scheduled and carried out, and each kind's faults by target.
+    var blocks: [Block] {
         let deaths: String = inFlightAtServerDeaths.isEmpty ? "none died"
             : inFlightAtServerDeaths.map { String($0) }.joined(separator: ", ")
-        var md = "\n## Nemesis\n\n"
-        md += "\(scheduled) faults scheduled from the seed (nemesis.json5), "
-        md += "\(skipped) drawn faults skipped by the limits; "
-        md += "\(carriedOut) carried out, \(failed) failed; \(crashesFired) crash points fired. "
-        md += "Ops in flight at each server death: \(deaths); "
-        md += "device deaths mid-pass: \(deviceDeathsMidPass) of \(deviceDeaths).\n\n"
-        md += "| kind | faults | by target |\n| --- | --- | --- |\n"
-        for kind in byKind.keys.sorted() {
+        let table = Table(["kind", "faults", "by target"], rows: byKind.keys.sorted().map { kind in
             let targets = byKind[kind]!
             let list: String = targets.keys.sorted().map { "\($0) \(targets[$0]!)" }.joined(separator: ", ")
-            let total: Int = targets.values.reduce(0, +)
-            md += "| \(kind) | \(total) | \(list) |\n"
-        }
-        return md
+            return Table.Row([Table.Cell(kind), Table.Cell(String(targets.values.reduce(0, +))), Table.Cell(list)])
+        })
+        return Block.section("Nemesis", "\(scheduled) faults scheduled from the seed (nemesis.json5), \(skipped) "
+            + "drawn faults skipped by the limits; \(carriedOut) carried out, \(failed) failed; \(crashesFired) crash "
+            + "points fired. Ops in flight at each server death: \(deaths); device deaths mid-pass: "
+            + "\(deviceDeathsMidPass) of \(deviceDeaths).", table)
     }
 }

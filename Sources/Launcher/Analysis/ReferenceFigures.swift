@@ -1,4 +1,5 @@
 import Foundation
+import Markup
 import SyncProtocol
 
 /// A published figure a topology expects a run to reproduce (top-level key `reference`): the article's value, the
@@ -208,23 +209,23 @@ enum ReferenceFigures {
 
     // MARK: - report
 
-    static func markdown(_ rows: [Row]) -> String {
-        guard !rows.isEmpty else { return "" }
-        var md = "\n## Reference figures (the articles' tables)\n\nEach figure the topology's `reference` names, "
-            + "beside "
-        md += "the article's value; a figure outside its band fails the run (check `\(checkName)`). docs/SEEDS.md says "
-        md += "how each published figure was read.\n\n"
-        md += "| figure | published | measured | ratio | band | within band? | source |\n"
-        md += "| --- | --- | --- | --- | --- | --- | --- |\n"
+    /// The report's section: each figure beside the article's value and band (none without `reference`).
+    static func blocks(_ rows: [Row]) -> [Block] {
+        guard !rows.isEmpty else { return [] }
+        var table = Table(["figure", "published", "measured", "ratio", "band", "within band?", "source"])
         for row in rows {
             let f = row.figure
-            md += "| `\(f.name)` | \(format(f.published)) | \(row.measured.map(format) ?? "—") | "
-            md += (row.ratio.map { String(format: "%.2f", $0) } ?? "—")
-            md += " | \(format(f.band.lowerBound))–\(format(f.band.upperBound)) | \(row.verdict) | "
-            md += "\(f.source)" + (f.section.map { ", \($0)" } ?? "") + (f.quote.map { ": \"\($0)\"" } ?? "")
-                + (f.reading ? " (a reading of the article's words, not a number it printed)" : "") + " |\n"
+            table.add([
+                .code(f.name), Table.Cell(format(f.published)), Table.Cell(row.measured.map(format) ?? "—"),
+                Table.Cell(row.ratio.map { String(format: "%.2f", $0) } ?? "—"),
+                Table.Cell("\(format(f.band.lowerBound))–\(format(f.band.upperBound))"), Table.Cell(row.verdict),
+                Table.Cell("\(f.source)" + (f.section.map { ", \($0)" } ?? "") + (f.quote.map { ": \"\($0)\"" } ?? "")
+                    + (f.reading ? " (a reading of the article's words, not a number it printed)" : "")),
+            ])
         }
-        return md
+        return Block.section("Reference figures (the articles' tables)", "Each figure the topology's `reference` "
+            + "names, beside the article's value; a figure outside its band fails the run (check `\(checkName)`). "
+            + "docs/SEEDS.md says how each published figure was read.", table)
     }
 
     static func json(_ rows: [Row]) -> JSONValue {

@@ -1,3 +1,4 @@
+import Markup
 import SyncProtocol
 
 /// What a run cost the machine, so runs of 3, 100 and 1,000 devices can be compared: processes, wall time, events,
@@ -79,26 +80,29 @@ struct RunCost {
         ])
     }
 
-    var markdown: String {
-        func cell(_ value: Double?) -> String { value.map { String(format: "%.2f", $0) } ?? "—" }
-        var md = "\n## Cost (how it grows with devices)\n\n"
-        md += "| devices | processes | pools | wall s | events | resident MB total | MB per device | own MB total "
-        md += "| own MB per device | server CPU s | broker CPU s | device CPU s |\n"
-        md += "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
-        md += "| \(devices) | \(processes) | \(pools) | \(cell(wallSeconds)) | \(events) | \(cell(residentMBTotal)) | "
-        md += "\(cell(residentMBPerDevice)) | \(cell(privateMBTotal)) | \(cell(privateMBPerDevice)) | "
-        md += "\(cell(serverCPUSeconds)) | \(cell(brokerCPUSeconds)) | "
-        md += "\(cell(deviceCPUSeconds)) |\n"
-        md += "\nMemory and CPU are read from /proc just before the processes are stopped. Resident memory counts the "
-        md += "shared libraries (Swift runtime, Foundation) in every process; own memory is what each process holds "
-            + "alone.\n"
-        md += "\nLauncher: \(cell(launcherResidentMB)) MB resident as the run ended, peak \(cell(launcherPeakMB)) MB; "
-        md += "peak \(cell(reportPeakMB)) MB once this report's checks had read the run.\n"
-        guard !poolMemory.isEmpty else { return md }
-        md += "\n| pool | devices | resident MB | peak MB |\n| --- | --- | --- | --- |\n"
-        for pool in poolMemory {
-            md += "| \(pool.pool) | \(pool.devices) | \(cell(pool.residentMB)) | \(cell(pool.peakMB)) |\n"
-        }
-        return md
+    /// The report's section: the run's size and cost, the launcher's memory, each pool's.
+    var blocks: [Block] {
+        func cell(_ value: Double?) -> Table.Cell { Table.Cell(value.map { String(format: "%.2f", $0) } ?? "—") }
+        func count(_ n: Int) -> Table.Cell { Table.Cell(String(n)) }
+        let table = Table(["devices", "processes", "pools", "wall s", "events", "resident MB total", "MB per device",
+                           "own MB total", "own MB per device", "server CPU s", "broker CPU s", "device CPU s"],
+                          rows: [Table.Row([count(devices), count(processes), count(pools), cell(wallSeconds),
+                                            count(events), cell(residentMBTotal), cell(residentMBPerDevice),
+                                            cell(privateMBTotal), cell(privateMBPerDevice), cell(serverCPUSeconds),
+                                            cell(brokerCPUSeconds), cell(deviceCPUSeconds)])])
+        var b: [Block] = [
+            .heading("Cost (how it grows with devices)", level: 2), .table(table),
+            .paragraph("Memory and CPU are read from /proc just before the processes are stopped. Resident memory "
+                + "counts the shared libraries (Swift runtime, Foundation) in every process; own memory is what each "
+                + "process holds alone."),
+            .paragraph("Launcher: \(cell(launcherResidentMB).plain) MB resident as the run ended, peak "
+                + "\(cell(launcherPeakMB).plain) MB; peak \(cell(reportPeakMB).plain) MB once this report's checks "
+                + "had read the run."),
+        ]
+        guard !poolMemory.isEmpty else { return b }
+        b.append(.table(Table(["pool", "devices", "resident MB", "peak MB"], rows: poolMemory.map { pool in
+            Table.Row([Table.Cell(pool.pool), count(pool.devices), cell(pool.residentMB), cell(pool.peakMB)])
+        })))
+        return b
     }
 }

@@ -267,6 +267,13 @@ package struct RunFigures {
     /// The triggers a platform scheduler grants, as opposed to events (push, foreground, edits, connectivity).
     static let schedulerTriggers: Set<String> = ["periodic", "opportunistic", "interval"]
 
+    /// The word said most often; on a tie the first said (`max(by:)` keeps the first), never a Dictionary's order,
+    /// which changes from one process to the next: the same run folder must read the same.
+    static func mostCommon(_ words: [String]) -> String? {
+        let counts = Dictionary(grouping: words, by: { $0 }).mapValues(\.count)
+        return words.max(by: { counts[$0]! < counts[$1]! })
+    }
+
     /// The gap a guarantee event reports as measured (observed median or typical gap), in simulated seconds.
     static func reportedGap(_ event: Event) -> Double? {
         event["observedMedianGapSec"]?.doubleValue ?? event["typicalSec"]?.doubleValue
@@ -326,7 +333,7 @@ struct PerDevice {
             unsynced += 1
         }
         let kinds = devices.compactMap { lastGuarantee[$0.id].map(RunFigures.describeGuarantee) }
-        let guarantee = Dictionary(grouping: kinds, by: { $0 }).max(by: { $0.value.count < $1.value.count })?.key ?? "—"
+        let guarantee = RunFigures.mostCommon(kinds) ?? "—"
         var row = PlatformRow(
             platform: name, devices: devices.count, syncs: syncs, allPasses: everyPass,
             medianGapMinutes: median(gaps),

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import Markup
 import SyncProtocol
 
 /// The report's part for a run on hosts (hosts.json beside the events, docs/HOSTS.md): where each process ran,
@@ -85,37 +86,44 @@ struct HostsReport {
         return "shifted by " + shifts.map { String(format: "%+.2f", -$0) }.joined(separator: " → ") + " ms"
     }
 
-    var markdown: String {
-        var md = "\n## Hosts\n\nEach process ran on its host, started over ssh (docs/HOSTS.md). Clock offsets are the "
-            + "host's clock minus the launcher's, measured NTP-style over ssh (the shortest of 8 round trips; ± half "
-            + "of it). On the test bed every host is a network namespace of one machine, one clock: the offsets "
-            + "there are ~0 and only show the method's resolution. `events.jsonl` has every host's events on the "
-            + "launcher's clock: a host whose offset exceeds its uncertainty has its events' times shifted by it "
-            + "(interpolated from start to end); `events/NAME.jsonl` keep each host's own times.\n\n"
-            + "| host | address | processes | clock at start | clock at end | events merged |\n"
-            + "| --- | --- | --- | --- | --- | --- |\n"
-        for host in hosts {
+    /// The report's section: each host and its clock, each partition's notices, where a run failed.
+    var blocks: [Block] {
+        let hostTable = Table(["host", "address", "processes", "clock at start", "clock at end", "events merged"],
+                              rows: hosts.map { host in
             let processes = (host["processes"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
-            md += "| \(host["name"]?.stringValue ?? "") | \(host["address"]?.stringValue ?? "") | \(processes) | "
-                + "\(clock(host, "start")) | \(clock(host, "end")) | \(Self.merge(host)) |\n"
-        }
+            return Table.Row([host["name"]?.stringValue ?? "", host["address"]?.stringValue ?? "", processes,
+                              clock(host, "start"), clock(host, "end"), Self.merge(host)].map { Table.Cell($0) })
+        })
+        var b: [Block] = [
+            .heading("Hosts", level: 2),
+            .paragraph("Each process ran on its host, started over ssh (docs/HOSTS.md). Clock offsets are the host's "
+                + "clock minus the launcher's, measured NTP-style over ssh (the shortest of 8 round trips; ± half of "
+                + "it). On the test bed every host is a network namespace of one machine, one clock: the offsets there "
+                + "are ~0 and only show the method's resolution. `events.jsonl` has every host's events on the "
+                + "launcher's clock: a host whose offset exceeds its uncertainty has its events' times shifted by it "
+                + "(interpolated from start to end); `events/NAME.jsonl` keep each host's own times."),
+            .table(hostTable),
+        ]
         if !windows.isEmpty {
-            md += "\n### Partitions\n\niptables on the hosts dropped every packet between the halves. Notices the "
-                + "server sent meanwhile (head-moved, the source of every hint):\n\n"
-                + "| halves | notices sent | reached the broker during it | only after the heal | never |\n"
-                + "| --- | --- | --- | --- | --- |\n"
-            for w in windows {
-                md += "| \(w.hosts) | \(w.sent) | \(w.receivedDuring) | \(w.receivedAfter) | \(w.never) |\n"
-            }
-            md += "\nA notice that arrives only after the heal, or never, is a hint the devices did not get in time: "
-                + "they got those changes by pulling from their cursors (foreground, periodic and heal passes), which "
-                + "`convergence` and `no-lost-edit` check. ZeroMQ's TCP stream holds what a dropped link could not "
-                + "carry and delivers it once the link is back, so most are late rather than lost.\n"
+            let table = Table(["halves", "notices sent", "reached the broker during it", "only after the heal",
+                               "never"], rows: windows.map { w in
+                Table.Row([Table.Cell(w.hosts)] + [w.sent, w.receivedDuring, w.receivedAfter, w.never].map {
+                    Table.Cell(String($0))
+                })
+            })
+            b += [
+                .heading("Partitions", level: 3),
+                .paragraph("iptables on the hosts dropped every packet between the halves. Notices the server sent "
+                    + "meanwhile (head-moved, the source of every hint):"),
+                .table(table),
+                .paragraph("A notice that arrives only after the heal, or never, is a hint the devices did not get in "
+                    + "time: they got those changes by pulling from their cursors (foreground, periodic and heal "
+                    + "passes), which `convergence` and `no-lost-edit` check. ZeroMQ's TCP stream holds what a dropped "
+                    + "link could not carry and delivers it once the link is back, so most are late rather than lost."),
+            ]
         }
-        if !failures.isEmpty {
-            md += "\n### Where the run failed\n\n" + failures.map { "- \($0)" }.joined(separator: "\n") + "\n"
-        }
-        return md
+        if !failures.isEmpty { b += [.heading("Where the run failed", level: 3), .list(failures)] }
+        return b
     }
 
     /// The lines the terminal's summary adds.

@@ -43,28 +43,25 @@ extension Compare {
         if differing.isEmpty {
             s += "<p>Every check and the expectation came out the same in both runs.</p>\n"
         } else {
-            s += "<table class=\"differing\"><tr><th>check</th><th>A</th><th>B</th></tr>\n"
-            for row in differing {
-                s += "<tr class=\"changed\"><td>\(Markup.text(row.name))</td>\(cell(row.a))\(cell(row.b))</tr>\n"
-            }
-            s += "</table>\n"
+            s += Table(["check", "A", "B"], rows: differing.map { row in
+                Table.Row([Table.Cell(row.name), Self.cell(row.a), Self.cell(row.b)], htmlClass: "changed")
+            }, htmlClass: "differing").html
         }
         if timelines.count == 2 {
             s += "<h2>A: \(Markup.text(nameA))</h2>\n" + timelines[0]
             s += "<h2>B: \(Markup.text(nameB))</h2>\n" + timelines[1]
         }
-        s += "<h2>Every figure</h2>\n<table><tr><th>figure</th><th>A</th><th>B</th><th>B − A</th></tr>\n"
-        for row in rows {
-            s += "<tr\(row.changed && !row.difference.isEmpty ? " class=\"changed\"" : "")>"
-                + "<td>\(Markup.text(row.name))</td>\(cell(row.a))\(cell(row.b))"
-                + "<td>\(Markup.text(row.difference))</td></tr>\n"
-        }
-        return s + "</table>" + (timelines.isEmpty ? "" : Timeline.script) + "</body></html>\n"
+        s += "<h2>Every figure</h2>\n" + Table(["figure", "A", "B", "B − A"], rows: rows.map { row in
+            Table.Row([Table.Cell(row.name), Self.cell(row.a), Self.cell(row.b), Table.Cell(row.difference)],
+                      htmlClass: row.changed && !row.difference.isEmpty ? "changed" : nil)
+        }).html
+        return s + (timelines.isEmpty ? "" : Timeline.script) + "</body></html>\n"
     }
 
-    private func cell(_ v: String) -> String {
+    /// A result's cell, marked bad or good when its words are a verdict.
+    private static func cell(_ v: String) -> Table.Cell {
         let bad = ["FAILED", "fail", "NOT met", "held: NOT as expected"].contains(v)
         let good = ["held", "pass", "met", "failed, as expected"].contains(v)
-        return Element("td").attribute("class", bad ? "bad" : good ? "good" : nil).text(v).render()
+        return Table.Cell(v, mark: bad ? .bad : good ? .good : nil)
     }
 }

@@ -10,24 +10,25 @@ extension Explain {
         appliedSeq: [String: Int], appliedOn: [String: Set<String>]
     ) -> Line? {
         let reason = e.string("reason").map { ": \($0)" } ?? ""
+        // Most switch events name the ops they concern in `keys`: the line is told when one of them is ours.
+        func aboutKeys(_ text: (String) -> String) -> Line? {
+            keyIn(e, "keys").map { Line(sim: e.sim, text: text($0)) }
+        }
         switch e.type {
         case EventCatalogue.queueLost:
-            guard let key = keyIn(e, "keys") else { return nil }
-            return Line(sim: e.sim, text: "\(e.proc) lost \(it(key)) before sending it\(reason) "
-                + "(switch opQueue = memory)")
+            return aboutKeys { "\(e.proc) lost \(it($0)) before sending it\(reason) (switch opQueue = memory)" }
         case EventCatalogue.appReinstalled:
-            guard let key = keyIn(e, "keys") else { return nil }
-            return Line(sim: e.sim, text: "\(e.proc) lost \(it(key)): the app was reinstalled before any pass sent it "
-                + "(its database went with it)")
+            return aboutKeys {
+                "\(e.proc) lost \(it($0)): the app was reinstalled before any pass sent it (its database went with it)"
+            }
         case EventCatalogue.replyBeforeCommit:
-            guard let key = keyIn(e, "keys") else { return nil }
-            return Line(sim: e.sim, text: "server answered for \(it(key)) before committing it (switch "
-                + "server.replyBeforeCommit)")
+            return aboutKeys { "server answered for \(it($0)) before committing it (switch server.replyBeforeCommit)" }
         case EventCatalogue.ackLost:
-            guard let key = keyIn(e, "keys") else { return nil }
-            return Line(sim: e.sim, text: "server's commit of \(it(key)) then failed (\(e.string("error") ?? "?")): "
-                + "\(e.string("device") ?? "the device") holds an acknowledgement for an op the server does not have "
-                + "(switch server.replyBeforeCommit)")
+            return aboutKeys {
+                "server's commit of \(it($0)) then failed (\(e.string("error") ?? "?")): "
+                    + "\(e.string("device") ?? "the device") holds an acknowledgement for an op the server does not "
+                    + "have (switch server.replyBeforeCommit)"
+            }
         case EventCatalogue.opReapplied:
             guard let key = e.string("key"), keys.contains(key) else { return nil }
             return Line(sim: e.sim, text: "server applied \(it(key)) again although it knew the key (seq "
@@ -63,15 +64,16 @@ extension Explain {
             return Line(sim: e.sim, text: "\(e.proc) lost the page holding \(it(key)) (seq \(appliedSeq[key]!)): its "
                 + "cursor was already past it\(reason) (switch cursorCommit = beforePage)")
         case EventCatalogue.replicaOwnWriteHidden:
-            guard let key = keyIn(e, "keys") else { return nil }
-            return Line(sim: e.sim, text: "\(e.proc)'s replica left out \(it(key)), acknowledged but not pulled yet "
-                + "(cursor \(e.int("cursor") ?? 0)), when a page touched draft \(e.string("draft") ?? "?"): its user "
-                + "no longer sees their own write (switch ownWrites = untilPulled)")
+            return aboutKeys {
+                "\(e.proc)'s replica left out \(it($0)), acknowledged but not pulled yet (cursor "
+                    + "\(e.int("cursor") ?? 0)), when a page touched draft \(e.string("draft") ?? "?"): its user no "
+                    + "longer sees their own write (switch ownWrites = untilPulled)"
+            }
         case EventCatalogue.outboxNewestFirst:
-            guard let key = keyIn(e, "keys") else { return nil }
-            return Line(sim: e.sim, text: "\(e.proc)'s pass \(e.int("pass") ?? 0) sent its outbox newest first, "
-                + "\(it(key)) among it, so a later edit of a draft can reach the server before an earlier one "
-                + "(switch outboxOrder = newestFirst)")
+            return aboutKeys {
+                "\(e.proc)'s pass \(e.int("pass") ?? 0) sent its outbox newest first, \(it($0)) among it, so a later "
+                    + "edit of a draft can reach the server before an earlier one (switch outboxOrder = newestFirst)"
+            }
         default:
             return nil
         }

@@ -24,9 +24,8 @@ extension Report {
         }.joined(separator: "; ")
     }
 
-    /// The headline paragraph of report.md (and so of report.html), empty for a run that failed nothing and
-    /// expected nothing.
-    var headline: String {
+    /// The headline paragraph of report.md and report.html, nil for a run that failed nothing and expected nothing.
+    var headline: String? {
         let failed = failedChecks
         let holding = data.devices.map(\.id).filter { id in
             !failed.contains { $0.subjects.contains(id) }
@@ -39,13 +38,13 @@ extension Report {
         if let expectation {
             if expectation.met {
                 return "**Expectation met**: the checks the topology predicts failed, where it said: "
-                    + Self.failedWords(failed) + "." + held + "\n\n"
+                    + Self.failedWords(failed) + "." + held
             }
             let problems = expectation.problems.prefix(5).joined(separator: "; ")
             let failedText = failed.isEmpty ? "" : " Failed: " + Self.failedWords(failed) + "."
-            return "**Expectation NOT met**: \(problems).\(failedText)\n\n"
+            return "**Expectation NOT met**: \(problems).\(failedText)"
         }
-        guard !failed.isEmpty else { return "" }
-        return "Failed: " + Self.failedWords(failed) + "." + held + "\n\n"
+        guard !failed.isEmpty else { return nil }
+        return "Failed: " + Self.failedWords(failed) + "." + held
     }
 }

@@ -84,15 +84,12 @@ extension Report {
         })
     }
 
-    /// report.md's table: one row per device and kind, with the switch or limit behind it.
-    var switchEventsMarkdown: String {
+    /// The report's table: one row per device and kind, with the switch or limit behind it.
+    var switchEventsBlocks: [Block] {
         let events = switchEvents
         let counts = events.counts
-        guard !counts.isEmpty else { return "" }
-        var md = "\n## Switch and platform-limit events\n\nWhat a design switch (or a platform's limit) did, per "
-            + "device: the cause the checks above see only by its effect. Each is a flag on the device's lane of the "
-            + "timeline, its words on hover; `grep` events.jsonl for the fields.\n\n"
-        md += "| device | event | count | first | emitted by |\n| --- | --- | --- | --- | --- |\n"
+        guard !counts.isEmpty else { return [] }
+        var table = Table(["device", "event", "count", "first", "emitted by"])
         let order = data.devices.map(\.id) + ["server", "broker"]
         var rows = 0
         for device in order {
@@ -101,13 +98,17 @@ extension Report {
                 rows += 1
                 guard rows <= Self.devicesListed * 2 else { continue }
                 let first = events.occurrences.first { $0.device == device && $0.kind == kind }
-                md += "| \(device) | `\(kind)` | \(kinds[kind]!) | \(first.map { formatSim($0.sim) } ?? "—") | "
-                    + "\(SwitchEvents.cause(of: kind)?.words ?? "—") |\n"
+                table.add([Table.Cell(device), .code(kind), Self.cell(kinds[kind]!),
+                           Table.Cell(first.map { formatSim($0.sim) } ?? "—"),
+                           Table.Cell(SwitchEvents.cause(of: kind)?.words ?? "—")])
             }
         }
         if rows > Self.devicesListed * 2 {
-            md += "| … \(rows - Self.devicesListed * 2) more rows (report.json `switchEvents`) | | | | |\n"
+            table.add([Table.Cell([.text("… \(rows - Self.devicesListed * 2) more rows (report.json "),
+                                   .code("switchEvents"), .text(")")]), "", "", "", ""])
         }
-        return md
+        return Block.section("Switch and platform-limit events", "What a design switch (or a platform's limit) did, "
+            + "per device: the cause the checks above see only by its effect. Each is a flag on the device's lane of "
+            + "the timeline, its words on hover; `grep` events.jsonl for the fields.", table)
     }
 }

@@ -122,38 +122,39 @@ extension Report {
         return "<h2>Plots</h2>\n" + Plots(data: plotData).html + halvesPlotsHTML
     }
 
-    /// An op's last error as a markdown table cell (its pipes escaped), or why there is none.
+    /// An op's last error, or why there is none.
     static func reason(of op: LedgerSnapshot.OpRow) -> String {
         let error = op.lastError ?? ""
-        return error.isEmpty ? "(no reason recorded)" : error.replacingOccurrences(of: "|", with: "\\|")
+        return error.isEmpty ? "(no reason recorded)" : error
     }
 
-    /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason (markdown).
-    var attentionMarkdown: String {
-        var md = ""
+    /// Ops that need attention with their reasons, and the hints that died grouped by fate and reason.
+    var attentionBlocks: [Block] {
+        var b: [Block] = []
         let attention = data.devices.flatMap { device in
             device.ops.filter { $0.status == .needsAttention }.map { (device.id, $0) }
         }
         if !attention.isEmpty {
-            md += "\n## Ops that need attention\n\n| device | op | attempts | reason |\n| --- | --- | --- | --- |\n"
+            var table = Table(["device", "op", "attempts", "reason"])
             for (device, op) in attention.prefix(100) {
-                md += "| \(device) | \(op.key) | \(op.attempts) | \(Self.reason(of: op)) |\n"
+                table.add([Table.Cell(device), Table.Cell(op.key), Self.cell(op.attempts),
+                           Table.Cell(Self.reason(of: op))])
             }
-            if attention.count > 100 { md += "| … | \(attention.count - 100) more | | |\n" }
+            if attention.count > 100 { table.add(["…", Table.Cell("\(attention.count - 100) more"), "", ""]) }
+            b += [.heading("Ops that need attention", level: 2), .table(table)]
         }
         let reasons = hintDeathReasons
         if !reasons.isEmpty {
-            md += "\n## Hints that died, by reason\n\n| fate | reason | hints |\n| --- | --- | --- |\n"
-            for row in reasons { md += "| \(row.fate) | \(row.reason) | \(row.count) |\n" }
+            var table = Table(["fate", "reason", "hints"])
+            for row in reasons { table.add([Table.Cell(row.fate), Table.Cell(row.reason), Self.cell(row.count)]) }
             let ignored = data.events.filter { $0.type == EventCatalogue.hintIgnored }
-            if !ignored.isEmpty {
-                let byReason = Dictionary(grouping: ignored, by: { $0.string("reason") ?? "?" })
-                for reason in byReason.keys.sorted() {
-                    md += "| received, ignored | \(reason) | \(byReason[reason]!.count) |\n"
-                }
+            let byReason = Dictionary(grouping: ignored, by: { $0.string("reason") ?? "?" })
+            for reason in byReason.keys.sorted() {
+                table.add(["received, ignored", Table.Cell(reason), Self.cell(byReason[reason]!.count)])
             }
+            b += [.heading("Hints that died, by reason", level: 2), .table(table)]
         }
-        return md
+        return b
     }
 
     /// Hints dropped, coalesced, throttled, discarded or expired, counted per fate and reason.

@@ -44,18 +44,9 @@ enum SimCommand {
 
     static func run(_ arguments: [String]) -> Int32 {
         let options = spec.parseOrExit(arguments)
-        guard options.positional.count == 1, let path = options.positional.first else {
-            Output.stderr("synclab sim: expected one topology file, got \(options.positional.count)\n\n" + spec.help)
-            return 2
-        }
-        let topology: Topology
-        let text: String
-        do {
-            (topology, text) = try LauncherCommand.loadTopology(path, options)
-        } catch {
-            Output.stderr("synclab sim: \(error)\n")
-            return 2
-        }
+        guard case let (path, topology, text)? = LauncherCommand.topology(options, command: "synclab sim",
+                                                                          errorPrefix: "synclab sim", help: spec.help)
+        else { return 2 }
         // The simulation runs the lab's own device instances: judging them in place of a program would be a verdict
         // on code the topology did not name.
         if let outside = topology.devices.first(where: { $0.program != nil }) {
@@ -78,14 +69,7 @@ enum SimCommand {
                 Output.stderr("synclab sim: --seeds must be A-B with 0 ≤ A ≤ B, got \"\(range)\"\n")
                 return 2
             }
-            let jobs: Int
-            do {
-                jobs = try options.int("jobs") ?? 2
-                guard jobs >= 1 else { throw LabError.usage("--jobs must be at least 1") }
-            } catch {
-                Output.stderr("synclab sim: \(error)\n")
-                return 2
-            }
+            guard let jobs = options.count("jobs", default: 2, atLeast: 1, command: "synclab sim") else { return 2 }
             let out = options.string("out")
                 ?? RunFolder.timestamped(base: "runs", name: "\(topology.name)-sweep").root
             return SimSweep(path: path, seeds: seeds, jobs: jobs, passThrough: passThrough(options), out: out,
@@ -100,12 +84,7 @@ enum SimCommand {
         let quiet = options.has("quiet")
         let replay = (["synclab", "sim", path, "--seed", String(topology.seed)] + passThrough(options))
             .joined(separator: " ")
-        let kills: Int
-        do {
-            kills = try options.int("crash-anywhere") ?? 0
-            guard kills >= 0 else { throw LabError.usage("--crash-anywhere must be 0 or more") }
-        } catch {
-            Output.stderr("synclab sim: \(error)\n")
+        guard let kills = options.count("crash-anywhere", default: 0, atLeast: 0, command: "synclab sim") else {
             return 2
         }
         let status = simulate(topology: topology, text: text, folder: folder, replay: replay, quiet: quiet,
