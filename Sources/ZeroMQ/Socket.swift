@@ -274,8 +274,8 @@ public final class Socket: @unchecked Sendable {
         if let pair { try setCurveServer(pair, domain: domain) } else { try setZapDomain(domain) }
     }
 
-    /// A ROUTER bound to `endpoint` with `setServerSecurity(pair, domain:)`, the one way every role binds its control and
-    /// listening sockets. `configure` sets the rest before the bind: libzmq copies options into the listener, so an
+    /// A ROUTER bound to `endpoint` with `setServerSecurity(pair, domain:)`, the one way every role binds its control
+    /// and listening sockets. `configure` sets the rest before the bind: libzmq copies options into the listener, so an
     /// option set after it would not apply to the connections accepted later.
     public static func boundRouter(_ context: Context, endpoint: String, security pair: CurveKeyPair?, domain: String,
                                    lingerMs: Int32 = 0, configure: (Socket) throws -> Void = { _ in }) throws -> Socket
