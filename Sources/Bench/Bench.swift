@@ -85,6 +85,7 @@ struct Bench {
         }
         measureGrowth()
         if peers { measurePeers() }
+        recordTargets()
         section("simulation: seconds per run, device-days per second, memory per device") { try $0.measureSimulation() }
     }
 
@@ -421,7 +422,7 @@ struct Bench {
             $0.0.padding(toLength: w0 + 2, withPad: " ", startingAt: 0)
                 + $0.1.padding(toLength: w1 + 2, withPad: " ", startingAt: 0)
                 + $0.2.padding(toLength: w2 + 2, withPad: " ", startingAt: 0) + $0.3
-        }.joined(separator: "\n") + "\n" + peerAndGrowthTable
+        }.joined(separator: "\n") + "\n" + peerAndGrowthTable + targetTable
     }
 }
 

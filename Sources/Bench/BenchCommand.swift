@@ -35,7 +35,8 @@ public enum BenchCommand {
                 + "both\n"
             + "devices) on NATS JetStream and on Redis streams, started by the bench on free ports (peers.nats,\n"
             + "peers.redis), printed beside SyncLab's with the ratio.\n"
-            + "Targets are printed as met or missed with the ratio; docs/PERFORMANCE.md says where the time goes.")
+            + "Targets are printed as met or missed with the ratio; the last block judges the cost targets against\n"
+            + "the best peer of the same run (bench.json targets.*); docs/PERFORMANCE.md says where the time goes.")
 
     public static func main(_ arguments: [String]) -> Int32 {
         let options = spec.parseOrExit(arguments)

@@ -274,6 +274,19 @@ public final class Socket: @unchecked Sendable {
         if let pair { try setCurveServer(pair, domain: domain) } else { try setZapDomain(domain) }
     }
 
+    /// A ROUTER bound to `endpoint` with `setServerSecurity(pair, domain:)`, the one way every role binds its control and
+    /// listening sockets. `configure` sets the rest before the bind: libzmq copies options into the listener, so an
+    /// option set after it would not apply to the connections accepted later.
+    public static func boundRouter(_ context: Context, endpoint: String, security pair: CurveKeyPair?, domain: String,
+                                   lingerMs: Int32 = 0, configure: (Socket) throws -> Void = { _ in }) throws -> Socket
+    {
+        let socket = try Socket(context, .router, lingerMs: lingerMs)
+        try socket.setServerSecurity(pair, domain: domain)
+        try configure(socket)
+        try socket.bind(endpoint)
+        return socket
+    }
+
     /// The ZAP domain a bound socket's handshakes are checked in (ZMQ_ZAP_DOMAIN).
     public func setZapDomain(_ domain: String) throws { try setOption(ZMQ_ZAP_DOMAIN, bytes: Array(domain.utf8)) }
 

@@ -46,7 +46,7 @@ public final class BrokerDriver {
     /// Set by the control command `stop`.
     public internal(set) var stopping = false
     /// Set when the process died in the middle of a message (the simulation): it carries out nothing more.
-    public internal(set) var killed = false
+    public var killed: Bool { mortality.killed }
     /// Events were written that a send must not overtake.
     var flushBeforeSend = false
     /// Reused for every `onSent`, so a delivery allocates no directive list.
@@ -54,16 +54,14 @@ public final class BrokerDriver {
     /// Reused for every hint body.
     var hintBody: [UInt8] = []
     /// Where this process dies (`--crash-at`, control `crashAt`).
-    var crashPoints = CrashPoints()
+    var mortality: Mortality
     /// Bounds the `request.refused` lines a flood can write (per peer and in all).
     public internal(set) var refusals = RefusalLimiter()
-
-    struct Killed: Error {}
 
     public init(_ configuration: BrokerConfiguration, directory: AccountDirectory, io: BrokerIO) {
         self.configuration = configuration
         self.io = io
-        for item in configuration.process.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        mortality = Mortality(armed: configuration.process.crashAt)
         instance = BrokerInstance(directory: directory, settings: configuration.settings,
                                   seed: configuration.process.seed)
     }
@@ -137,7 +135,7 @@ public final class BrokerDriver {
         do {
             try carryOut(directives)
         } catch {
-            killed = true
+            mortality.markKilled()
         }
     }
 
@@ -146,7 +144,7 @@ public final class BrokerDriver {
     /// send (it is not their effect); the end of the batch or the next flush writes them.
     func carryOut(_ directives: [BrokerDirective], outcome: Bool = false) throws {
         for directive in directives {
-            guard !killed else { throw Killed() }
+            try mortality.alive()
             switch directive {
             case let .deliver(device, peer, hint, copy):
                 flushIfNeeded()
@@ -194,7 +192,7 @@ public final class BrokerDriver {
                 // The crash points are the driver's (it does the killing); the instance answers.
                 let answer: (ok: Bool, detail: String)
                 do {
-                    answer = (true, try crashPoints.control(control.args, role: "broker"))
+                    answer = (true, try mortality.crashPoints.control(control.args, role: "broker"))
                 } catch {
                     answer = (false, "\(error)")
                 }
@@ -214,15 +212,13 @@ public final class BrokerDriver {
 
     /// Counts one occurrence of `point`; dies there when it is the armed one.
     func reach(_ point: CrashPoint, work: Int = 1) throws {
-        guard let nth = crashPoints.reach(point, work: work) else { return }
+        guard let nth = mortality.fires(point, work: work) else { return }
         io.die(at: point, nth: nth, work: work)
-        killed = true
-        throw Killed()
+        try mortality.die()
     }
 
     func boundary(_ kind: BrokerBoundary) throws {
         guard io.dies(after: kind) else { return }
-        killed = true
-        throw Killed()
+        try mortality.die()
     }
 }

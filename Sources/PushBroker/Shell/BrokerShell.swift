@@ -29,9 +29,6 @@ public final class BrokerShell: BrokerIO {
     static let batch = 256
     /// The longest poll: how soon a SIGTERM is noticed when nothing else happens.
     static let maxPollMs = 100
-    /// Largest inbound message libzmq accepts on the device and control sockets; up to it, an oversized body is
-    /// answered with a `tooLarge` error; past it libzmq closes the connection before we see anything.
-    static let maxMessageBytes = Socket.maxMessageBytes
 
     /// Opens the event log and binds every socket; throws when an endpoint cannot be bound.
     public init(configuration: BrokerConfiguration, directory: AccountDirectory) throws {
@@ -67,23 +64,18 @@ public final class BrokerShell: BrokerIO {
         if configuration.settings.noticesMode == .sub { try notices.subscribe() }
         if let own { try notices.setCurveServer(own, domain: "notices") }
         try notices.bind(configuration.notices)
-        devices = try Socket(context, .router)
-        try devices.setRouterMandatory(true)
         // No ZMQ_ROUTER_HANDOVER: the ZAP handler gives every connection a fresh routing id, and a duplicate (which
         // only a race in libzmq could let a peer present) is then refused by libzmq instead of taking over a pipe.
-        try devices.setSendHighWaterMark(configuration.settings.hintHWM)
-        try devices.setMaxMessageSize(Self.maxMessageBytes)
-        try devices.setServerSecurity(own, domain: "devices")
-        try devices.bind(configuration.listen)
+        devices = try Socket.boundRouter(context, endpoint: configuration.listen, security: own, domain: "devices") {
+            try $0.setRouterMandatory(true)
+            try $0.setSendHighWaterMark(configuration.settings.hintHWM)
+        }
         monitor = own == nil ? nil : try ConnectionMonitor(context, watching: devices)
         if let endpoint = configuration.process.control {
             // A linger, so the acknowledgement of `stop` still leaves after the socket closes: with linger 0 it is
             // dropped whenever libzmq's IO thread has not written it yet, which a loaded machine makes likely.
-            let socket = try Socket(context, .router, lingerMs: 500)
-            try socket.setMaxMessageSize(Self.maxMessageBytes)
-            try socket.setServerSecurity(own, domain: "control")
-            try socket.bind(endpoint)
-            control = socket
+            control = try Socket.boundRouter(context, endpoint: endpoint, security: own, domain: "control",
+                                             lingerMs: 500)
         } else {
             control = nil
         }

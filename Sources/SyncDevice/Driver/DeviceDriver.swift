@@ -25,13 +25,13 @@ public final class DeviceDriver {
     public internal(set) var stopping = false
     /// Set when the process died in the middle of a step (the simulation's crash points and crash-anywhere): it
     /// carries out nothing more, and its shell is dropped.
-    public internal(set) var killed = false
+    public var killed: Bool { mortality.killed }
     /// How many `drive` calls are under way (they nest through control replies and pool callbacks).
     public internal(set) var driveDepth = 0
     /// Set while the instance is told of a failed commit, so a commit that fails again does not recurse.
     var recoveringCommit = false
     /// Where this process dies (`--crash-at`, control `crashAt`); in a pool, the whole pool dies.
-    var crashPoints = CrashPoints()
+    var mortality: Mortality
     /// What the last `saveEdit` directive saved, or why it could not, for the `edit` command's answer.
     var lastSave: Result<SavedEdit, LedgerFailure>?
 
@@ -44,7 +44,7 @@ public final class DeviceDriver {
                                           settings: configuration.settings, now: io.now)
         self.ledger = ledger
         brokerEnabled = configuration.brokerEndpoint != nil
-        for item in configuration.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        mortality = Mortality(armed: configuration.crashAt)
         instance = DeviceInstance(identity: configuration.identity, settings: configuration.settings,
                                   restored: restored, brokerEnabled: brokerEnabled,
                                   rng: SeededGenerator.derived(seed: configuration.seed,
@@ -77,7 +77,7 @@ public final class DeviceDriver {
 
     /// Killed from outside (the simulation's `kill`): pending answers die with the process.
     public func abandon() {
-        killed = true
+        mortality.markKilled()
         syncWaiters.removeAll()
     }
 
@@ -112,9 +112,6 @@ public final class DeviceDriver {
         let message: String
     }
 
-    /// The process died in the middle of a step: nothing after it is carried out.
-    struct Killed: Error {}
-
     /// Runs one instance step and carries out its directives; a ledger failure is handed back to the instance.
     ///
     /// The step's ledger writes form one transaction (each write a savepoint of its own) and its events one write:
@@ -131,7 +128,7 @@ public final class DeviceDriver {
         let directives = step(&instance)
         do {
             try perform(directives)
-        } catch is Killed {
+        } catch is Mortality.Killed {
             return
         } catch {
             recover(from: (error as? LedgerFailure)?.message ?? "\(error)")
@@ -144,7 +141,7 @@ public final class DeviceDriver {
         let recovery = instance.onLedgerFailure(message, cursor: cursor, now: now)
         do {
             try perform(recovery)
-        } catch is Killed {
+        } catch is Mortality.Killed {
             return
         } catch {
             io.emit(.ledgerError, [("message", .string("\(error)"))])
@@ -153,7 +150,7 @@ public final class DeviceDriver {
 
     func perform(_ directives: [DeviceDirective]) throws {
         for directive in directives {
-            guard !killed else { throw Killed() }
+            try mortality.alive()
             try carryOut(directive)
             try boundary(.directive)
         }
@@ -254,7 +251,7 @@ public final class DeviceDriver {
         case .armCrash(let args, let pending):
             let answer: ControlAnswer
             do {
-                answer = .ack(try crashPoints.control(args, role: "device"), nil)
+                answer = .ack(try mortality.crashPoints.control(args, role: "device"), nil)
             } catch {
                 answer = .refused("\(error)")
             }
@@ -267,21 +264,19 @@ public final class DeviceDriver {
     /// Counts one occurrence of `point`; dies there when it is the armed one, after committing the step's ledger
     /// writes so far (what a kill between this write and the next send would find on disk).
     func reach(_ point: CrashPoint, work: Int = 1) throws {
-        guard let nth = crashPoints.reach(point, work: work) else { return }
+        guard let nth = mortality.fires(point, work: work) else { return }
         _ = commitLedger()
         io.die(at: point, nth: nth, work: work)
-        killed = true
         syncWaiters.removeAll()
-        throw Killed()
+        try mortality.die()
     }
 
     /// Asks the machine whether the process dies right after `kind`; if so, what is not committed is lost.
     func boundary(_ kind: DeviceBoundary) throws {
         guard io.dies(after: kind) else { return }
         if ledger.database.inGroup { try? ledger.database.rollbackGroup() }
-        killed = true
         syncWaiters.removeAll()
-        throw Killed()
+        try mortality.die()
     }
 
     /// `ownWrites: untilPulled`: what the last rebuilds left out of the replica, one event per draft (the switch's

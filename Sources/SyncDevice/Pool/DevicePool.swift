@@ -16,8 +16,8 @@ public final class DevicePool {
     /// Live devices by id, and their order in the spec.
     var shells: [String: DeviceShell] = [:]
     var order: [String] = []
-    /// Real time (monotonic ns) each device was last ticked: an idle device is still ticked every `idleTickNanos`.
-    var lastTick: [String: UInt64] = [:]
+    /// Which devices each turn ticks, and when the loop next looks at every device.
+    var ticks = PoolTicks()
     /// `syncAll` requests waiting for their devices' passes.
     var gathers: [Int: SyncGather] = [:]
     var nextGather = 1
@@ -47,15 +47,7 @@ public final class DevicePool {
         } else {
             zap = nil
         }
-        if let endpoint = configuration.controlEndpoint {
-            let socket = try Socket(context, .router)
-            try socket.setMaxMessageSize(DeviceShell.maxMessageBytes)
-            try socket.setServerSecurity(own, domain: "control")
-            try socket.bind(endpoint)
-            control = socket
-        } else {
-            control = nil
-        }
+        control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: own)
         let links = try Self.links(configuration, context: context, own: own)
         brokerLink = links.broker
         serverLink = links.server
@@ -94,10 +86,13 @@ public final class DevicePool {
         var poller = try EdgePoller()
         var owners: [String?] = []
         var indexes: [String: [Int]] = [:]
+        // The sockets no device owns (control, ZAP, the broker link): asked again after every turn.
+        var unowned: [Int] = []
         var dirty = true
         while !stopping && !Signals.stopRequested {
             if dirty {
                 (poller, owners, indexes) = try makePoller()
+                unowned = owners.indices.filter { owners[$0] == nil }
                 dirty = false
             }
             let ready: [Int]
@@ -137,15 +132,16 @@ public final class DevicePool {
                 try shell.onFrames(from: socket)
                 touched.insert(id)
             }
-            let ticked = tick(touched)
-            dirty = retireStopped() || dirty
+            // A control command may have changed any device (its timers, `stop`): then every device is looked at.
+            let ticked = tick(touched, sweep: controlled)
+            if controlled { dirty = retireStopped() || dirty }
             expireGathers()
             // What was used is asked again before the next wait (EdgePoller): a send or receive may have taken its
             // descriptor's signal. A control command may have made any device send (`syncAll`): then every socket.
             if controlled {
                 poller.touchAll()
             } else {
-                for (index, owner) in owners.enumerated() where owner == nil { poller.touch(index) }
+                for index in unowned { poller.touch(index) }
                 for id in ticked.union(touched) { indexes[id]?.forEach(poller.touch) }
             }
         }
@@ -188,38 +184,23 @@ public final class DevicePool {
         return (poller, owners, indexes)
     }
 
-    /// The soonest any device has something to do, in real ms, bounded as a single device's is.
-    func pollTimeoutMs() -> Int {
-        var timeout = 100
-        for shell in shells.values {
-            timeout = min(timeout, shell.pollTimeoutMs())
-            if timeout <= 1 { break }
-        }
-        return timeout
-    }
+    /// Real ms until the next sweep (the soonest any device may have something to do), at most 100.
+    func pollTimeoutMs() -> Int { ticks.timeoutMs(wall: SimClock.monotonicNanos()) }
 
-    /// An idle device's tick at least this often. A device in its own process wakes every 100 ms at most, but only to
-    /// notice signals: its instance needs ticks at `nextWake` alone (the simulation gives it no others), and ticking
-    /// 250 idle devices every 100 ms was most of an idle pool's work (10,000 devices: 100,000 ticks a second).
-    static let idleTickNanos: UInt64 = 1_000_000_000
-
-    /// Ticks the devices that received something, that are due, or that have not been ticked for `idleTickNanos`,
-    /// without waking a thousand idle instances on every message.
-    /// Returns the devices it ticked.
-    func tick(_ touched: Set<String>) -> Set<String> {
-        let nowSim = now
+    /// Ticks the devices that received something and, at a sweep (its time has come, or `sweep`), every device that
+    /// is due or idle for long (`PoolTicks`). Returns the devices it ticked.
+    func tick(_ touched: Set<String>, sweep: Bool) -> Set<String> {
         let wall = SimClock.monotonicNanos()
-        var ticked: Set<String> = []
-        for id in order {
-            guard let shell = shells[id] else { continue }
-            let due = shell.driver.nextWake.map { $0 <= nowSim } ?? false
-            let stale = wall &- (lastTick[id] ?? 0) >= Self.idleTickNanos
-            guard touched.contains(id) || due || stale else { continue }
-            shell.tick()
-            lastTick[id] = wall
-            ticked.insert(id)
+        let nowSim = now
+        let (ids, sweeping) = ticks.plan(wall: wall, forced: sweep, touched: touched, order: order) { id in
+            shells[id]?.driver.nextWake.map { $0 <= nowSim } ?? false
         }
-        return ticked
+        for id in ids { shells[id]?.tick() }
+        for id in sweeping ? order : ids {
+            guard let shell = shells[id] else { continue }
+            ticks.wakes(id, inMs: shell.pollTimeoutMs(), wall: wall)
+        }
+        return Set(ids)
     }
 
     /// Stops the devices that were told `stop` on their own; true when one was removed (the poller is rebuilt).
@@ -229,6 +210,7 @@ public final class DevicePool {
             guard let shell = shells[id], shell.stopping else { continue }
             shell.finish()
             shells[id] = nil
+            ticks.forget(id)
             removed = true
             for key in gathers.keys { gathers[key]?.drop(id) }
         }

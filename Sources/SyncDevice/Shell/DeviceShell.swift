@@ -59,7 +59,6 @@ public final class DeviceShell: DeviceIO {
         if serverLink == nil {
             // No routing id of its own: the server's ZAP handler gives each connection one.
             let server = try Socket(context, .dealer)
-            try server.setMaxMessageSize(Self.maxMessageBytes)
             try server.setReconnectInterval(ms: 50)
             if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
             try server.connect(configuration.serverEndpoint)
@@ -76,10 +75,6 @@ public final class DeviceShell: DeviceIO {
 
     public var instance: DeviceInstance { driver.instance }
     var stopping: Bool { driver.stopping }
-
-    /// Well above `Limits.maxBodyBytes` (PROTOCOL.md §1): a body of 1–4 MiB reaches the decoder and is answered
-    /// `tooLarge`; anything larger is cut off by libzmq before it is buffered.
-    static let maxMessageBytes = Socket.maxMessageBytes
 
     /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
     public func run() throws {

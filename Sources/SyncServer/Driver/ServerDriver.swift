@@ -53,9 +53,9 @@ public final class ServerDriver {
     /// Set by the control command `stop`.
     public internal(set) var stopping = false
     /// Set when the process died in the middle of a request (the simulation): it carries out nothing more.
-    public internal(set) var killed = false
-    /// Where this process dies (`--crash-at`, control `crashAt`).
-    var crashPoints = CrashPoints()
+    public var killed: Bool { mortality.killed }
+    /// Where this process dies (`--crash-at`, control `crashAt`), and whether it did.
+    var mortality: Mortality
     /// The pull whose page is being answered (set while `onPulled`'s directives are carried out).
     var servingPull: PullRequest?
     static let pageHeader = Codec.encode(.page(Page(req: 0, changes: [], next: 0, head: 0)))[0]
@@ -64,7 +64,6 @@ public final class ServerDriver {
     /// The last refusal was held back, so the `hello.refused` that follows it is too.
     var refusalSuppressed = false
 
-    struct Killed: Error {}
 
     /// Opens the database and loads the accounts file; every failure names the flag or file at fault.
     public init(_ configuration: ServerConfiguration, io: ServerIO) throws(ServerError) {
@@ -88,7 +87,7 @@ public final class ServerDriver {
                 throw .startup("cannot load --accounts \(path) into --db \(configuration.databasePath): \(error)")
             }
         }
-        for item in configuration.process.crashAt { crashPoints.arm(item.point, nth: item.nth) }
+        mortality = Mortality(armed: configuration.process.crashAt)
         instance = ServerInstance(devices: try store.devices(), heads: try store.heads(),
                                   faults: configuration.settings.faults, seed: configuration.process.seed,
                                   switches: configuration.settings.switches)
@@ -133,13 +132,13 @@ public final class ServerDriver {
         do {
             try perform(directives)
         } catch {
-            killed = true
+            mortality.markKilled()
         }
     }
 
     func perform(_ directives: [ServerDirective]) throws {
         for directive in directives {
-            guard !killed else { throw Killed() }
+            try mortality.alive()
             try carryOut(directive)
             try boundary(.directive)
         }
@@ -217,7 +216,7 @@ public final class ServerDriver {
             // The crash points are the driver's (it does the killing); the instance answers.
             let answer: (ok: Bool, detail: String)
             do {
-                answer = (true, try crashPoints.control(args, role: "server"))
+                answer = (true, try mortality.crashPoints.control(args, role: "server"))
             } catch {
                 answer = (false, "\(error)")
             }
@@ -252,15 +251,13 @@ public final class ServerDriver {
 
     /// Counts one occurrence of `point`; dies there when it is the armed one.
     func reach(_ point: CrashPoint, work: Int = 1) throws {
-        guard let nth = crashPoints.reach(point, work: work) else { return }
+        guard let nth = mortality.fires(point, work: work) else { return }
         io.die(at: point, nth: nth, work: work)
-        killed = true
-        throw Killed()
+        try mortality.die()
     }
 
     func boundary(_ kind: ServerBoundary) throws {
         guard io.dies(after: kind) else { return }
-        killed = true
-        throw Killed()
+        try mortality.die()
     }
 }

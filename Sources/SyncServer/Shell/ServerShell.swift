@@ -26,9 +26,6 @@ public final class ServerShell: ServerIO {
     /// The server's logic over this shell's IO (the store, the instance, crash points); set once in `init`.
     public private(set) var driver: ServerDriver!
 
-    /// Largest message the ROUTERs take. Well above `Limits.maxBodyBytes`, so a body of 1–4 MiB reaches the codec
-    /// and is answered `tooLarge`; beyond it libzmq drops the connection, which no one can answer.
-    static let maxMessageBytes = Socket.maxMessageBytes
     /// Longest poll, so SIGTERM is seen promptly even if it lands just before the poll starts.
     static let maxPollMs = 200
     /// Messages handled from one socket before looking at the others.
@@ -138,18 +135,15 @@ public final class ServerShell: ServerIO {
     private static func router(_ context: Context, bind endpoint: String, flag: String, curve: CurveKeyPair?,
                                domain: String, sendHighWaterMark: Int32? = nil) throws -> Socket
     {
-        let socket = try Socket(context, .router)
-        if let sendHighWaterMark { try socket.setSendHighWaterMark(sendHighWaterMark) }
-        try socket.setServerSecurity(curve, domain: domain)
-        try socket.setMaxMessageSize(maxMessageBytes)
-        // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
-        try socket.setRouterMandatory(true)
         do {
-            try socket.bind(endpoint)
+            return try Socket.boundRouter(context, endpoint: endpoint, security: curve, domain: domain) {
+                if let sendHighWaterMark { try $0.setSendHighWaterMark(sendHighWaterMark) }
+                // An unroutable reply (the peer went away) fails instead of vanishing, so it can be logged.
+                try $0.setRouterMandatory(true)
+            }
         } catch {
             throw ServerError.startup("cannot bind --\(flag) \(endpoint): \(error)")
         }
-        return socket
     }
 
     /// The endpoint the device socket is bound to (with the port chosen for `tcp://…:*`).
