@@ -25,8 +25,8 @@ extension EventType {
         "fault.injected", [.server], "kind? device? key? delayMs:i?",
         "a fault of the fault plan happened (one per op or per reply)")
     public static let helloAccepted = EventType(
-        "hello.accepted", [.server], "device account",
-        "the server opened a session for a device")
+        "hello.accepted", [.server], "device account peer",
+        "the server opened a session for a device (peer: its connection, or a pool's and the device: PROTOCOL §14)")
     public static let noticeBeforeCommit = EventType(
         "notice.beforeCommit", [.server], "account head:i device reason",
         "design switch: the head-moved notice left before the commit")

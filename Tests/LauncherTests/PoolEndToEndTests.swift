@@ -48,5 +48,18 @@ import Testing
         #expect(Set(registered.compactMap { $0["device"]?.stringValue }).count == 30)
         #expect(!connections.isEmpty && connections.count <= 2 * (1 + restarts.count),
                 "\(connections.count) broker connections for 2 pools restarted \(restarts.count) times")
+        // And one server connection per pool (§14): each pooled device's hello came over its pool's connection, as
+        // a virtual peer (the connection's routing id, 00, the device id), one connection per pool's run.
+        let hellos = events.split(separator: "\n").filter { $0.contains("\"type\":\"hello.accepted\"") }
+            .compactMap { try? JSONValue.parse(String($0)) }
+        #expect(Set(hellos.compactMap { $0["device"]?.stringValue }).count == 30)
+        for hello in hellos {
+            let device = hello["device"]?.stringValue ?? ""
+            let suffix = "00" + device.utf8.map { String(format: "%02x", $0) }.joined()
+            #expect(hello["peer"]?.stringValue?.hasSuffix(suffix) == true, "\(device)'s hello on its own connection")
+        }
+        let serverConnections = Set(hellos.compactMap { $0["peer"]?.stringValue?.prefix(32) })
+        #expect(serverConnections.count <= 2 * (1 + restarts.count),
+                "\(serverConnections.count) server connections for 2 pools restarted \(restarts.count) times")
     }
 }

@@ -103,3 +103,32 @@ struct ServerInstanceIdentityTests {
         #expect(reply.message.contains("bytes)"))
     }
 }
+
+extension ServerInstanceIdentityTests {
+    /// A pool's connection (docs/PROTOCOL.md §14) as the shell hands it in: each device it speaks for is a virtual
+    /// peer of its own (`PooledPeers`) whose user is that device, so two devices hold two sessions on one connection,
+    /// a hello naming another device under a device's envelope is refused, and the connection's end ends both.
+    @Test func pooledDevicesAreSessionsOfTheirOwnAndEndWithTheirConnection() {
+        var instance = makeInstance()
+        var pooled = PooledPeers(members: ["pool-1": ["pixel", "laptop"]])
+        func peer(_ device: String) -> Peer {
+            guard case let .device(user, virtual, _) = pooled.admit([Array(device.utf8), [1]], peer: [7, 7],
+                                                                   pool: "pool-1", connection: 5)
+            else { return Peer(routingID: []) }
+            return Peer(routingID: virtual, user: user, connection: 5)
+        }
+        _ = hello(&instance, peer("pixel"))
+        _ = hello(&instance, peer("laptop"), device: "laptop")
+        #expect(instance.sessions.count == 2)
+        #expect(instance.session(of: peer("pixel"))?.account == "acme")
+        #expect(instance.session(of: peer("laptop"))?.account == "globex")
+        // Under pixel's envelope the key speaks for pixel: a hello as laptop, with laptop's token, is refused.
+        #expect(errorCode(hello(&instance, peer("pixel"), device: "laptop")) == .badToken)
+        #expect(instance.session(of: peer("laptop")) != nil, "laptop's session is its own")
+        _ = hello(&instance, peer("pixel"))
+        #expect(instance.sessions.count == 2)
+        instance.onConnectionEnded(5)
+        pooled.ended(5)
+        #expect(instance.sessions.isEmpty && pooled.routes.isEmpty)
+    }
+}

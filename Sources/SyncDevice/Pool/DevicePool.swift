@@ -4,7 +4,8 @@ import SyncProtocol
 import ZeroMQ
 
 /// Many devices in one process: one libzmq context, one IO thread, one `epoll` over every pooled device's
-/// DEALERs and the pool's control ROUTER (`EdgePoller`). Each device is a `DeviceShell` (its own ledger file, instance,
+/// DEALERs (with CURVE: the pool's one server DEALER and one broker DEALER instead) and the pool's control ROUTER
+/// (`EdgePoller`). Each device is a `DeviceShell` (its own ledger file, instance,
 /// identity and sockets), driven exactly as in a process of its own, so the logic is not forked; only the poll loop is
 /// shared.
 public final class DevicePool {
@@ -23,8 +24,10 @@ public final class DevicePool {
     var stopping = false
     /// CURVE: the ZAP handler of the pool's context (the control socket admits only the launcher's key).
     let zap: ZapHandler?
-    /// CURVE: the pool's one connection to the broker, shared by every device (docs/PROTOCOL.md, "Pooled links").
-    let brokerLink: PoolBrokerLink?
+    /// CURVE: the pool's one connection to the broker and its one to the server, shared by every device
+    /// (docs/PROTOCOL.md §13 and §14, "Pooled links").
+    let brokerLink: PoolLink?
+    let serverLink: PoolLink?
 
     /// Opens every device's ledger and sockets and the pool's control socket; throws naming what could not be used.
     public init(_ configuration: DevicePoolConfiguration) throws {
@@ -45,11 +48,13 @@ public final class DevicePool {
             zap = nil
         }
         control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: own)
-        brokerLink = try Self.brokerLink(configuration, context: context, own: own)
+        let links = try Self.links(configuration, context: context, own: own)
+        brokerLink = links.broker
+        serverLink = links.server
         for device in configuration.devices {
             var own = device
             own.controlEndpoint = nil
-            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink)
+            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink, serverLink: serverLink)
             shell.replySocket = control
             shells[device.identity.device] = shell
             order.append(device.identity.device)
@@ -58,15 +63,18 @@ public final class DevicePool {
 
     var now: Double { configuration.clock.now() }
 
-    /// With the pool's own key, a broker endpoint and the broker's key: the one link, authenticated by the pool's key.
-    static func brokerLink(_ configuration: DevicePoolConfiguration, context: Context, own: CurveKeyPair?) throws
-        -> PoolBrokerLink?
+    /// With the pool's own key: the one server link (the devices' keys name the server's key), and with a broker
+    /// endpoint and the broker's key the one broker link, each authenticated by the pool's key.
+    static func links(_ configuration: DevicePoolConfiguration, context: Context, own: CurveKeyPair?) throws
+        -> (broker: PoolLink?, server: PoolLink?)
     {
-        guard let own, let first = configuration.devices.first, let endpoint = first.brokerEndpoint,
-              let brokerKeyFile = first.keys?.brokerKeyFile else { return nil }
-        return try PoolBrokerLink(context, endpoint: endpoint, own: own,
-                                  brokerKey: try CurveKeyPair.read(publicFile: brokerKeyFile),
-                                  devices: configuration.devices.count)
+        guard let own, let first = configuration.devices.first, let keys = first.keys else { return (nil, nil) }
+        let count = configuration.devices.count
+        let server = try PoolLink(context, endpoint: first.serverEndpoint, own: own,
+                                  serverKey: try CurveKeyPair.read(publicFile: keys.serverKeyFile), devices: count)
+        guard let endpoint = first.brokerEndpoint, let brokerKeyFile = keys.brokerKeyFile else { return (nil, server) }
+        return (try PoolLink(context, endpoint: endpoint, own: own,
+                             serverKey: try CurveKeyPair.read(publicFile: brokerKeyFile), devices: count), server)
     }
 
     /// Serves until `stop` (without `args.device`), SIGTERM or SIGINT; then stops every device and returns.
@@ -102,7 +110,13 @@ public final class DevicePool {
             for index in ready {
                 let socket = poller.sockets[index]
                 guard let id = owners[index] else {
-                    if let brokerLink, socket === brokerLink.socket {
+                    if let serverLink, socket === serverLink.socket {
+                        touched.formUnion(try serverLink.drain { device, frames in
+                            guard let shell = shells[device], !shell.stopping else { return false }
+                            shell.driver.onServerFrames(frames)
+                            return true
+                        })
+                    } else if let brokerLink, socket === brokerLink.socket {
                         touched.formUnion(try brokerLink.drain { device, frames in
                             guard let shell = shells[device], !shell.stopping else { return false }
                             shell.driver.onBrokerFrames(frames)
@@ -134,6 +148,7 @@ public final class DevicePool {
         for id in order { shells[id]?.finish() }
         shells = [:]
         brokerLink?.close()
+        serverLink?.close()
         answerAllGathers()
         events.emit(.processStopped, [("role", "pool"), ("pid", .int(Int(getpid())))])
         try? control?.setLinger(ms: 500)
@@ -155,8 +170,8 @@ public final class DevicePool {
             try poller.add(zap.socket)
             owners.append(nil)
         }
-        if let brokerLink {
-            try poller.add(brokerLink.socket)
+        for link in [serverLink, brokerLink].compactMap({ $0 }) {
+            try poller.add(link.socket)
             owners.append(nil)
         }
         for id in order {

@@ -12,11 +12,13 @@ public final class DeviceShell: DeviceIO {
     public let configuration: DeviceConfiguration
     let events: EventLog
     let context: Context
-    let server: Socket
+    /// The device's own DEALER to the server; nil in a pool with CURVE, whose `serverLink` carries its messages.
+    let server: Socket?
     let broker: Socket?
-    /// In a pool with CURVE: the pool's one broker connection, which this device's messages share under its envelope
-    /// (then `broker` is nil), and the envelope.
-    let brokerLink: PoolBrokerLink?
+    /// In a pool with CURVE: the pool's one broker connection and its one server connection, which this device's
+    /// messages share under its envelope (then `broker` and `server` are nil), and the envelope.
+    let brokerLink: PoolLink?
+    let serverLink: PoolLink?
     let envelope: [UInt8]
     let control: Socket?
     /// Where control acks go: the device's own ROUTER, or its pool's.
@@ -31,12 +33,15 @@ public final class DeviceShell: DeviceIO {
     /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
     /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
     public convenience init(_ configuration: DeviceConfiguration, context shared: Context? = nil) throws {
-        try self.init(configuration, context: shared, brokerLink: nil)
+        try self.init(configuration, context: shared, brokerLink: nil, serverLink: nil)
     }
 
-    init(_ configuration: DeviceConfiguration, context shared: Context?, brokerLink: PoolBrokerLink?) throws {
+    init(_ configuration: DeviceConfiguration, context shared: Context?, brokerLink: PoolLink?,
+         serverLink: PoolLink?) throws
+    {
         self.configuration = configuration
         self.brokerLink = brokerLink
+        self.serverLink = serverLink
         envelope = Array(configuration.identity.device.utf8)
         events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: configuration.clock)
         self.context = try shared ?? Context()
@@ -51,11 +56,16 @@ public final class DeviceShell: DeviceIO {
         } else {
             zap = nil
         }
-        // No routing id of its own: the server's ZAP handler gives each connection one.
-        server = try Socket(context, .dealer)
-        try server.setReconnectInterval(ms: 50)
-        if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
-        try server.connect(configuration.serverEndpoint)
+        if serverLink == nil {
+            // No routing id of its own: the server's ZAP handler gives each connection one.
+            let server = try Socket(context, .dealer)
+            try server.setReconnectInterval(ms: 50)
+            if let keys { try server.setCurveClient(keys.own, serverKey: keys.server) }
+            try server.connect(configuration.serverEndpoint)
+            self.server = server
+        } else {
+            server = nil
+        }
         broker = brokerLink != nil ? nil : try DeviceSockets.broker(context, endpoint: configuration.brokerEndpoint,
                                                                      own: keys?.own, brokerKey: keys?.broker)
         control = try DeviceSockets.control(context, endpoint: configuration.controlEndpoint, own: keys?.own)
@@ -91,9 +101,10 @@ public final class DeviceShell: DeviceIO {
         finish()
     }
 
-    /// The sockets to poll: server, broker (when there is one) and control (when it has its own).
+    /// The sockets to poll: server and broker (when it has its own) and control (when it has its own).
     var sockets: [Socket] {
-        var sockets: [Socket] = [server]
+        var sockets: [Socket] = []
+        if let server { sockets.append(server) }
         if let broker { sockets.append(broker) }
         if let control { sockets.append(control) }
         return sockets
@@ -121,7 +132,7 @@ public final class DeviceShell: DeviceIO {
     /// Releases what is in flight, writes `process.stopped` and closes the sockets.
     func finish() {
         driver.finish()
-        server.close()
+        server?.close()
         broker?.close()
         // The answer to `stop` (or anything else queued on control) goes out before the process exits.
         try? control?.setLinger(ms: 500)
@@ -151,6 +162,7 @@ public final class DeviceShell: DeviceIO {
 
     public func transmit(_ message: Message, to peer: DevicePeer) -> String? {
         if peer == .broker, let brokerLink { return brokerLink.send(Codec.encode(message), for: envelope) }
+        if peer == .server, let serverLink { return serverLink.send(Codec.encode(message), for: envelope) }
         guard let socket = peer == .server ? server : broker else { return "no \(peer.rawValue) link" }
         do {
             return try socket.send(Codec.encode(message), dontWait: true) ? nil : "would block"

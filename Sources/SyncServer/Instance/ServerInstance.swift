@@ -127,7 +127,7 @@ public struct ServerInstance: Sendable {
                      connection: peer.connection), for: peer)
         let head = stats.heads[hello.account] ?? 0
         let accepted = EventLine(.helloAccepted, [
-            ("device", .string(hello.device)), ("account", .string(hello.account)),
+            ("device", .string(hello.device)), ("account", .string(hello.account)), ("peer", .string(peer.label)),
         ])
         let welcome = Welcome(device: hello.device, account: hello.account, head: head)
         return [.log(accepted)] + reply(peer, .welcome(welcome))

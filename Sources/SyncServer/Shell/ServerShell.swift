@@ -20,6 +20,9 @@ public final class ServerShell: ServerIO {
     /// and the monitor that ends a connection's session when it closes. nil under NULL.
     let zap: ZapHandler?
     let monitor: ConnectionMonitor?
+    /// Pools' multiplexed connections (docs/PROTOCOL.md §14; CURVE only: a pool is known by its key); empty under
+    /// NULL.
+    var pooled = PooledPeers(members: [:])
     /// The server's logic over this shell's IO (the store, the instance, crash points); set once in `init`.
     public private(set) var driver: ServerDriver!
 
@@ -31,6 +34,14 @@ public final class ServerShell: ServerIO {
     /// `Limits.maxBodyBytes` (1 MiB), a client that never reads pins at most this many MiB of replies
     /// (devices have one request in flight, a push or a pull, so a legitimate one never comes near it).
     static let replyHighWaterMark: Int32 = 8
+
+    /// The device ROUTER's reply queue per connection: `replyHighWaterMark`, plus two per device of the largest pool,
+    /// whose one connection carries a request in flight for each of its devices (and libzmq counts what the IO
+    /// thread has not yet taken in batches, so one per device would drop replies a pool is owed). libzmq has one
+    /// high-water mark for every pipe of a socket, so a device's own connection gets the same bound.
+    static func replyHighWaterMark(largestPool: Int) -> Int32 {
+        replyHighWaterMark + Int32(clamping: 2 * largestPool)
+    }
 
     /// Opens the event log and the database, loads the accounts file, binds and connects the sockets.
     /// Every failure names the flag or file at fault.
@@ -62,11 +73,16 @@ public final class ServerShell: ServerIO {
         do {
             let context = try Context()
             self.context = context
+            var pools = PooledPeers(members: [:])
             if let keys {
                 // Before any CURVE socket binds: without a handler libzmq would admit every key.
                 var deviceKeys: [String: String] = [:]
                 if let path = configuration.accountsPath {
-                    deviceKeys = try AccountsFile.load(path: path).devicesByPublicKey
+                    let accounts = try AccountsFile.load(path: path)
+                    // A pool's key is admitted as its pool id (never a device's: the accounts file keeps the two
+                    // apart); its messages then name the device they are for (docs/PROTOCOL.md §14).
+                    deviceKeys = accounts.devicesByPublicKey.merging(accounts.poolsByPublicKey) { device, _ in device }
+                    pools = PooledPeers(members: accounts.poolMembers)
                 }
                 zap = try ZapHandler(context, policy: [
                     "devices": deviceKeys, "control": keys.launcher.map { [$0: "launcher"] } ?? [:],
@@ -76,7 +92,9 @@ public final class ServerShell: ServerIO {
                 zap = try ZapHandler(context, policy: [:], open: true)
             }
             devices = try Self.router(context, bind: configuration.listen, flag: "listen", curve: keys?.own,
-                                      domain: "devices", sendHighWaterMark: Self.replyHighWaterMark)
+                                      domain: "devices",
+                                      sendHighWaterMark: Self.replyHighWaterMark(largestPool: pools.largestPool))
+            pooled = pools
             monitor = keys == nil ? nil : try ConnectionMonitor(context, watching: devices)
             control = try configuration.process.control.map {
                 try Self.router(context, bind: $0, flag: "control", curve: keys?.own, domain: "control")
@@ -161,7 +179,11 @@ public final class ServerShell: ServerIO {
             // Ended connections first, so their sessions are gone before a new connection's messages are read.
             if ready.contains(monitorIndex), let monitor {
                 do {
-                    for connection in try monitor.ended() { driver.onConnectionEnded(connection) }
+                    // Every device of a pool's connection ends with it, as its own connection would.
+                    for connection in try monitor.ended() {
+                        driver.onConnectionEnded(connection)
+                        pooled.ended(connection)
+                    }
                 } catch {
                     throw .io("monitor: \(error)")
                 }
@@ -197,10 +219,35 @@ public final class ServerShell: ServerIO {
                 throw .io("receive: \(error)")
             }
             guard let received else { return }
-            guard let (peer, payload) = Peer.split(received.frames, user: received.userID,
-                                                   connection: monitor == nil ? -1 : received.connection)
+            let connection = monitor == nil ? -1 : received.connection
+            if let pool = received.userID, pooled.isPool(pool), let routing = received.frames.first {
+                onPooledFrames(Array(received.frames.dropFirst()), peer: routing, pool: pool, connection: connection)
+                continue
+            }
+            guard let (peer, payload) = Peer.split(received.frames, user: received.userID, connection: connection)
             else { continue }
             driver.onDeviceMessage(from: peer, frames: payload)
+        }
+    }
+
+    /// A message on a pool's connection: handed to the instance as from the device it names (its virtual peer, with
+    /// the device as the connection's user, so its hello, session and account checks are that device's own), or
+    /// refused when the pool's key does not speak for that device: then a rate-limited `request.refused` (code
+    /// `unknownDevice`) and an error back under the named device's envelope, and nothing else (no entry, no state).
+    private func onPooledFrames(_ frames: [[UInt8]], peer: [UInt8], pool: String, connection: Int32) {
+        switch pooled.admit(frames, peer: peer, pool: pool, connection: connection) {
+        case let .device(device, virtualPeer, rest):
+            driver.onDeviceMessage(from: Peer(routingID: virtualPeer, user: device, connection: connection),
+                                   frames: rest)
+        case let .refused(envelope, message):
+            driver.logRefusal(EventCatalogue.requestRefused.name, [
+                ("code", "unknownDevice"), ("message", .string(message)),
+                ("peer", .string("pool \(pool)@\(Peer(routingID: peer).label)")),
+            ])
+            // Nobody answers an error, not even a refused one: no error loops between two peers.
+            guard frames.count < 2 || frames[1] != ServerInstance.errorHeader else { return }
+            _ = send([peer, envelope] + Codec.encode(.error(ErrorReply(code: .unknownDevice, message: message))),
+                     on: devices)
         }
     }
 
@@ -245,7 +292,13 @@ public final class ServerShell: ServerIO {
     public func stepEnded() { events.release() }
     public func flushEvents() { events.flush() }
 
-    public func sendDevice(_ frames: [[UInt8]]) -> String? { send(frames, on: devices) }
+    public func sendDevice(_ frames: [[UInt8]]) -> String? {
+        // A pooled device's reply goes to its pool's connection under its envelope.
+        if let first = frames.first, let route = pooled.route(first) {
+            return send([route.peer, route.device] + frames.dropFirst(), on: devices)
+        }
+        return send(frames, on: devices)
+    }
 
     public func delay(_ frames: [[UInt8]], ms: Int) {
         schedule(frames, due: SimClock.monotonicNanos() + UInt64(ms) * 1_000_000)

@@ -1,7 +1,8 @@
-@testable import PushBroker
+import LabKit
 import Testing
 
-/// The envelope rule of a pool's connection (docs/PROTOCOL.md, "Pooled links"), as pure logic.
+/// The envelope rule of a pool's connection (docs/PROTOCOL.md §13, "Pooled links"), as pure logic: the broker's
+/// and the server's shells both read pooled messages through it.
 @Suite struct PooledPeersTests {
     static let peer: [UInt8] = [7, 1, 2, 3]
     static func make() -> PooledPeers { PooledPeers(members: ["pool-a": ["pixel", "iphone"]]) }
@@ -53,5 +54,13 @@ import Testing
         _ = peers.admit([Array("iphone".utf8), [1]], peer: [8], pool: "pool-a", connection: 10)
         peers.ended(9)
         #expect(peers.routes.count == 1 && peers.routes.values.first?.connection == 10)
+    }
+}
+
+extension PooledPeersTests {
+    /// The server sizes a connection's reply queue by the largest pool: what one connection may have in flight.
+    @Test func theLargestPoolIsWhatOneConnectionCarries() {
+        #expect(PooledPeers(members: [:]).largestPool == 0)
+        #expect(PooledPeers(members: ["a": ["x"], "b": ["y", "z", "w"]]).largestPool == 3)
     }
 }

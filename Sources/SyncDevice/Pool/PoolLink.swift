@@ -1,23 +1,24 @@
 import LabKit
 import ZeroMQ
 
-/// A pool's one connection to the broker (docs/PROTOCOL.md, "Pooled links"), in place of a DEALER per pooled device:
-/// a DEALER with the pool's own CURVE key, which the broker admits as the pool and which may speak only for the
-/// devices the accounts file lists under the pool. Every message carries its device: `[device, header, body]` both
-/// ways. Only with CURVE: under NULL nothing would bind the envelope to a key, so each device keeps its own socket.
-final class PoolBrokerLink {
+/// A pool's one connection to the broker or to the server (docs/PROTOCOL.md §13, §14), in place of a
+/// DEALER per pooled device: a DEALER with the pool's own CURVE key, which the other side admits as the pool and which
+/// may speak only for the devices the accounts file lists under the pool. Every message carries its device:
+/// `[device, header, body]` both ways. Only with CURVE: under NULL nothing would bind the envelope to a key, so each
+/// device keeps its own sockets.
+final class PoolLink {
     let socket: Socket
-    /// Messages that named a device this pool does not host (the broker never sends one): dropped, counted.
+    /// Messages that named a device this pool does not host (the other side never sends one): dropped, counted.
     private(set) var strays = 0
 
-    init(_ context: Context, endpoint: String, own: CurveKeyPair, brokerKey: String, devices: Int) throws {
+    init(_ context: Context, endpoint: String, own: CurveKeyPair, serverKey: String, devices: Int) throws {
         socket = try Socket(context, .dealer)
         try socket.setMaxMessageSize(Socket.maxMessageBytes)
         try socket.setReconnectInterval(ms: 50)
-        // One pipe carries every device's hints and replies: room for as many as a thousand per device had.
+        // One pipe carries every device's messages: room for as many as a thousand per device had.
         try socket.setReceiveHighWaterMark(Int32(clamping: 1_000 * max(devices, 1)))
         try socket.setSendHighWaterMark(Int32(clamping: 1_000 * max(devices, 1)))
-        try socket.setCurveClient(own, serverKey: brokerKey)
+        try socket.setCurveClient(own, serverKey: serverKey)
         try socket.connect(endpoint)
     }
 
