@@ -14,7 +14,7 @@ import Testing
         let report = try Report.make(folder: RunFolder(root: run.home.file("run")))
         let model = TimelineModel(events: report.data.events, devices: report.timelineDevices,
                                   serverFlags: report.serverFlagFaults)
-        return (run, model, try run.home.text("run/report.html"))
+        return (run, model, run.home.text("run/report.html"))
     }
 
     static func serverFaultBands(_ model: TimelineModel) -> [TimelineModel.Band] {
