@@ -40,13 +40,20 @@ struct BodyWriter {
     }
 
     /// `"key":` (keys are plain ASCII identifiers: nothing to escape).
-    private mutating func key(_ key: StaticString) {
+    mutating func key(_ key: StaticString) {
         comma()
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
         needsComma = true
+    }
+
+    /// One byte or a literal, as they are (the free-form writer's brackets, separators and `null`/`true`/`false`).
+    mutating func append(_ byte: UInt8) { bytes.append(byte) }
+
+    mutating func append(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     // MARK: - Fields
@@ -90,13 +97,13 @@ struct BodyWriter {
 
     // MARK: - Scalars
 
-    private mutating func integer(_ value: Int) {
+    mutating func integer(_ value: Int) {
         JSONValue.writeInteger(value, to: &bytes)
     }
 
     /// A string as JSONEncoder writes it: `"` and `\` escaped, `\b \f \n \r \t` short, other controls as `\u00xx`,
     /// everything else (slashes, non-ASCII) as it is.
-    private mutating func string(_ value: String) {
+    mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         var value = value
         value.withUTF8 { utf8 in
@@ -140,22 +147,26 @@ struct BodyWriter {
 // MARK: - Bodies, keys in sorted order
 
 extension BodyWriter {
-    /// The body of `message`, or nil for the free-form ones (`control`, `controlAck`) whose JSON values are left to
-    /// JSONEncoder: they are not on a hot path and carry doubles and arbitrary keys.
+    /// The body of `message`, or nil when it is left to JSONEncoder: a `control` or `controlAck` whose free-form
+    /// values hold a double or an object with a key twice (`BodyWriter+FreeForm.swift`).
     static func body(of message: Message) -> [UInt8]? {
         var w = BodyWriter()
         return write(message, to: &w) ? w.bytes : nil
     }
 
     /// Writes the body of `message` into `bytes` (replacing what it held, keeping its memory); false, with `bytes`
-    /// empty, for the free-form ones.
+    /// empty, for a body left to JSONEncoder.
     static func write(_ message: Message, into bytes: inout [UInt8]) -> Bool {
         if case .hint(let hint) = message, writePlainHint(hint, into: &bytes) { return true }
         bytes.removeAll(keepingCapacity: true)
         var w = BodyWriter(capacity: 0)
         swap(&w.bytes, &bytes)
         defer { swap(&w.bytes, &bytes) }
-        return write(message, to: &w)
+        guard write(message, to: &w) else {
+            w.bytes.removeAll(keepingCapacity: true)
+            return false
+        }
+        return true
     }
 
     /// The body of `hint`, `{"account":…,"head":…,"hint":…}`, stored straight into the memory of `bytes` when neither
@@ -216,7 +227,7 @@ extension BodyWriter {
         }
     }
 
-    /// Appends the body of `message`; false for the free-form ones.
+    /// Appends the body of `message`; false for a body left to JSONEncoder.
     private static func write(_ message: Message, to w: inout BodyWriter) -> Bool {
         switch message {
         case .hello(let m):
@@ -311,8 +322,10 @@ extension BodyWriter {
             w.field("message", m.message)
             w.field("req", m.req)
             w.endObject()
-        case .control, .controlAck:
-            return false
+        case .control(let m):
+            return w.control(m)
+        case .controlAck(let m):
+            return w.controlAck(m)
         }
         return true
     }
