@@ -57,30 +57,14 @@ public final class Ledger {
         Migration(version: 2, sql: "ALTER TABLE ops ADD COLUMN wire_key TEXT;"),
         // Settling a pulled change finds its op by the key it was sent with: by `key`, or by this index.
         Migration(version: 3, sql: "CREATE INDEX ops_wire_key ON ops(wire_key) WHERE wire_key IS NOT NULL;"),
+        // Rebuilding a draft's replica reads its unsettled ops and those acknowledged above the cursor by these two,
+        // not every op the draft ever had (`rebuildSQL`).
+        Migration(version: 4, sql: """
+            CREATE INDEX ops_draft_unsettled ON ops(draft, local_seq)
+                WHERE status NOT IN ('completed', 'needsAttention');
+            CREATE INDEX ops_result_seq ON ops(result_seq) WHERE result_seq IS NOT NULL;
+            """),
     ]
-
-    /// Settles the op a pulled change came from (result seq, wall µs, the change's key twice). The key is the one the
-    /// op was sent with: its `wire_key` when it has one, else its own. Written as an OR, not `coalesce(wire_key, key)`,
-    /// so SQLite finds the row by the primary key or `ops_wire_key` instead of scanning every op (a device that saved
-    /// thousands of edits paid that scan for each change it pulled).
-    static let settleSQL = """
-        UPDATE ops SET status = 'completed', result_seq = ?, completed_wall = ?, lease_owner = NULL,
-            lease_expires_sim = NULL, last_error = NULL
-        WHERE ((wire_key IS NULL AND key = ?) OR wire_key = ?) AND status != 'completed'
-        """
-
-    /// A claim's first two statements: ops whose lease ran out go back to be sent again; ops claimed with no lease
-    /// (`leases` off) are counted as stranded. `status NOT IN (…)` says what `status = 'sending'` implies, in the
-    /// words of `ops_unsettled`'s condition, so SQLite walks that index (the few unsettled ops) instead of the table.
-    static let reclaimSQL = """
-        UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
-            last_error = 'lease expired: the pass that held it was cut off or killed'
-        WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim <= ?
-        """
-    static let strandedSQL = """
-        SELECT count(*) FROM ops
-        WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim IS NULL
-        """
 
     /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
     /// so a seed gives the same keys on every run).
@@ -251,11 +235,7 @@ public final class Ledger {
         // The shadow holds the server's changes up to `seen` (the cursor, or the end of the page being applied): an
         // acknowledged op applied above it is not in the shadow yet, and without it the user's own write vanishes.
         let above = try seen ?? cursor()
-        try database.forEach("""
-            SELECT action, title, body, status, key FROM ops WHERE draft = ? AND (status NOT IN ('completed',
-                'needsAttention') OR (status = 'completed' AND result_seq > ?))
-            ORDER BY local_seq
-            """, [draft, above]) { op in
+        try database.forEach(Self.rebuildSQL, [draft, above, draft]) { op in
             if op.string(3) == "completed" && !keepsOwnWrites {
                 hiddenOwnWrites.append((draft, op.string(4)))
                 return

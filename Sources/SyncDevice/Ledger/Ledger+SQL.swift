@@ -1,0 +1,38 @@
+/// The ledger's statements whose query plans matter: `LedgerTests` holds each one's plan.
+extension Ledger {
+    /// Settles the op a pulled change came from (result seq, wall µs, the change's key twice). The key is the one the
+    /// op was sent with: its `wire_key` when it has one, else its own. Written as an OR, not `coalesce(wire_key, key)`,
+    /// so SQLite finds the row by the primary key or `ops_wire_key` instead of scanning every op (a device that saved
+    /// thousands of edits paid that scan for each change it pulled).
+    static let settleSQL = """
+        UPDATE ops SET status = 'completed', result_seq = ?, completed_wall = ?, lease_owner = NULL,
+            lease_expires_sim = NULL, last_error = NULL
+        WHERE ((wire_key IS NULL AND key = ?) OR wire_key = ?) AND status != 'completed'
+        """
+
+    /// A claim's first two statements: ops whose lease ran out go back to be sent again; ops claimed with no lease
+    /// (`leases` off) are counted as stranded. `status NOT IN (…)` says what `status = 'sending'` implies, in the
+    /// words of `ops_unsettled`'s condition, so SQLite walks that index (the few unsettled ops) instead of the table.
+    static let reclaimSQL = """
+        UPDATE ops SET status = 'confirmationDelayed', lease_owner = NULL, lease_expires_sim = NULL,
+            last_error = 'lease expired: the pass that held it was cut off or killed'
+        WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim <= ?
+        """
+    static let strandedSQL = """
+        SELECT count(*) FROM ops
+        WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim IS NULL
+        """
+
+    /// The ops `rebuild(draft:)` replays on the shadow, in the order they were saved: the draft's unsettled ops and
+    /// those completed above the shadow (draft, then the shadow's seq, then the draft again). Two index ranges
+    /// (migration 4), so a draft edited thousands of times costs what is pending on it, not its whole history; the
+    /// two halves cannot overlap (an op has one status). `INDEXED BY` makes a missing index an error, not a scan.
+    static let rebuildSQL = """
+        SELECT action, title, body, status, key, local_seq FROM ops INDEXED BY ops_draft_unsettled
+        WHERE status NOT IN ('completed', 'needsAttention') AND draft = ?
+        UNION ALL
+        SELECT action, title, body, status, key, local_seq FROM ops INDEXED BY ops_result_seq
+        WHERE result_seq > ? AND status = 'completed' AND draft = ?
+        ORDER BY local_seq
+        """
+}
