@@ -19,7 +19,7 @@ struct CrashSafetyTests {
     func killedServerAppliesEveryOpOnce() throws {
         let server = try ServerProcess()
         try server.start()
-        let client = try ResendingClient(server: server)
+        let client = try Resender(server: server)
         var random = SeededGenerator(seed: 20_240_601)
 
         let ops = (0..<Self.opCount).map { n in
