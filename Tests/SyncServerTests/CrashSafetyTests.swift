@@ -17,8 +17,7 @@ struct CrashSafetyTests {
 
     @Test("2,000 ops pushed through 24 SIGKILLs and restarts: each key applied once, seq gap-free, file sound")
     func killedServerAppliesEveryOpOnce() throws {
-        let server = try ServerProcess()
-        try server.start()
+        let server = try ServerProcess.started()
         let client = try Resender(server: server)
         var random = SeededGenerator(seed: 20_240_601)
 
