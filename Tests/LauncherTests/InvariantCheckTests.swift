@@ -26,6 +26,14 @@ import Testing
         #expect(result.detail.contains(words), "\(name): \(result.detail)", sourceLocation: sourceLocation)
     }
 
+    /// `name` fails, whatever the other checks do, and its detail says `words`.
+    func expectFailing(_ fixture: RunFixture, _ name: String, saying words: String,
+                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try #require(try fixture.report().invariant(name), sourceLocation: sourceLocation)
+        #expect(!result.held, "\(name) should fail", sourceLocation: sourceLocation)
+        #expect(result.detail.contains(words), "\(name): \(result.detail)", sourceLocation: sourceLocation)
+    }
+
     @Test func aGoodRunPassesEveryInvariant() throws {
         let fixture = try RunFixture()
         let report = try fixture.report()
@@ -131,9 +139,7 @@ import Testing
     @Test func aPendingOpAfterQuiesceBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
         fixture.deviceOps["b"] = [.init(key: "k3", status: "confirmationDelayed", error: "no reply")]
-        let result = try #require(try fixture.report().invariant("no-lost-edit"))
-        #expect(!result.held)
-        #expect(result.detail.contains("still confirmationDelayed after quiesce"), "\(result.detail)")
+        try expectFailing(fixture, "no-lost-edit", saying: "still confirmationDelayed after quiesce")
     }
 
     @Test func aCompletedOpTheServerNeverAppliedBreaksNoLostEdit() throws {
@@ -234,9 +240,7 @@ import Testing
     @Test func aCursorBeyondTheHeadBreaksCursorSafety() throws {
         var fixture = try RunFixture()
         fixture.cursors["b"] = 5
-        let result = try #require(try fixture.report().invariant("cursor-safety"))
-        #expect(!result.held)
-        #expect(result.detail.contains("cursor 5 is beyond the server's head 1"), "\(result.detail)")
+        try expectFailing(fixture, "cursor-safety", saying: "cursor 5 is beyond the server's head 1")
     }
 
     @Test func aFailedCheckAfterARestartBreaksCursorSafety() throws {
@@ -300,9 +304,7 @@ import Testing
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(31, "broker", "hint.dropped",
             #""hint":"h-1","device":"b","reason":"chaos-loss""#))
-        let result = try #require(try fixture.report().invariant("hints-accounted"))
-        #expect(!result.held)
-        #expect(result.detail.contains("hint h-1 has a second fate (hint.dropped) at 31s"), "\(result.detail)")
+        try expectFailing(fixture, "hints-accounted", saying: "hint h-1 has a second fate (hint.dropped) at 31s")
     }
 
     @Test func hintsHeldByAKilledBrokerAreCountedAsLostWithIt() throws {
