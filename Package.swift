@@ -54,10 +54,10 @@ let package = Package(
         .executableTarget(name: "synclab-broker", dependencies: ["PushBroker", "LabKit"]),
         .executableTarget(name: "synclab-device", dependencies: ["SyncDevice", "LabKit", "LabControl"]),
 
-        // What the test targets share: child processes, temp folders, where the built executables are, and running
-        // blocking work on a thread of its own.
-        .target(name: "LabTestSupport", path: "Tests/LabTestSupport"),
-        .testTarget(name: "LabTestSupportTests", dependencies: ["LabTestSupport"]),
+        // What the test targets share: child processes, temp folders, where the built executables are, running
+        // blocking work on a thread of its own, and the one device-protocol client (`TestClient`).
+        .target(name: "LabTestSupport", dependencies: ["ZeroMQ", "SyncProtocol"], path: "Tests/LabTestSupport"),
+        .testTarget(name: "LabTestSupportTests", dependencies: ["LabTestSupport", "ZeroMQ", "SyncProtocol"]),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "LabTestSupport"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "LabTestSupport"]),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),

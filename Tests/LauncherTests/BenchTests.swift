@@ -29,19 +29,28 @@ import Testing
         return value?.doubleValue
     }
 
+    /// `synclab bench` with `arguments` into `home`'s folder `bench` (`out`), stopped after `limit` seconds: it must
+    /// exit 0 and bench.json list no failures.
+    static func bench(_ arguments: [String], in home: TempFolder, limit: Double,
+                      sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> (output: String, json: JSONValue, out: String)
+    {
+        let out = home.file("bench")
+        let (status, output) = try EndToEndTests.synclab(
+            ["bench"] + arguments + ["--out", out, "--bin", EndToEndTests.binDirectory], limit: limit)
+        #expect(status == 0, "\(output)", sourceLocation: sourceLocation)
+        let json = try JSONValue.parse(try String(contentsOfFile: out + "/bench.json", encoding: .utf8))
+        #expect(json["failures"]?.arrayValue?.isEmpty == true, "\(json["failures"] ?? .null)",
+                sourceLocation: sourceLocation)
+        return (output, json, out)
+    }
+
     @Test("a quick bench measures every figure, each finite and positive, and every ratio can be computed")
     func quickBench() throws {
-        let home = TempFolder()
-        let out = home.file("bench")
         // The NATS and Redis peers are skipped: no test needs their servers (`scripts/lab bench` runs them).
         // Bounded: a bench that hangs is stopped and the test fails on the missing figures.
-        let (status, output) = try EndToEndTests.synclab(
-            ["bench", "--quick", "--no-peers", "--out", out, "--bin", EndToEndTests.binDirectory], limit: 150)
-        #expect(status == 0, "\(output)")
-
-        let text = try String(contentsOfFile: out + "/bench.json", encoding: .utf8)
-        let json = try JSONValue.parse(text)
-        #expect(json["failures"]?.arrayValue?.isEmpty == true, "\(json["failures"] ?? .null)")
+        let home = TempFolder()
+        let (output, json, out) = try Self.bench(["--quick", "--no-peers"], in: home, limit: 150)
         #expect(json["quick"]?.boolValue == true)
         #expect((json["machine"]?["cores"]?.intValue ?? 0) > 0)
         for key in Self.keys {
@@ -75,12 +84,7 @@ import Testing
     @Test("bench --scale --quick plays load-10000's shape at 200 pooled devices: it passes and reports its memory")
     func quickScale() throws {
         let home = TempFolder()
-        let out = home.file("bench")
-        let (status, output) = try EndToEndTests.synclab(
-            ["bench", "--scale", "--quick", "--out", out, "--bin", EndToEndTests.binDirectory], limit: 120)
-        #expect(status == 0, "\(output)")
-        let json = try JSONValue.parse(try String(contentsOfFile: out + "/bench.json", encoding: .utf8))
-        #expect(json["failures"]?.arrayValue?.isEmpty == true, "\(json["failures"] ?? .null)")
+        let (output, json, out) = try Self.bench(["--scale", "--quick"], in: home, limit: 120)
         #expect(Self.figure(json, "scale.devices") == 200)
         #expect(Self.figure(json, "scale.pools") == 2)
         #expect(Self.figure(json, "scale.passed") == 1)

@@ -26,6 +26,14 @@ import Testing
         #expect(result.detail.contains(words), "\(name): \(result.detail)", sourceLocation: sourceLocation)
     }
 
+    /// `name` fails, whatever the other checks do, and its detail says `words`.
+    func expectFailing(_ fixture: RunFixture, _ name: String, saying words: String,
+                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try #require(try fixture.report().invariant(name), sourceLocation: sourceLocation)
+        #expect(!result.held, "\(name) should fail", sourceLocation: sourceLocation)
+        #expect(result.detail.contains(words), "\(name): \(result.detail)", sourceLocation: sourceLocation)
+    }
+
     @Test func aGoodRunPassesEveryInvariant() throws {
         let fixture = try RunFixture()
         let report = try fixture.report()
@@ -131,9 +139,7 @@ import Testing
     @Test func aPendingOpAfterQuiesceBreaksNoLostEdit() throws {
         var fixture = try RunFixture()
         fixture.deviceOps["b"] = [.init(key: "k3", status: "confirmationDelayed", error: "no reply")]
-        let result = try #require(try fixture.report().invariant("no-lost-edit"))
-        #expect(!result.held)
-        #expect(result.detail.contains("still confirmationDelayed after quiesce"), "\(result.detail)")
+        try expectFailing(fixture, "no-lost-edit", saying: "still confirmationDelayed after quiesce")
     }
 
     @Test func aCompletedOpTheServerNeverAppliedBreaksNoLostEdit() throws {
@@ -234,9 +240,7 @@ import Testing
     @Test func aCursorBeyondTheHeadBreaksCursorSafety() throws {
         var fixture = try RunFixture()
         fixture.cursors["b"] = 5
-        let result = try #require(try fixture.report().invariant("cursor-safety"))
-        #expect(!result.held)
-        #expect(result.detail.contains("cursor 5 is beyond the server's head 1"), "\(result.detail)")
+        try expectFailing(fixture, "cursor-safety", saying: "cursor 5 is beyond the server's head 1")
     }
 
     @Test func aFailedCheckAfterARestartBreaksCursorSafety() throws {
@@ -300,9 +304,7 @@ import Testing
         var fixture = try RunFixture()
         fixture.events.append(fixture.event(31, "broker", "hint.dropped",
             #""hint":"h-1","device":"b","reason":"chaos-loss""#))
-        let result = try #require(try fixture.report().invariant("hints-accounted"))
-        #expect(!result.held)
-        #expect(result.detail.contains("hint h-1 has a second fate (hint.dropped) at 31s"), "\(result.detail)")
+        try expectFailing(fixture, "hints-accounted", saying: "hint h-1 has a second fate (hint.dropped) at 31s")
     }
 
     @Test func hintsHeldByAKilledBrokerAreCountedAsLostWithIt() throws {
@@ -322,17 +324,15 @@ import Testing
     /// Trust the push: the app opens, the pass it starts pulls nothing, the user sees old data.
     @Test func anOpenThatDoesNotReachTheHeadBreaksOpenReachesHead() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(40, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
-        fixture.events.append(fixture.event(41, "b", "pass.end",
-            #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"completed""#))
+        fixture.events += fixture.emptyPass(40, "b", pass: 2, trigger: "foreground", end: 41, cursor: 0)
         try expectOnlyFailing(fixture, "open-reaches-head",
                               saying: "b opened at 40s (foreground): the server's head was 1, the pass the open "
                                   + "started "
                               + "ended at cursor 0: the user saw data 1 change old")
         // The same open while offline is excused, not failed.
-        fixture.events.removeLast()
-        fixture.events.append(fixture.event(41, "b", "pass.end",
-            #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":0,"cutOff":false,"outcome":"offline""#))
+        fixture.events.removeLast(2)
+        fixture.events += fixture.emptyPass(40, "b", pass: 2, trigger: "foreground", end: 41, cursor: 0,
+                                            outcome: "offline")
         let excused = try #require(try fixture.report().invariant("open-reaches-head"))
         #expect(excused.held && excused.detail.contains("1 excused"), "\(excused.detail)")
     }
@@ -350,15 +350,9 @@ import Testing
 
     @Test func healPassesAreCountedApartFromTheScenarios() throws {
         var fixture = try RunFixture()
-        fixture.events.append(fixture.event(30, "b", "pass.start", #""pass":2,"trigger":"foreground""#))
-        fixture.events.append(fixture.event(31, "b", "pass.end",
-            #""pass":2,"trigger":"foreground","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","#
-            + #""durationSec":1"#))
+        fixture.events += fixture.emptyPass(30, "b", pass: 2, trigger: "foreground", end: 31, durationSec: "1")
         fixture.events.append(fixture.event(60, "launcher", "phase", #""name":"heal""#))
-        fixture.events.append(fixture.event(61, "b", "pass.start", #""pass":3,"trigger":"connectivity""#))
-        fixture.events.append(fixture.event(62, "b", "pass.end",
-            #""pass":3,"trigger":"connectivity","sent":0,"pulled":0,"cursor":1,"cutOff":false,"outcome":"completed","#
-            + #""durationSec":1"#))
+        fixture.events += fixture.emptyPass(61, "b", pass: 3, trigger: "connectivity", end: 62, durationSec: "1")
         let report = try fixture.report()
         let json = report.json
         #expect(json["passes"]?["total"]?.intValue == 3)

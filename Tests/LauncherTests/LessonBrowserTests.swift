@@ -30,16 +30,7 @@ import Testing
         #expect(dom.contains("<polyline class=\"budget\" data-lane=\"killed\""))
         #expect(!dom.contains("<polyline class=\"budget\" data-lane=\"handled\""))
 
-        let folder = TempFolder()
-        let empty = folder.file("empty.html")
-        try "<!doctype html><html><body></body></html>\n".write(toFile: empty, atomically: true, encoding: .utf8)
-        func shot(_ page: String, _ name: String) throws -> Int {
-            let png = folder.file(name)
-            _ = try ReportBrowserTests.browse(chromium, ["--screenshot=\(png)", "--window-size=1280,2400"], page: page)
-            return ((try? FileManager.default.attributesOfItem(atPath: png)[.size]) as? Int) ?? 0
-        }
-        let blank = try shot(empty, "empty.png")
-        let lesson = try shot(page, "lesson.png")
+        let (blank, lesson) = try ReportBrowserTests.screenshotBytes(chromium, of: page)
         #expect(blank > 0 && lesson > 20 * blank, "lesson \(lesson) bytes, blank \(blank)")
     }
 }

@@ -8,11 +8,8 @@ import Testing
     /// Device b opens at 40 s and its pass ends `outcome` at cursor `cursor` (the head is 1).
     static func open(_ outcome: String, cursor: Int = 0, at t: Int = 40, pass: Int = 2) -> [String] {
         let fixture = try! RunFixture()
-        return [
-            fixture.event(t, "b", "pass.start", "\"pass\":\(pass),\"trigger\":\"foreground\""),
-            fixture.event(t + 1, "b", "pass.end", "\"pass\":\(pass),\"trigger\":\"foreground\",\"sent\":0,\"pulled\":0,"
-                + "\"cursor\":\(cursor),\"cutOff\":false,\"outcome\":\"\(outcome)\""),
-        ]
+        return fixture.emptyPass(t, "b", pass: pass, trigger: "foreground", end: t + 1, cursor: cursor,
+                                 outcome: outcome)
     }
 
     @Test func aRefusedOpenWithNoCauseInTheScenarioIsJudged() throws {

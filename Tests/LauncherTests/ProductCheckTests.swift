@@ -47,13 +47,7 @@ import Testing
     @Test func wastedPassesFailsWhenTooManyPassesDoNothing() throws {
         var fixture = try RunFixture()
         fixture.topologyExtra = "checks: { wastedPasses: { maxPercent: 40 } },"
-        for n in 2...4 {
-            fixture.events.append(fixture.event(30 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"push\""))
-            fixture.events.append(fixture.event(30 + n, "b", "pass.end",
-                                                "\"pass\":\(n),\"trigger\":\"push\",\"sent\":0,\"pulled\":0,"
-                                                    + "\"cursor\":1,"
-                                                    + "\"cutOff\":false,\"outcome\":\"completed\""))
-        }
+        for n in 2...4 { fixture.events += fixture.emptyPass(30 + n, "b", pass: n, trigger: "push") }
         let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
         #expect(!result.held)
         #expect(result.detail.contains("b: 3 of 4 passes (75 %) sent nothing and applied nothing; at most 40 % "
@@ -74,11 +68,7 @@ import Testing
                                             #""pass":2,"trigger":"push","sent":0,"pulled":0,"cursor":1,"#
                                                 + #""cutOff":false,"outcome":"completed","durationSec":4"#))
         for n in 3...6 {
-            fixture.events.append(fixture.event(62 + n, "b", "pass.start", "\"pass\":\(n),\"trigger\":\"manual\""))
-            fixture.events.append(fixture.event(62 + n, "b", "pass.end",
-                                                "\"pass\":\(n),\"trigger\":\"manual\",\"sent\":0,\"pulled\":0,"
-                                                    + "\"cursor\":1,"
-                                                    + "\"cutOff\":false,\"outcome\":\"completed\",\"durationSec\":0.5"))
+            fixture.events += fixture.emptyPass(62 + n, "b", pass: n, trigger: "manual", durationSec: "0.5")
         }
         let result = try #require(try fixture.report().checks.first { $0.name == "wasted-passes" })
         #expect(!result.held)

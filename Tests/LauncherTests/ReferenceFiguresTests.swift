@@ -9,9 +9,7 @@ import Testing
     func fixture(reference: String, expect: String = "") throws -> RunFixture {
         var fixture = try RunFixture()
         for (n, t) in [100, 200, 300].enumerated() {
-            fixture.events.append(fixture.event(t, "a", "pass.start", "\"pass\":\(n + 2),\"trigger\":\"periodic\""))
-            fixture.events.append(fixture.event(t + 1, "a", "pass.end",
-                "\"pass\":\(n + 2),\"trigger\":\"periodic\",\"sent\":0,\"pulled\":0,\"cursor\":1,\"cutOff\":false"))
+            fixture.events += fixture.emptyPass(t, "a", pass: n + 2, trigger: "periodic", end: t + 1, outcome: nil)
         }
         fixture.topologyExtra = "reference: { \(reference) }, \(expect)"
         return fixture

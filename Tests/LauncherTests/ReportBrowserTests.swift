@@ -30,6 +30,20 @@ import Testing
         return browser.log
     }
 
+    /// The sizes of two screenshots taken the same way, of an empty page and of `page`: a page that drew anything
+    /// is many times the empty one.
+    static func screenshotBytes(_ chromium: String, of page: String) throws -> (blank: Int, page: Int) {
+        let folder = TempFolder()
+        let empty = folder.file("empty.html")
+        try "<!doctype html><html><body></body></html>\n".write(toFile: empty, atomically: true, encoding: .utf8)
+        func shot(_ page: String, _ name: String) throws -> Int {
+            let png = folder.file(name)
+            _ = try browse(chromium, ["--screenshot=\(png)", "--window-size=1280,2400"], page: page)
+            return ((try? FileManager.default.attributesOfItem(atPath: png)[.size]) as? Int) ?? 0
+        }
+        return (try shot(empty, "empty.png"), try shot(page, "page.png"))
+    }
+
     static func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
 
     /// `synclab explain` and `synclab compare` on the real run folder.
@@ -119,17 +133,7 @@ import Testing
         }
 
         // A screenshot of the report against one of an empty page taken the same way.
-        let folder = TempFolder()
-        let empty = folder.file("empty.html")
-        try "<!doctype html><html><body></body></html>\n".write(toFile: empty, atomically: true, encoding: .utf8)
-        func shot(_ page: String, _ name: String) throws -> Int {
-            let png = folder.file(name)
-            _ = try Self.browse(chromium, ["--screenshot=\(png)", "--window-size=1280,2400"], page: page)
-            let size = (try? FileManager.default.attributesOfItem(atPath: png)[.size] as? Int) ?? nil
-            return size ?? 0
-        }
-        let blank = try shot(empty, "empty.png")
-        let report = try shot(page, "report.png")
+        let (blank, report) = try Self.screenshotBytes(chromium, of: page)
         #expect(blank > 0, "Chromium wrote no screenshot of an empty page")
         #expect(
             report > 20 * max(blank, 1),

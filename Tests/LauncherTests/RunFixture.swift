@@ -96,6 +96,19 @@ struct RunFixture {
         "{\"wall\":\(1_000_000 + t * 1000),\"sim\":\(t),\"proc\":\"\(proc)\",\"type\":\"\(type)\",\(fields)}"
     }
 
+    /// An empty pass of `device` (it sent and pulled nothing): its `pass.start` at `t` and its `pass.end` at `end`
+    /// (`t` unless given), ending at `cursor` with `outcome` (none written when nil) and `durationSec` when given.
+    func emptyPass(_ t: Int, _ device: String, pass: Int, trigger: String, end: Int? = nil, cursor: Int = 1,
+                   outcome: String? = "completed", durationSec: String? = nil) -> [String] {
+        let outcomeField = outcome.map { ",\"outcome\":\"\($0)\"" } ?? ""
+        let durationField = durationSec.map { ",\"durationSec\":\($0)" } ?? ""
+        return [
+            event(t, device, "pass.start", "\"pass\":\(pass),\"trigger\":\"\(trigger)\""),
+            event(end ?? t, device, "pass.end", "\"pass\":\(pass),\"trigger\":\"\(trigger)\",\"sent\":0,\"pulled\":0,"
+                + "\"cursor\":\(cursor),\"cutOff\":false\(outcomeField)\(durationField)"),
+        ]
+    }
+
     /// Writes the folder and returns the report on it.
     func report() throws -> Report {
         let fm = FileManager.default

@@ -35,9 +35,10 @@ import ZeroMQ
             let registered: [(String, Platform, String)] = [
                 ("pixel", .android, "t-p"), ("iphone", .ios, "t-i"), ("laptop", .web, "t-l"),
             ]
-            var devices: [String: TestPeer] = [:]
+            var devices: [String: TestClient] = [:]
             for (id, platform, token) in registered {
-                let peer = try TestPeer(context, connect: broker.listen, routingID: id == "pixel" ? "pixel-1" : nil)
+                let peer = try TestClient(context, endpoint: broker.listen,
+                                          options: .brokerPeer(routingID: id == "pixel" ? "pixel-1" : nil))
                 #expect(try peer.register(id, platform: platform, token: token) == .registered(Registered(device: id)))
                 devices[id] = peer
             }
@@ -124,11 +125,11 @@ import ZeroMQ
             defer { broker.stop() }
             let context = try Context()
             let launcher = try broker.controlClient(context)
-            let stranger = try TestPeer(context, connect: broker.listen)
+            let stranger = try TestClient(context, endpoint: broker.listen, options: .brokerPeer())
 
             func expectError(_ code: ErrorCode, line: Int = #line, after send: () throws -> Void) throws {
                 try send()
-                let reply = try stranger.receive(line: line)
+                let reply = try stranger.receiveOrFail(line: line)
                 guard case .error(let error) = reply else {
                     Issue.record("expected error \(code), got \(reply)")
                     return
@@ -151,12 +152,12 @@ import ZeroMQ
             try expectError(.tooLarge) {
                 try stranger.sendRaw([Array("SL1 register".utf8), [UInt8](repeating: 0x20, count: 1_500_000)])
             }
-            #expect(try stranger.receiveFrames(timeout: 0.3) == nil, "a second reply to bad input")
+            #expect(try stranger.receiveFrames(timeoutMs: 300) == nil, "a second reply to bad input")
 
             // The control socket answers bad frames with an error too; the notices socket can only log them.
-            let rawControl = try TestPeer(context, connect: broker.control)
+            let rawControl = try TestClient(context, endpoint: broker.control, options: .brokerPeer())
             try rawControl.sendRaw([Array("SL1 control".utf8), Array(#"{"req": "one"}"#.utf8)])
-            guard case .error(let controlError) = try rawControl.receive() else {
+            guard case .error(let controlError) = try rawControl.receiveOrFail() else {
                 throw TestFailure("no error for a malformed control message")
             }
             #expect(controlError.code == .malformed)
@@ -166,11 +167,11 @@ import ZeroMQ
             try server.send([Array("SL1 notice".utf8), Array(#"{"account": "acme"}"#.utf8)])
 
             // Nothing changed, and the broker still serves.
-            let pixel = try TestPeer(context, connect: broker.listen)
+            let pixel = try TestClient(context, endpoint: broker.listen, options: .brokerPeer())
             let welcome = try pixel.register("pixel", platform: .android, token: "t-p")
             #expect(welcome == .registered(Registered(device: "pixel")))
             try server.send(Self.notice(1, origin: "laptop"))
-            guard case .hint(let hint) = try pixel.receive() else { throw TestFailure("no hint after bad input") }
+            guard case .hint(let hint) = try pixel.receiveOrFail() else { throw TestFailure("no hint after bad input") }
             #expect(hint == Hint(hint: "h-1", account: "acme", head: 1))
             let stats = try launcher.stats()
             #expect(stats.hints.accepted == 1 && stats.hints.delivered == 1)
@@ -193,7 +194,7 @@ import ZeroMQ
             let server = try Socket(context, .push)
             try server.connect(broker.notices)
 
-            var first: TestPeer? = try TestPeer(context, connect: broker.listen)
+            var first: TestClient? = try TestClient(context, endpoint: broker.listen, options: .brokerPeer())
             _ = try first?.register("pixel", platform: .android, token: "t-p")
             first?.socket.close()
             first = nil
@@ -208,7 +209,7 @@ import ZeroMQ
             }
             #expect(try launcher.stats().data["dropReasons"]?["unreachable"]?.intValue ?? 0 > 0)
 
-            let second = try TestPeer(context, connect: broker.listen)
+            let second = try TestClient(context, endpoint: broker.listen, options: .brokerPeer())
             let welcome = try second.register("pixel", platform: .android, token: "t-p")
             #expect(welcome == .registered(Registered(device: "pixel")))
             try second.send(.deviceState(DeviceState(device: "pixel", online: false, app: .background)))
@@ -220,12 +221,12 @@ import ZeroMQ
             try server.send(Self.notice(head + 2, origin: "laptop"))
             let heldDeadline = Date().addingTimeInterval(10)
             while try launcher.stats().hints.held < 2 && Date() < heldDeadline { usleep(10_000) }
-            #expect(try second.receiveFrames(timeout: 0.2) == nil)
+            #expect(try second.receiveFrames(timeoutMs: 200) == nil)
 
             try second.send(.deviceState(DeviceState(device: "pixel", online: true, app: .background)))
             var heads: [Int] = []
             for _ in 0..<2 {
-                if case .hint(let hint) = try second.receive() { heads.append(hint.head) }
+                if case .hint(let hint) = try second.receiveOrFail() { heads.append(hint.head) }
             }
             #expect(heads == [head + 1, head + 2])
             let after = try launcher.stats().hints
@@ -245,7 +246,7 @@ import ZeroMQ
             defer { broker.stop() }
             let context = try Context()
             let launcher = try broker.controlClient(context)
-            let pixel = try TestPeer(context, connect: broker.listen, receiveHWM: 1)
+            let pixel = try TestClient(context, endpoint: broker.listen, options: .brokerPeer(receiveHWM: 1))
             _ = try pixel.register("pixel", platform: .android, token: "t-p")
             let server = try Socket(context, .push)
             try server.connect(broker.notices)
@@ -273,7 +274,7 @@ import ZeroMQ
                                            extra: ["--notices-mode", "sub", "--notices-hwm", "10"])
             defer { broker.stop() }
             let context = try Context()
-            let pixel = try TestPeer(context, connect: broker.listen)
+            let pixel = try TestClient(context, endpoint: broker.listen, options: .brokerPeer())
             _ = try pixel.register("pixel", platform: .android, token: "t-p")
             let server = try Socket(context, .pub)
             try server.connect(broker.notices)
@@ -285,7 +286,7 @@ import ZeroMQ
             while hint == nil && Date() < deadline {
                 sent += 1
                 try server.send(Self.notice(sent, origin: "laptop"))
-                if let frames = try pixel.receiveFrames(timeout: 0.05), case .hint(let got) = try Codec.decode(frames) {
+                if let frames = try pixel.receiveFrames(timeoutMs: 50), case .hint(let got) = try Codec.decode(frames) {
                     hint = got
                 }
             }

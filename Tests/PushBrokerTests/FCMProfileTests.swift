@@ -99,14 +99,19 @@ import Testing
         #expect(profile.held.map(\.hint.account) == ["b", "c", "d", "e"])
     }
 
-    @Test func normalPriorityWaitsForTheNextDozeMaintenanceWindow() {
-        let profiles = ProfileSettings.with {
-            $0.fcmPriority = .normal
+    /// Pixel, registered and dozing from 100 s, doze's maintenance window every hour, `configure`'s profiles.
+    static func dozingPixel(_ configure: (inout ProfileSettings) -> Void) -> InstanceDriver {
+        var driver = InstanceDriver(registered: "pixel", profiles: ProfileSettings.with {
             $0.dozeWindowSec = 3600
-        }
-        var driver = InstanceDriver(registered: "pixel", profiles: profiles)
+            configure(&$0)
+        })
         driver.state("pixel", online: true, doze: true)
         driver.advance(to: 100)
+        return driver
+    }
+
+    @Test func normalPriorityWaitsForTheNextDozeMaintenanceWindow() {
+        var driver = Self.dozingPixel { $0.fcmPriority = .normal }
         driver.notice(head: 1)
         driver.advance(to: 200)
         driver.notice(head: 2)
@@ -175,13 +180,7 @@ import Testing
     }
 
     @Test func highPriorityIsDemotedAfterHintsThatShowNoNotification() throws {
-        let profiles = ProfileSettings.with {
-            $0.fcmDemoteAfter = 2
-            $0.dozeWindowSec = 3600
-        }
-        var driver = InstanceDriver(registered: "pixel", profiles: profiles)
-        driver.state("pixel", online: true, doze: true)
-        driver.advance(to: 100)
+        var driver = Self.dozingPixel { $0.fcmDemoteAfter = 2 }
         driver.notice(head: 1)
         driver.notice(head: 2)
         #expect(driver.hintIDs("pixel") == ["h-1", "h-2"])  // high priority wakes the dozing device twice

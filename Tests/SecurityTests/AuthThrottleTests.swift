@@ -14,7 +14,7 @@ import Testing
     /// One attempt as laptop (globex, web) with `token` on `client`: the error's code and message, nil for a welcome.
     /// A reply the server could not queue (its per-connection high-water mark, met by replies sent within a
     /// millisecond) is asked for again: that attempt was counted, which the checks below allow for.
-    static func attempt(_ target: Target, _ client: Client, token: String) throws -> (ErrorCode, String)? {
+    static func attempt(_ target: Target, _ client: TestClient, token: String) throws -> (ErrorCode, String)? {
         let message: Message = target == .server
             ? .hello(Hello(device: "laptop", account: "globex", token: token, platform: .web))
             : .register(Register(device: "laptop", account: "globex", platform: .web, token: token))
@@ -29,7 +29,7 @@ import Testing
         throw TestFailure.setup("the \(target) never answered")
     }
 
-    static func client(_ lab: SecureLab, _ target: Target, as device: String) throws -> Client {
+    static func client(_ lab: SecureLab, _ target: Target, as device: String) throws -> TestClient {
         target == .server ? try lab.serverClient(as: device) : try lab.brokerClient(as: device)
     }
 

@@ -58,13 +58,13 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             var generator = SeededGenerator(seed: 27)
-            let targets: [(String, Client)] = [
+            let targets: [(String, TestClient)] = [
                 ("server devices", try lab.serverClient(as: "pixel")),
                 ("broker devices", try lab.brokerClient(as: "pixel")),
-                ("server control", try Client(lab.context, lab.serverControl, pair: lab.keys["launcher"],
-                                              serverKey: lab.keys["server"]!.publicKey)),
-                ("broker control", try Client(lab.context, lab.brokerControl, pair: lab.keys["launcher"],
-                                              serverKey: lab.keys["broker"]!.publicKey)),
+                ("server control", try lab.client(lab.serverControl, pair: lab.keys["launcher"],
+                                                  serverKey: lab.keys["server"]!.publicKey)),
+                ("broker control", try lab.client(lab.brokerControl, pair: lab.keys["launcher"],
+                                                  serverKey: lab.keys["broker"]!.publicKey)),
             ]
             let notices = try lab.noticeSender(pair: lab.keys["server"])
             for round in 0..<300 {

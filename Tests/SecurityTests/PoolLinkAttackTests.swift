@@ -11,7 +11,7 @@ import ZeroMQ
     static func envelope(_ device: String) -> [UInt8] { Array(device.utf8) }
 
     /// Sends `message` under `device`'s envelope and returns the reply's envelope and message.
-    static func request(_ client: Client, _ device: String, _ message: Message) throws -> ([UInt8], Message)? {
+    static func request(_ client: TestClient, _ device: String, _ message: Message) throws -> ([UInt8], Message)? {
         try client.sendRaw([envelope(device)] + Codec.encode(message))
         guard let frames = try client.receiveFrames(timeoutMs: 5_000), frames.count >= 2 else { return nil }
         return (frames[0], try Codec.decode(Array(frames.dropFirst())))

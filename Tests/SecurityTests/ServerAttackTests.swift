@@ -210,7 +210,7 @@ import ZeroMQ
             }
             let counter = logged.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             try lab.expectUnchanged {
-                var clients: [Client] = [try lab.serverClient(as: "laptop", routingID: logged)]
+                var clients: [TestClient] = [try lab.serverClient(as: "laptop", routingID: logged)]
                 for guess in (counter &- 16)...(counter &+ 16) {
                     clients.append(try lab.serverClient(as: "laptop", routingID: Self.automaticRoutingID(guess)))
                 }
@@ -230,7 +230,7 @@ import ZeroMQ
     }
 
     /// A refused frame from `client`: the server logs its connection's routing id.
-    static func makeTheServerLog(_ client: Client) throws {
+    static func makeTheServerLog(_ client: TestClient) throws {
         try client.sendRaw([Array("SL1 bogus".utf8), Array("{}".utf8)])
         _ = try client.receive(timeoutMs: 5_000)
     }
@@ -305,7 +305,7 @@ import ZeroMQ
             let lab = try SecureLab()
             let control = try lab.launcher(lab.serverControl, serverKey: "server")
             do {
-                var clients: [Client] = []
+                var clients: [TestClient] = []
                 for _ in 0..<10 { clients.append(try lab.helloed("pixel")) }
                 #expect(try control.ack("stats")?.data?["sessions"]?.intValue == 10)
             }

@@ -24,7 +24,7 @@ import ZeroMQ
         try await onOwnThread {
             let lab = try SecureLab()
             let events = target == .server ? lab.serverEvents : lab.brokerEvents
-            let connect = { (id: [UInt8]?) throws -> Client in
+            let connect = { (id: [UInt8]?) throws -> TestClient in
                 target == .server ? try lab.serverClient(as: "laptop", routingID: id)
                     : try lab.brokerClient(as: "laptop", routingID: id)
             }
@@ -34,7 +34,7 @@ import ZeroMQ
                 Issue.record("no refusal logged for the attacker's connection: \(lab.log(target.rawValue))")
                 return
             }
-            var squatters: [Client] = []
+            var squatters: [TestClient] = []
             let squatted = (1...8).map { Self.automaticRoutingID(counter &+ UInt32($0)) }
             for id in squatted {
                 let squatter = try connect(id)
@@ -67,7 +67,7 @@ import ZeroMQ
     }
 
     /// A frame the role refuses and logs with the connection's id; waits (bounded) for the answer or the line.
-    static func poke(_ client: Client, lab: SecureLab, events: String) throws {
+    static func poke(_ client: TestClient, lab: SecureLab, events: String) throws {
         let before = loggedPeers(lab, events).count
         try client.sendRaw([Array("SL1 bogus".utf8), Array("{}".utf8)])
         _ = try client.receive(timeoutMs: 5_000)

@@ -24,7 +24,7 @@ import Glibc
             let lab = try SecureLab(tcp: true, curve: false)
             let relay = try TCPRelay(to: Int(lab.serverListen.split(separator: ":").last!)!)
             defer { relay.stop() }
-            let pixel = try Client(lab.context, "tcp://127.0.0.1:\(relay.port)", pair: nil, serverKey: nil)
+            let pixel = try lab.client("tcp://127.0.0.1:\(relay.port)", pair: nil, serverKey: nil)
             guard case .welcome? = try pixel.hello("pixel", "acme") else {
                 Issue.record("no welcome through the relay")
                 return
@@ -39,8 +39,8 @@ import Glibc
             let serverPort = Int(lab.serverListen.split(separator: ":").last!)!
             let relay = try TCPRelay(to: serverPort)
             defer { relay.stop() }
-            let pixel = try Client(lab.context, "tcp://127.0.0.1:\(relay.port)", pair: lab.keys["pixel"]!,
-                                   serverKey: lab.keys["server"]!.publicKey)
+            let pixel = try lab.client("tcp://127.0.0.1:\(relay.port)", pair: lab.keys["pixel"]!,
+                                       serverKey: lab.keys["server"]!.publicKey)
             guard case .welcome? = try pixel.hello("pixel", "acme") else {
                 Issue.record("no welcome through the relay")
                 return

@@ -12,15 +12,24 @@ import ZeroMQ
 struct EndToEndTests {
     static let hintKeys = JSONValue.array(["account", "head", "hint"])
 
+    /// A server, a broker (with `brokerArguments`), Android device a in the foreground and iOS device b in the
+    /// background with no engagement (no refresh windows, so only a hint or an open can wake it); once b is
+    /// registered with the broker.
+    static func awakeAAndSleepingB(brokerArguments: [String] = [],
+                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> LabProcesses {
+        let lab = try LabProcesses(scale: 60, devices: [("a", .android), ("b", .ios)])
+        try lab.startBroker(brokerArguments)
+        try lab.startServer()
+        try lab.startDevice("a", ["--start-state", "foreground"])
+        try lab.startDevice("b", ["--start-state", "background", "--engagement", "0"])
+        #expect(try lab.wait(limit: 10) { try lab.status("b")?["broker"] == "registered" },
+                sourceLocation: sourceLocation)
+        return lab
+    }
+
     @Test func anEditOnOneDeviceReachesTheOtherThroughAHint() async throws {
         try await onOwnThread {
-            let lab = try LabProcesses(scale: 60, devices: [("a", .android), ("b", .ios)])
-            try lab.startBroker()
-            try lab.startServer()
-            try lab.startDevice("a", ["--start-state", "foreground"])
-            // b is an iOS app in the background with no engagement: no refresh windows, so only a hint can wake it.
-            try lab.startDevice("b", ["--start-state", "background", "--engagement", "0"])
-            #expect(try lab.wait(limit: 10) { try lab.status("b")?["broker"] == "registered" })
+            let lab = try Self.awakeAAndSleepingB()
 
             let saved = try lab.control("a").data("edit", ["draft": "shopping", "action": "create", "title": "Shopping",
                                                             "body": "milk"])
@@ -42,12 +51,7 @@ struct EndToEndTests {
 
     @Test func whenTheHintIsLostTheForegroundOpenPullsTheEdit() async throws {
         try await onOwnThread {
-            let lab = try LabProcesses(scale: 60, devices: [("a", .android), ("b", .ios)])
-            try lab.startBroker(["--loss", "1"])
-            try lab.startServer()
-            try lab.startDevice("a", ["--start-state", "foreground"])
-            try lab.startDevice("b", ["--start-state", "background", "--engagement", "0"])
-            #expect(try lab.wait(limit: 10) { try lab.status("b")?["broker"] == "registered" })
+            let lab = try Self.awakeAAndSleepingB(brokerArguments: ["--loss", "1"])
 
             let saved = try lab.control("a").data("edit", ["draft": "ideas", "action": "create", "title": "Ideas",
                                                             "body": "a sync lab"])

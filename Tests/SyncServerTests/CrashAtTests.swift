@@ -14,8 +14,7 @@ import ZeroMQ
 struct CrashAtTests {
     @Test("--crash-at after-commit-before-reply: the push is committed, never answered; the resend is a duplicate")
     func afterCommitBeforeReply() throws {
-        let server = try ServerProcess(extraArguments: ["--crash-at", "server.after-commit-before-reply"])
-        try server.start()
+        let server = try ServerProcess.started(extraArguments: ["--crash-at", "server.after-commit-before-reply"])
         let device = try server.client()
         #expect(try device.hello("laptop", "globex", "t-laptop", .web) != nil)
         let op = Op(key: "k1", draft: "d", action: .create, base: 0, title: "t")
@@ -27,8 +26,7 @@ struct CrashAtTests {
         #expect(try Database(path: server.db).scalarInt("SELECT count(*) FROM changes") == 1, "the commit was lost")
 
         // Restarted without the flag: the same key is a duplicate of the committed op, not a second change.
-        let again = try ServerProcess(folder: server.folder)
-        try again.start()
+        let again = try ServerProcess.started(folder: server.folder)
         let resend = try again.client()
         #expect(try resend.hello("laptop", "globex", "t-laptop", .web) != nil)
         guard case .pushResult(let result)? = try resend.push([op]) else {
@@ -41,8 +39,7 @@ struct CrashAtTests {
 
     @Test("control crashAt {point, nth}: dies on the nth occurrence after arming; a bad point is refused")
     func armedOverControl() throws {
-        let server = try ServerProcess()
-        try server.start()
+        let server = try ServerProcess.started()
         let control = try server.controlClient()
         let refused = try #require(try control.ack("crashAt", ["point": "broker.after-deliver"]))
         #expect(!refused.ok && refused.detail.contains("server.after-commit-before-reply"), "\(refused.detail)")

@@ -17,9 +17,8 @@ struct CrashSafetyTests {
 
     @Test("2,000 ops pushed through 24 SIGKILLs and restarts: each key applied once, seq gap-free, file sound")
     func killedServerAppliesEveryOpOnce() throws {
-        let server = try ServerProcess()
-        try server.start()
-        let client = try ResendingClient(server: server)
+        let server = try ServerProcess.started()
+        let client = try Resender(server: server)
         var random = SeededGenerator(seed: 20_240_601)
 
         let ops = (0..<Self.opCount).map { n in

@@ -63,8 +63,7 @@ struct ServerBenchmarks {
     @Test("over the wire: one device pushes 100,000 ops in batches of 100 to a synclab-server process",
           arguments: ["full", "normal"])
     func overTheWire(synchronous: String) throws {
-        let server = try ServerProcess(extraArguments: ["--synchronous", synchronous])
-        try server.start()
+        let server = try ServerProcess.started(extraArguments: ["--synchronous", synchronous])
         let client = try server.client()
         #expect(try client.hello("pixel", "acme", "t-pixel") != nil)
         let pid = try #require(server.child?.pid)

@@ -48,6 +48,13 @@ final class ServerProcess {
         if waitReady { try waitUntilReady() }
     }
 
+    /// A server process started on `folder` and answering `ping`.
+    static func started(folder: TempFolder = TempFolder(), extraArguments: [String] = []) throws -> ServerProcess {
+        let server = try ServerProcess(folder: folder, extraArguments: extraArguments)
+        try server.start()
+        return server
+    }
+
     func waitUntilReady(timeout: Double = 20) throws {
         let client = try controlClient()
         let deadline = Date().addingTimeInterval(timeout)

@@ -28,8 +28,7 @@ struct ServerProcessTests {
     func authorization() throws {
         // Every request here is answered; a reply that comes after a short wait would be taken for the next
         // request's (an error to a garbage frame has no req), so each wait is long: it ends when the reply comes.
-        let server = try ServerProcess()
-        try server.start()
+        let server = try ServerProcess.started()
         let device = try server.client()
         let intruder = try server.client()
         let op = Op(key: "k-1", draft: "d1", action: .create, base: 0, title: "T", body: "B")
@@ -52,6 +51,11 @@ struct ServerProcessTests {
         }
         #expect(welcome == Welcome(device: "pixel", account: "acme", head: 0))
 
+        /// Raw frames from the device, and the first message that comes back.
+        func answer(_ frames: [[UInt8]]) throws -> Message? {
+            try device.sendRaw(frames)
+            return try device.receive(timeoutMs: Self.patientMs)
+        }
         let refusals: [(String, () throws -> Message?, ErrorCode)] = [
             ("push before hello", { try intruder.push([op], timeoutMs: Self.patientMs) }, .notAuthenticated),
             ("wrong token", { try intruder.hello("pixel", "acme", "guess", timeoutMs: Self.patientMs) }, .badToken),
@@ -66,25 +70,14 @@ struct ServerProcessTests {
                 let opening = #"{"req":1,"ops":[{"key":"k","draft":"d","action":"create","base":0,"body":""#
                 var body = Array(opening.utf8)
                 body += [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20) + Array("\"}]}".utf8)
-                try device.sendRaw([Array("SL1 push".utf8), body])
-                return try device.receive(timeoutMs: Self.patientMs)
+                return try answer([Array("SL1 push".utf8), body])
             }, .tooLarge),
-            ("wrong version", {
-                try device.sendRaw([Array("SL9 push".utf8), Array("{\"req\":1,\"ops\":[]}".utf8)])
-                return try device.receive(timeoutMs: Self.patientMs)
-            }, .unsupportedVersion),
-            ("garbage frame", {
-                try device.sendRaw([[0xde, 0xad, 0xbe, 0xef]])
-                return try device.receive(timeoutMs: Self.patientMs)
-            }, .badFrame),
-            ("garbage body", {
-                try device.sendRaw([Array("SL1 push".utf8), Array("{not json".utf8)])
-                return try device.receive(timeoutMs: Self.patientMs)
-            }, .malformed),
-            ("a message the server does not take", {
-                try device.send(.hint(Hint(hint: "h", account: "acme", head: 1)))
-                return try device.receive(timeoutMs: Self.patientMs)
-            }, .unexpected),
+            ("wrong version", { try answer([Array("SL9 push".utf8), Array("{\"req\":1,\"ops\":[]}".utf8)]) },
+                .unsupportedVersion),
+            ("garbage frame", { try answer([[0xde, 0xad, 0xbe, 0xef]]) }, .badFrame),
+            ("garbage body", { try answer([Array("SL1 push".utf8), Array("{not json".utf8)]) }, .malformed),
+            ("a message the server does not take",
+                { try answer(Codec.encode(.hint(Hint(hint: "h", account: "acme", head: 1)))) }, .unexpected),
         ]
         for (name, send, code) in refusals {
             let reply = try send()
@@ -114,8 +107,8 @@ struct ServerProcessTests {
     func lostNoticeRepaired() throws {
         let folder = TempFolder()
         let notify = folder.ipc("notify.ipc")
-        let server = try ServerProcess(folder: folder, extraArguments: ["--notify", notify, "--notify-hwm", "1"])
-        try server.start()
+        let server = try ServerProcess.started(folder: folder,
+                                               extraArguments: ["--notify", notify, "--notify-hwm", "1"])
         let pixel = try server.client()
         #expect(try pixel.hello("pixel", "acme", "t-pixel") != nil)
         // No broker is listening: the first notice waits in the queue of one, the next ones are lost.
@@ -176,8 +169,7 @@ struct ServerProcessTests {
     @Test("two pulls of the same page get the same bytes; a change in between gives the new page")
     func samePageSameBytes() throws {
         let folder = TempFolder()
-        let server = try ServerProcess(folder: folder)
-        try server.start()
+        let server = try ServerProcess.started(folder: folder)
         let pixel = try server.client()
         let iphone = try server.client()
         #expect(try pixel.hello("pixel", "acme", "t-pixel") != nil)
@@ -217,8 +209,7 @@ struct ServerProcessTests {
 
     @Test("faults at runtime: a dropped reply leaves an unknown outcome that a resend with the same key resolves")
     func dropReplyAtRuntime() throws {
-        let server = try ServerProcess()
-        try server.start()
+        let server = try ServerProcess.started()
         let control = try server.controlClient()
         let device = try server.client()
         #expect(try device.hello("laptop", "globex", "t-laptop", .web) != nil)
@@ -244,8 +235,7 @@ struct ServerProcessTests {
 
     @Test("a delayed reply does not hold up other devices")
     func delayedReplies() throws {
-        let server = try ServerProcess(extraArguments: ["--reply-delay-ms", "300"])
-        try server.start()
+        let server = try ServerProcess.started(extraArguments: ["--reply-delay-ms", "300"])
         let slow = try server.client()
         let fast = try server.client()
         try slow.send(.hello(Hello(device: "pixel", account: "acme", token: "t-pixel", platform: .android)))
@@ -259,8 +249,7 @@ struct ServerProcessTests {
 
     @Test("SIGTERM stops the server cleanly; --help and bad flags answer without starting it")
     func commandLine() throws {
-        let server = try ServerProcess()
-        try server.start()
+        let server = try ServerProcess.started()
         #expect(server.terminate() == 0)
         let stopped = server.events(ofType: "process.stopped")
         #expect(stopped.count == 1 && stopped.first?["role"] == .string("server"))

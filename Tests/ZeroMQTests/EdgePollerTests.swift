@@ -9,8 +9,7 @@ struct EdgePollerTests {
     @Test("wait returns empty on timeout when nothing arrives")
     func waitTimesOut() throws {
         let context = try Context()
-        let pull = try Socket(context, .pull)
-        try pull.bind("inproc://edge-quiet-\(UUID().uuidString)")
+        let pull = try Socket.boundInproc(context, .pull, "edge-quiet")
         let poller = try EdgePoller()
         try poller.add(pull)
         #expect(try poller.wait(timeoutMs: 30) == [])
@@ -20,13 +19,8 @@ struct EdgePollerTests {
     @Test("wait names exactly the sockets with input, a message queued before the socket was added included")
     func waitNamesReadySockets() throws {
         let context = try Context()
-        let quiet = try Socket(context, .pull)
-        try quiet.bind("inproc://edge-quiet-\(UUID().uuidString)")
-        let busy = try Socket(context, .pull)
-        try busy.bind("inproc://edge-busy-\(UUID().uuidString)")
-        let push = try Socket(context, .push)
-        try push.connect(busy.lastEndpoint)
-        try push.send([bytes("wake up")])
+        let (quiet, busy, push) = try quietAndBusyPulls(context, "edge-")
+        defer { push.close() }
         let poller = try EdgePoller()
         try poller.add(quiet)
         try poller.add(busy)
@@ -42,8 +36,7 @@ struct EdgePollerTests {
     @Test("a message that arrives while the wait blocks wakes it, after earlier ones were read to the end")
     func laterMessageWakesTheWait() throws {
         let context = try Context()
-        let pull = try Socket(context, .pull)
-        try pull.bind("inproc://edge-later-\(UUID().uuidString)")
+        let pull = try Socket.boundInproc(context, .pull, "edge-later")
         let endpoint = pull.lastEndpoint
         let poller = try EdgePoller()
         try poller.add(pull)

@@ -9,8 +9,7 @@ struct PollerTests {
         let context = try Context()
         let router = try Socket(context, .router)
         try router.bind("tcp://127.0.0.1:*")
-        let pull = try Socket(context, .pull)
-        try pull.bind("inproc://quiet-\(UUID().uuidString)")
+        let pull = try Socket.boundInproc(context, .pull, "quiet")
         var poller = Poller([router, pull])
         #expect(try poller.poll(timeoutMs: 30) == [])
         #expect(try poller.poll(timeoutMs: 0) == [])
@@ -19,13 +18,8 @@ struct PollerTests {
     @Test("poll names exactly the sockets with input")
     func pollNamesReadySockets() throws {
         let context = try Context()
-        let quiet = try Socket(context, .pull)
-        try quiet.bind("inproc://quiet-\(UUID().uuidString)")
-        let busy = try Socket(context, .pull)
-        try busy.bind("inproc://busy-\(UUID().uuidString)")
-        let push = try Socket(context, .push)
-        try push.connect(busy.lastEndpoint)
-        try push.send([bytes("wake up")])
+        let (quiet, busy, push) = try quietAndBusyPulls(context, "")
+        defer { push.close() }
 
         var poller = Poller()
         poller.add(quiet)
@@ -40,8 +34,7 @@ struct PollerTests {
     @Test("a pipe polls beside the sockets, after them, and its closed end reads as ready")
     func pollWatchesAPipe() throws {
         let context = try Context()
-        let quiet = try Socket(context, .pull)
-        try quiet.bind("inproc://quiet-\(UUID().uuidString)")
+        let quiet = try Socket.boundInproc(context, .pull, "quiet")
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
         defer { close(ends[0]) }
@@ -63,8 +56,7 @@ struct PollerTests {
     @Test("receive(timeoutMs:) returns the next message, and nil once the wait is over with nothing sent")
     func receiveWithinATimeout() throws {
         let context = try Context()
-        let pull = try Socket(context, .pull)
-        try pull.bind("inproc://within-\(UUID().uuidString)")
+        let pull = try Socket.boundInproc(context, .pull, "within")
         #expect(try pull.receive(timeoutMs: 20) == nil)
         let push = try Socket(context, .push)
         try push.connect(pull.lastEndpoint)

@@ -84,8 +84,7 @@ struct SocketTests {
     @Test("a dontWait receive with nothing waiting is nil, not an error")
     func dontWaitReceiveIsNil() throws {
         let context = try Context()
-        let pull = try Socket(context, .pull)
-        try pull.bind("inproc://nothing-\(UUID().uuidString)")
+        let pull = try Socket.boundInproc(context, .pull, "nothing")
         #expect(try pull.receive(dontWait: true) == nil)
         #expect(!pull.hasInput)
         // A receive timeout running out is the same "nothing yet".
@@ -163,8 +162,7 @@ struct SocketTests {
     @Test("a SUB gets only the prefixes it subscribed to")
     func subscriptionPrefix() throws {
         let context = try Context()
-        let pub = try Socket(context, .pub)
-        try pub.bind("inproc://prefix-\(UUID().uuidString)")
+        let pub = try Socket.boundInproc(context, .pub, "prefix")
         let sub = try Socket(context, .sub)
         try sub.subscribe(bytes("acme"))
         try sub.connect(pub.lastEndpoint)

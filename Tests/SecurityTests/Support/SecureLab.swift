@@ -8,7 +8,8 @@ import ZeroMQ
 
 /// A real `synclab-server` and `synclab-broker` running CURVE, as the launcher starts them: a key pair for each
 /// process, the launcher and three devices (pixel and iphone of account acme, laptop of globex), the accounts file
-/// naming the devices' public keys, every secret key file mode 0600. Attacks are made against it with `Client`.
+/// naming the devices' public keys, every secret key file mode 0600. Attacks are made against it with `TestClient`s
+/// from `client(_:pair:serverKey:)`.
 final class SecureLab {
     let folder = TempFolder()
     let context: Context
@@ -111,19 +112,32 @@ final class SecureLab {
 
     // MARK: - Clients
 
+    /// A client as the Security tests' peers are: reconnects after 20 ms, never blocks on a send (a CURVE server
+    /// that never admitted it would hold it forever) and takes the first message as the reply to every request, so
+    /// a test sees every reply. `pair` and `serverKey` give it CURVE; `receiveHWM` also shrinks its kernel receive
+    /// buffer, so a client that does not read stops the server's sends sooner.
+    func client(_ endpoint: String, pair: CurveKeyPair?, serverKey: String?, routingID: [UInt8]? = nil,
+                receiveHWM: Int32? = nil) throws -> TestClient {
+        let curve = pair.flatMap { pair in serverKey.map { (pair: pair, serverKey: $0) } }
+        return try TestClient(context, endpoint: endpoint, options: .init(
+            reconnectMs: 20, sendMode: .dontWait, replyMatching: .none, curve: curve, routingID: routingID,
+            receiveHWM: receiveHWM, receiveBufferBytes: receiveHWM == nil ? nil : 4096))
+    }
+
     /// A DEALER to the server as `device` (its own key pair), or with `pair` (any key), or NULL (`pair` nil and
     /// `device` nil).
     func serverClient(as device: String? = nil, pair: CurveKeyPair? = nil, serverKey: String? = nil,
-                      routingID: [UInt8]? = nil, receiveHWM: Int32? = nil) throws -> Client {
+                      routingID: [UInt8]? = nil, receiveHWM: Int32? = nil) throws -> TestClient {
         let key = pair ?? (curve ? device.flatMap { keys[$0] } : nil)
-        return try Client(context, serverListen, pair: key,
-                          serverKey: key == nil ? nil : serverKey
-                              ?? keys["server"]!.publicKey, routingID: routingID, receiveHWM: receiveHWM)
+        return try client(serverListen, pair: key, serverKey: key == nil ? nil : serverKey ?? keys["server"]!.publicKey,
+                          routingID: routingID, receiveHWM: receiveHWM)
     }
 
-    func brokerClient(as device: String? = nil, pair: CurveKeyPair? = nil, routingID: [UInt8]? = nil) throws -> Client {
+    func brokerClient(as device: String? = nil, pair: CurveKeyPair? = nil, routingID: [UInt8]? = nil) throws
+        -> TestClient
+    {
         let key = pair ?? (curve ? device.flatMap { keys[$0] } : nil)
-        return try Client(context, brokerListen, pair: key, serverKey: key == nil ? nil : keys["broker"]!.publicKey,
+        return try client(brokerListen, pair: key, serverKey: key == nil ? nil : keys["broker"]!.publicKey,
                           routingID: routingID)
     }
 
@@ -189,7 +203,7 @@ final class SecureLab {
     // MARK: - A legitimate device
 
     /// `device` says hello with its own key and token; the welcome (fails the setup otherwise).
-    func helloed(_ device: String, routingID: [UInt8]? = nil) throws -> Client {
+    func helloed(_ device: String, routingID: [UInt8]? = nil) throws -> TestClient {
         let client = try serverClient(as: device, routingID: routingID)
         let spec = Self.devices.first { $0.id == device }!
         guard case .welcome? = try client.request(.hello(Hello(device: device, account: spec.account,
@@ -199,7 +213,7 @@ final class SecureLab {
     }
 
     /// `device` registers with the broker with its own key.
-    func registered(_ device: String, routingID: [UInt8]? = nil) throws -> Client {
+    func registered(_ device: String, routingID: [UInt8]? = nil) throws -> TestClient {
         let client = try brokerClient(as: device, routingID: routingID)
         let spec = Self.devices.first { $0.id == device }!
         guard case .registered? = try client.request(.register(Register(device: device, account: spec.account,

@@ -1,13 +1,13 @@
 import Foundation
 import LabTestSupport
-import LabKit
 import SyncProtocol
 
-/// A device-like client: a DEALER with a timeout that resends unacknowledged ops with the same keys, reconnecting
-/// and saying hello again whenever the server stops answering or has forgotten it.
-final class ResendingClient {
+/// A device's resend loop over a `TestClient`: resends unacknowledged ops with the same keys, reconnecting and saying
+/// hello again whenever the server stops answering or has forgotten it. A push takes only the reply to its own
+/// attempt (`.strict`): a late result or a stale welcome from an earlier attempt is skipped.
+final class Resender {
     let server: ServerProcess
-    var client: TestClient
+    let client: TestClient
     var authenticated = false
     private(set) var resends = 0
     static let timeoutMs = 400
@@ -41,7 +41,7 @@ final class ResendingClient {
                 hook = nil
                 try run()
             }
-            switch try awaitReply(req) {
+            switch try client.reply(to: req, matching: .strict, timeoutMs: Self.timeoutMs) {
             case .pushResult(let result)?:
                 if result.results.allSatisfy({ $0.outcome == .applied || $0.outcome == .duplicate }) {
                     return result.results
@@ -59,16 +59,5 @@ final class ResendingClient {
             }
         }
         throw TestFailure.setup("ops not acknowledged within \(budgetSeconds)s: \(server.serverLog)")
-    }
-
-    private func awaitReply(_ req: Int) throws -> Message? {
-        let deadline = SimClock.monotonicNanos() + UInt64(Self.timeoutMs) * 1_000_000
-        while SimClock.monotonicNanos() < deadline {
-            let left = Int((deadline - SimClock.monotonicNanos()) / 1_000_000)
-            guard let message = try client.receive(timeoutMs: max(left, 1)) else { return nil }
-            // Replies to earlier attempts (stale welcomes, late results) are skipped.
-            if TestClient.req(of: message) == req { return message }
-        }
-        return nil
     }
 }
