@@ -23,16 +23,13 @@ extension Ledger {
         WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim IS NULL
         """
 
-    /// The ops `rebuild(draft:)` replays on the shadow, in the order they were saved: the draft's unsettled ops and
-    /// those completed above the shadow (draft, then the shadow's seq, then the draft again). Two index ranges
-    /// (migration 4), so a draft edited thousands of times costs what is pending on it, not its whole history; the
-    /// two halves cannot overlap (an op has one status). `INDEXED BY` makes a missing index an error, not a scan.
+    /// The ops `rebuild(draft:)` replays on the shadow, in the order they were saved (draft, then the shadow's seq):
+    /// the draft's unsettled ops and those completed above the shadow. Through `ops_draft`, so it reads every op the
+    /// draft ever had: two partial indexes that would read only those two kinds were measured and not kept, since
+    /// they cost more WAL frames per op than they saved (docs/PERFORMANCE.md, "tried and not kept").
     static let rebuildSQL = """
-        SELECT action, title, body, status, key, local_seq FROM ops INDEXED BY ops_draft_unsettled
-        WHERE status NOT IN ('completed', 'needsAttention') AND draft = ?
-        UNION ALL
-        SELECT action, title, body, status, key, local_seq FROM ops INDEXED BY ops_result_seq
-        WHERE result_seq > ? AND status = 'completed' AND draft = ?
+        SELECT action, title, body, status, key FROM ops WHERE draft = ? AND (status NOT IN ('completed',
+            'needsAttention') OR (status = 'completed' AND result_seq > ?))
         ORDER BY local_seq
         """
 }

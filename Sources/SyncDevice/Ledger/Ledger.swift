@@ -57,13 +57,6 @@ public final class Ledger {
         Migration(version: 2, sql: "ALTER TABLE ops ADD COLUMN wire_key TEXT;"),
         // Settling a pulled change finds its op by the key it was sent with: by `key`, or by this index.
         Migration(version: 3, sql: "CREATE INDEX ops_wire_key ON ops(wire_key) WHERE wire_key IS NOT NULL;"),
-        // Rebuilding a draft's replica reads its unsettled ops and those acknowledged above the cursor by these two,
-        // not every op the draft ever had (`rebuildSQL`).
-        Migration(version: 4, sql: """
-            CREATE INDEX ops_draft_unsettled ON ops(draft, local_seq)
-                WHERE status NOT IN ('completed', 'needsAttention');
-            CREATE INDEX ops_result_seq ON ops(result_seq) WHERE result_seq IS NOT NULL;
-            """),
     ]
 
     /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
@@ -235,7 +228,7 @@ public final class Ledger {
         // The shadow holds the server's changes up to `seen` (the cursor, or the end of the page being applied): an
         // acknowledged op applied above it is not in the shadow yet, and without it the user's own write vanishes.
         let above = try seen ?? cursor()
-        try database.forEach(Self.rebuildSQL, [draft, above, draft]) { op in
+        try database.forEach(Self.rebuildSQL, [draft, above]) { op in
             if op.string(3) == "completed" && !keepsOwnWrites {
                 hiddenOwnWrites.append((draft, op.string(4)))
                 return
