@@ -23,3 +23,13 @@ int synclab_release_free_memory(void) {
     return 0;
 #endif
 }
+
+int synclab_keep_freed_memory(int kept_bytes, int pad_bytes) {
+#if defined(__linux__) && defined(__GLIBC__)
+    return mallopt(M_TRIM_THRESHOLD, kept_bytes) && mallopt(M_TOP_PAD, pad_bytes);
+#else
+    (void)kept_bytes;
+    (void)pad_bytes;
+    return 0;
+#endif
+}

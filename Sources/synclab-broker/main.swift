@@ -3,6 +3,7 @@ import LabKit
 import PushBroker
 
 Lifeline.install()
+Heap.keepFreedMemory()
 let options = BrokerCommand.spec.parseOrExit(Array(CommandLine.arguments.dropFirst()))
 // Exit 2 when it cannot start (a wrong flag or accounts file, an endpoint that will not bind, an events file that
 // will not open), 1 when serving fails later: as the server does (docs/ARCHITECTURE.md).

@@ -5,6 +5,7 @@ import LabControl
 import SyncDevice
 
 Lifeline.install()
+Heap.keepFreedMemory()
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "status" {
     exitProcess(DeviceStatusCommand.run(Array(arguments.dropFirst())))

@@ -5,6 +5,7 @@ import SyncServer
 /// Builds and runs the server; its sockets and database close when this returns.
 func serve() -> Int32 {
     Lifeline.install()
+    Heap.keepFreedMemory()
     let options = ServerConfiguration.command.parseOrExit(Array(CommandLine.arguments.dropFirst()))
     let shell: ServerShell
     do {

@@ -8,4 +8,8 @@ int synclab_set_parent_death_signal(int signal);
 /// returns 1 when memory was released, 0 otherwise (and elsewhere).
 int synclab_release_free_memory(void);
 
+/// Keeps up to `kept_bytes` free at the top of the heap before giving any back to the kernel, and grows it by
+/// `pad_bytes` more than each growth needs (glibc's M_TRIM_THRESHOLD and M_TOP_PAD); 1 when both were set.
+int synclab_keep_freed_memory(int kept_bytes, int pad_bytes);
+
 #endif
