@@ -10,13 +10,85 @@ public struct EventFields: ~Copyable {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
+    /// The last stamp's bytes, for `appendStamp`: `{"wall":<wall ÷ 1000>` at 0 and `,"sim":<sim>` at 32.
+    private let stamp: UnsafeMutablePointer<UInt8>
+    private var stampMillis = Int.min
+    private var stampHeadCount = 0
+    private var stampSimMillis = Int.min
+    private var stampSimCount = 0
 
     init(capacity: Int = 4096) {
         self.capacity = capacity
         base = .allocate(capacity: capacity)
+        stamp = .allocate(capacity: 64)
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        base.deallocate()
+        stamp.deallocate()
+    }
+
+    /// Adds a field rendered once (`,"device":"p3"`): one copy.
+    public mutating func add(_ fragment: EventFragment) {
+        append(fragment.bytes)
+    }
+
+    /// Adds `,"key":"<prefix><number>"` (a hint's id `h-17` from its number), as `add(key, "\(prefix)\(number)")`
+    /// writes it: the prefix is a plain name, so nothing needs escaping.
+    public mutating func add(_ key: StaticString, prefix: StaticString, _ number: Int) {
+        assert(Self.isPlainName(prefix), "prefix \(prefix) must be a plain ASCII name")
+        appendKey(key)
+        append(UInt8(ascii: "\""))
+        appendStatic(prefix)
+        appendInteger(number)
+        append(UInt8(ascii: "\""))
+    }
+
+    /// `{"wall":<wall>,"sim":<simMillis ÷ 1000>`, as `appendInteger` and `EventLog.writeSim` spell them. Lines come
+    /// many to a millisecond: the wall's digits but the last three, and the whole sim part, are copied from the
+    /// previous line's when they are the same.
+    mutating func appendStamp(wall: Int, simMillis: Double) {
+        guard wall >= 1_000_000, simMillis.isFinite, abs(simMillis) < 1e12 else {
+            appendStatic("{\"wall\":")
+            appendInteger(wall)
+            appendStatic(",\"sim\":")
+            EventLog.writeSim(simMillis, to: &self)
+            return
+        }
+        let millis = wall / 1000
+        if millis == stampMillis {
+            reserve(stampHeadCount)
+            Self.copy(stamp, to: base + count, count: stampHeadCount)
+            count += stampHeadCount
+        } else {
+            let start = count
+            appendStatic("{\"wall\":")
+            appendInteger(millis)
+            stampHeadCount = count - start
+            stamp.update(from: base + start, count: stampHeadCount)
+            stampMillis = millis
+        }
+        // The last three digits, zeros kept: `millis` has digits of its own before them.
+        let micros = wall % 1000
+        reserve(3)
+        base[count] = UInt8(ascii: "0") + UInt8(micros / 100)
+        base[count + 1] = UInt8(ascii: "0") + UInt8(micros / 10 % 10)
+        base[count + 2] = UInt8(ascii: "0") + UInt8(micros % 10)
+        count += 3
+        let sim = Int(simMillis)
+        if sim == stampSimMillis {
+            reserve(stampSimCount)
+            Self.copy(stamp + 32, to: base + count, count: stampSimCount)
+            count += stampSimCount
+        } else {
+            let start = count
+            appendStatic(",\"sim\":")
+            appendThousandths(sim)
+            stampSimCount = count - start
+            (stamp + 32).update(from: base + start, count: stampSimCount)
+            stampSimMillis = sim
+        }
+    }
 
     /// Adds `,"key":"value"`.
     public mutating func add(_ key: StaticString, _ value: String) {
@@ -81,8 +153,19 @@ public struct EventFields: ~Copyable {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress else { return }
         reserve(bytes.count)
-        (base + count).update(from: source, count: bytes.count)
+        Self.copy(source, to: base + count, count: bytes.count)
         count += bytes.count
+    }
+
+    /// A copy of `count` bytes; the short ones (keys, ids, a line's fixed parts) byte by byte, which costs less than
+    /// the call to `memmove` would.
+    @inline(__always)
+    private static func copy(_ source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        if count > 32 {
+            target.update(from: source, count: count)
+            return
+        }
+        for index in 0..<count { target[index] = source[index] }
     }
 
     mutating func append(_ bytes: [UInt8]) {
@@ -100,7 +183,7 @@ public struct EventFields: ~Copyable {
         reserve(length + 4)
         base[count] = UInt8(ascii: ",")
         base[count + 1] = UInt8(ascii: "\"")
-        (base + count + 2).update(from: key.utf8Start, count: length)
+        Self.copy(key.utf8Start, to: base + count + 2, count: length)
         base[count + 2 + length] = UInt8(ascii: "\"")
         base[count + 3 + length] = UInt8(ascii: ":")
         count += length + 4
@@ -265,5 +348,32 @@ public struct EventFields: ~Copyable {
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
+    }
+}
+
+/// A field rendered once, `,"key":"value"`, for a value that recurs in many lines (a registered device's id):
+/// `EventFields.add(_:)` copies it instead of checking and quoting the string every time.
+public struct EventFragment: Sendable, Equatable {
+    let bytes: [UInt8]
+
+    public init(_ key: StaticString, _ value: String) {
+        assert(EventFields.isPlainName(key), "event field key \(key) must be a plain ASCII name")
+        var bytes = Array(",\"".utf8)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(contentsOf: "\":".utf8)
+        JSONValue.writeString(value, to: &bytes)
+        self.bytes = bytes
+    }
+
+    /// `,"key":value` for each field in order, as `JSONValue`'s writer spells them (a notice's `origin` and `seqs`).
+    public init(_ fields: [(String, JSONValue)]) {
+        var bytes: [UInt8] = []
+        for (key, value) in fields {
+            bytes.append(UInt8(ascii: ","))
+            JSONValue.writeString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            value.write(to: &bytes)
+        }
+        self.bytes = bytes
     }
 }

@@ -101,8 +101,13 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
 
     /// The same for an event of the catalogue (`events.emit(.hintDelivered) { … }`).
     public func emit(_ type: EventType, _ fields: (inout EventFields) -> Void) {
+        emit(type.quoted, fields)
+    }
+
+    /// The same with the type's name kept by the emitter (`EventType.quoted`), for the lines of every hint.
+    public func emit(_ type: EventType.Quoted, _ fields: (inout EventFields) -> Void) {
         emitLine { line in
-            line.appendString(type.name)
+            line.append(type.bytes)
             fields(&line)
         }
     }
@@ -126,10 +131,7 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
     private static func writeLine(wall: Int, simMillis: Double, procJSON: [UInt8], echo: Bool,
                                   body: (inout EventFields) -> Void, to line: inout EventFields) {
         let start = line.count
-        line.appendStatic("{\"wall\":")
-        line.appendInteger(wall)
-        line.appendStatic(",\"sim\":")
-        writeSim(simMillis, to: &line)
+        line.appendStamp(wall: wall, simMillis: simMillis)
         line.append(procJSON)
         body(&line)
         line.appendStatic("}\n")
