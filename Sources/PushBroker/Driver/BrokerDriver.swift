@@ -143,21 +143,22 @@ public final class BrokerDriver {
     /// `outcome`: these report a send that already happened, so their events need not reach the file before the next
     /// send (it is not their effect); the end of the batch or the next flush writes them.
     func carryOut(_ directives: [BrokerDirective], outcome: Bool = false) throws {
+        // One strong reference for the whole list, not one per use of the unowned `io`.
+        let io = self.io
         for directive in directives {
             try mortality.alive()
             switch directive {
-            case let .deliver(device, peer, hint, copy):
+            case let .deliver(target, peer, hint, copy):
                 flushIfNeeded()
-                Codec.writeBody(of: .hint(hint), into: &hintBody)
-                if let data = instance.hintData[hint.hint] {
+                target.writeBody(of: hint, into: &hintBody)
+                if !instance.hintData.isEmpty, let data = instance.hintData[hint.id] {
                     // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
                     hintBody.removeLast()
                     hintBody += Array(",\"changes\":\(data.description)}".utf8)
                 }
                 let failure = io.sendHint(to: peer, body: hintBody)
                 sendOutcome.removeAll(keepingCapacity: true)
-                instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: io.nowSim,
-                                into: &sendOutcome)
+                instance.onSent(target, hint: hint, copy: copy, failure: failure, now: io.nowSim, into: &sendOutcome)
                 let outcomes = sendOutcome
                 try carryOut(outcomes, outcome: true)
                 if failure == nil {

@@ -20,14 +20,13 @@ extension BrokerInstance {
         ])))
     }
 
-    mutating func accept(slot: Int, head: Int, origin: String, seqs: JSONValue, resync: Bool,
-                                 now: Double, into out: inout [BrokerDirective]) -> PendingHint {
+    mutating func accept(slot: Int, head: Int, notice: NoticeFields, resync: Bool,
+                         now: Double, into out: inout [BrokerDirective]) -> PendingHint {
         hintNumber += 1
-        let account = devices[slot].account
-        let hint = Hint(hint: HintID.text(hintNumber), account: account, head: head)
+        let hint = HintRef(number: hintNumber, head: head)
         devices[slot].counters.accepted += 1
-        out.append(.hintAccepted(hint: hint, device: devices[slot].id, origin: origin, seqs: seqs, resync: resync))
-        return PendingHint(hint: hint, acceptedAt: now)
+        out.append(.hintAccepted(devices[slot].target, hint: hint, notice: notice, resync: resync))
+        return PendingHint(ref: hint, account: devices[slot].account, acceptedAt: now)
     }
 
     private func chaosSettings(for slot: Int) -> ChaosSettings {
@@ -133,7 +132,7 @@ extension BrokerInstance {
             ])))
         case .resync, .resyncIgnored:
             let account = devices[slot].account
-            let pending = accept(slot: slot, head: latestHead[account] ?? 0, origin: "broker", seqs: .array([]),
+            let pending = accept(slot: slot, head: latestHead[account] ?? 0, notice: Self.resyncNotice,
                                  resync: true, now: now, into: &out)
             if decision == .resync {
                 send(pending, slot: slot, into: &out)
@@ -147,10 +146,11 @@ extension BrokerInstance {
     /// Hands a hint to the shell; chaos may send it twice.
     mutating func send(_ pending: PendingHint, slot: Int, into out: inout [BrokerDirective]) {
         let peer = devices[slot].peer
+        let target = devices[slot].target
         devices[slot].sending.append(pending)
-        out.append(.deliver(device: devices[slot].id, peer: peer, hint: pending.hint, copy: .original))
+        out.append(.deliver(target, peer: peer, hint: pending.ref, copy: .original))
         if generator.chance(chaosSettings(for: slot).duplicate) {
-            out.append(.deliver(device: devices[slot].id, peer: peer, hint: pending.hint, copy: .duplicate))
+            out.append(.deliver(target, peer: peer, hint: pending.ref, copy: .duplicate))
         }
     }
 
@@ -169,6 +169,9 @@ extension BrokerInstance {
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
         ] + extra)))
     }
+
+    /// What a resync hint's `hint.accepted` says of its notice: the broker's own, with no changes.
+    static let resyncNotice = NoticeFields(origin: "broker", seqs: .array([]))
 
     var nextDeadline: Double? {
         let deadlines = [delayed.first?.due] + devices.map(\.nextDeadline)

@@ -6,6 +6,8 @@ struct RegisteredDevice: Sendable {
     let id: String
     let account: String
     let platform: Platform
+    /// How its hints' directives name it, rendered once.
+    let target: HintTarget
     /// The routing id of the connection that registered last.
     var peer: [UInt8]
     /// The ZAP user id (CURVE key's device) and file descriptor of that connection; nil / -1 under NULL.
@@ -23,9 +25,10 @@ struct RegisteredDevice: Sendable {
     /// so this holds one or two).
     var sending: [PendingHint] = []
 
-    init(id: String, account: String, platform: Platform, peer: [UInt8], profile: DeliveryProfile) {
+    init(slot: Int, id: String, account: String, platform: Platform, peer: [UInt8], profile: DeliveryProfile) {
         self.id = id
         self.account = account
+        target = HintTarget(slot: slot, id: id, account: account)
         self.platform = platform
         self.peer = peer
         self.profile = profile
