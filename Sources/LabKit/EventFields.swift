@@ -36,12 +36,23 @@ public struct EventFields: ~Copyable {
     /// Adds `,"key":"<prefix><number>"` (a hint's id `h-17` from its number), as `add(key, "\(prefix)\(number)")`
     /// writes it: the prefix is a plain name, so nothing needs escaping.
     public mutating func add(_ key: StaticString, prefix: StaticString, _ number: Int) {
-        assert(Self.isPlainName(prefix), "prefix \(prefix) must be a plain ASCII name")
-        appendKey(key)
-        append(UInt8(ascii: "\""))
-        appendStatic(prefix)
+        assert(Self.isPlainName(key) && Self.isPlainName(prefix), "\(key), \(prefix) must be plain ASCII names")
+        // `,"key":"prefix` with one check for room.
+        let keyLength = key.utf8CodeUnitCount, prefixLength = prefix.utf8CodeUnitCount
+        reserve(keyLength + prefixLength + 26)
+        base[count] = UInt8(ascii: ",")
+        base[count + 1] = UInt8(ascii: "\"")
+        (base + count + 2).update(from: key.utf8Start, count: keyLength)
+        var at = count + 2 + keyLength
+        base[at] = UInt8(ascii: "\"")
+        base[at + 1] = UInt8(ascii: ":")
+        base[at + 2] = UInt8(ascii: "\"")
+        at += 3
+        (base + at).update(from: prefix.utf8Start, count: prefixLength)
+        count = at + prefixLength
         appendInteger(number)
-        append(UInt8(ascii: "\""))
+        base[count] = UInt8(ascii: "\"")
+        count += 1
     }
 
     /// `{"wall":<wall>,"sim":<simMillis ÷ 1000>`, as `appendInteger` and `EventLog.writeSim` spell them. Lines come
@@ -58,7 +69,7 @@ public struct EventFields: ~Copyable {
         let millis = wall / 1000
         if millis == stampMillis {
             reserve(stampHeadCount)
-            Self.copy(stamp, to: base + count, count: stampHeadCount)
+            (base + count).update(from: stamp, count: stampHeadCount)
             count += stampHeadCount
         } else {
             let start = count
@@ -78,7 +89,7 @@ public struct EventFields: ~Copyable {
         let sim = Int(simMillis)
         if sim == stampSimMillis {
             reserve(stampSimCount)
-            Self.copy(stamp + 32, to: base + count, count: stampSimCount)
+            (base + count).update(from: stamp + 32, count: stampSimCount)
             count += stampSimCount
         } else {
             let start = count
@@ -153,19 +164,8 @@ public struct EventFields: ~Copyable {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress else { return }
         reserve(bytes.count)
-        Self.copy(source, to: base + count, count: bytes.count)
+        (base + count).update(from: source, count: bytes.count)
         count += bytes.count
-    }
-
-    /// A copy of `count` bytes; the short ones (keys, ids, a line's fixed parts) byte by byte, which costs less than
-    /// the call to `memmove` would.
-    @inline(__always)
-    private static func copy(_ source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
-        if count > 32 {
-            target.update(from: source, count: count)
-            return
-        }
-        for index in 0..<count { target[index] = source[index] }
     }
 
     mutating func append(_ bytes: [UInt8]) {
@@ -183,7 +183,7 @@ public struct EventFields: ~Copyable {
         reserve(length + 4)
         base[count] = UInt8(ascii: ",")
         base[count + 1] = UInt8(ascii: "\"")
-        Self.copy(key.utf8Start, to: base + count + 2, count: length)
+        (base + count + 2).update(from: key.utf8Start, count: length)
         base[count + 2 + length] = UInt8(ascii: "\"")
         base[count + 3 + length] = UInt8(ascii: ":")
         count += length + 4
@@ -302,8 +302,10 @@ public struct EventFields: ~Copyable {
 
     /// `v` as `JSONValue.double(v).write(to:)` writes it.
     mutating func appendDouble(_ v: Double) {
-        if v.isFinite && v == v.rounded() && abs(v) < 1e15 {
-            appendInteger(Int(v))
+        // `Int(exactly:)` rather than `v == v.rounded()`: the same whole numbers (-0.0 among them), with no call to
+        // libm's `round` (a waited time is most often 0).
+        if abs(v) < 1e15, let whole = Int(exactly: v) {
+            appendInteger(whole)
         } else if v.isFinite, let thousandths = JSONValue.exactThousandths(v) {
             appendThousandths(thousandths)
         } else {

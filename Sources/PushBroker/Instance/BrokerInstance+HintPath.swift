@@ -156,11 +156,16 @@ extension BrokerInstance {
 
     mutating func drop(_ pending: PendingHint, slot: Int, reason: String,
                                into out: inout [BrokerDirective]) {
+        out.append(dropped(pending, slot: slot, reason: reason))
+    }
+
+    /// Counts a dropped hint; its `hint.dropped`.
+    mutating func dropped(_ pending: PendingHint, slot: Int, reason: String) -> BrokerDirective {
         devices[slot].counters.dropped += 1
         dropReasons[reason, default: 0] += 1
-        out.append(.log(EventLine(.hintDropped, [
+        return .log(EventLine(.hintDropped, [
             ("hint", .string(pending.id)), ("device", .string(devices[slot].id)), ("reason", .string(reason)),
-        ])))
+        ]))
     }
 
     func held(_ pending: PendingHint, slot: Int, reason: String, extra: [(String, JSONValue)] = [],

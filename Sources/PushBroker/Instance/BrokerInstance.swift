@@ -273,39 +273,35 @@ public struct BrokerInstance: Sendable {
     /// when libzmq took it.
     public mutating func onSent(_ target: HintTarget, hint: HintRef, copy: DeliveryCopy, failure: SendFailure?,
                                 now: Double) -> [BrokerDirective] {
-        var out: [BrokerDirective] = []
-        onSent(target, hint: hint, copy: copy, failure: failure, now: now, into: &out)
-        return out
+        sent(target, hint: hint, copy: copy, failure: failure, now: now).map { [$0] } ?? []
     }
 
-    /// `onSent` appending to `out`: the shell reuses one array for the outcome of every send. The device is found by
-    /// its slot, with no lookup by name.
-    public mutating func onSent(_ target: HintTarget, hint: HintRef, copy: DeliveryCopy, failure: SendFailure?,
-                                now: Double, into out: inout [BrokerDirective]) {
+    /// `onSent`'s one directive, or nil: a send's outcome is at most one event, so the driver carries it out with no
+    /// list made for every hint. The device is found by its slot, with no lookup by name.
+    public mutating func sent(_ target: HintTarget, hint: HintRef, copy: DeliveryCopy, failure: SendFailure?,
+                              now: Double) -> BrokerDirective? {
         let slot = target.slot
-        guard devices.indices.contains(slot), devices[slot].target === target else { return }
+        guard devices.indices.contains(slot), devices[slot].target === target else { return nil }
         let device = target.id
         switch copy {
         case .original:
-            guard let index = devices[slot].sending.firstIndex(where: { $0.ref == hint }) else { return }
+            guard let index = devices[slot].sending.firstIndex(where: { $0.ref == hint }) else { return nil }
             let pending = devices[slot].sending.remove(at: index)
             if let failure {
-                drop(pending, slot: slot, reason: failure.rawValue, into: &out)
-                return
+                return dropped(pending, slot: slot, reason: failure.rawValue)
             }
             devices[slot].counters.delivered += 1
-            out.append(.hintDelivered(target, hint: hint, waitedSec: roundedSeconds(now - pending.acceptedAt)))
+            return .hintDelivered(target, hint: hint, waitedSec: roundedSeconds(now - pending.acceptedAt))
         case .duplicate:
             if let failure {
-                out.append(.log(EventLine(.hintDuplicateFailed, [
+                return .log(EventLine(.hintDuplicateFailed, [
                     ("hint", .string(hint.id)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
-                ])))
-                return
+                ]))
             }
             devices[slot].counters.duplicated += 1
-            out.append(.log(EventLine(.hintDuplicated, [
+            return .log(EventLine(.hintDuplicated, [
                 ("hint", .string(hint.id)), ("device", .string(device)), ("head", .int(hint.head)),
-            ])))
+            ]))
         }
     }
 
