@@ -33,6 +33,12 @@ public struct EventFields: ~Copyable {
         append(fragment.bytes)
     }
 
+    /// Adds fields rendered once that end with a key (`EventFragment(_:then:)`), then `value` as that key's.
+    public mutating func add(_ fragment: EventFragment, _ value: Int) {
+        append(fragment.bytes)
+        appendInteger(value)
+    }
+
     /// Adds `,"key":"<prefix><number>"` (a hint's id `h-17` from its number), as `add(key, "\(prefix)\(number)")`
     /// writes it: the prefix is a plain name, so nothing needs escaping.
     public mutating func add(_ key: StaticString, prefix: StaticString, _ number: Int) {
@@ -170,6 +176,14 @@ public struct EventFields: ~Copyable {
 
     mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// `}` and the newline that end every line.
+    mutating func appendLineEnd() {
+        reserve(2)
+        base[count] = UInt8(ascii: "}")
+        base[count + 1] = UInt8(ascii: "\n")
+        count += 2
     }
 
     mutating func appendStatic(_ text: StaticString) {
@@ -367,14 +381,21 @@ public struct EventFragment: Sendable, Equatable {
         self.bytes = bytes
     }
 
-    /// `,"key":value` for each field in order, as `JSONValue`'s writer spells them (a notice's `origin` and `seqs`).
-    public init(_ fields: [(String, JSONValue)]) {
+    /// `,"key":value` for each field in order, as `JSONValue`'s writer spells them (a notice's `origin` and `seqs`);
+    /// with `then`, a last `,"then":` whose value the line adds (`EventFields.add(_:_:)`: a hint's head).
+    public init(_ fields: [(String, JSONValue)], then key: StaticString? = nil) {
         var bytes: [UInt8] = []
         for (key, value) in fields {
             bytes.append(UInt8(ascii: ","))
             JSONValue.writeString(key, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
             value.write(to: &bytes)
+        }
+        if let key {
+            assert(EventFields.isPlainName(key), "event field key \(key) must be a plain ASCII name")
+            bytes.append(contentsOf: ",\"".utf8)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            bytes.append(contentsOf: "\":".utf8)
         }
         self.bytes = bytes
     }

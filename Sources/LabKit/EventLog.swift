@@ -134,7 +134,7 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
         line.appendStamp(wall: wall, simMillis: simMillis)
         line.append(procJSON)
         body(&line)
-        line.appendStatic("}\n")
+        line.appendLineEnd()
         if echo { Output.stderr(String(decoding: line.bytes(from: start), as: UTF8.self)) }
     }
 

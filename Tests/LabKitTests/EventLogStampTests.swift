@@ -65,6 +65,11 @@ struct EventLogStampTests {
             value.write(to: &expected)
         }
         #expect(String(decoding: line.bytes(from: 0), as: UTF8.self) == expected)
+        for head in [0, 7, -3, Int.max, Int.min] {
+            var line = EventFields(capacity: 4)
+            line.add(EventFragment([("device", .string("p\"1"))], then: "head"), head)
+            #expect(String(decoding: line.bytes(from: 0), as: UTF8.self) == ",\"device\":\"p\\\"1\",\"head\":\(head)")
+        }
         for number in [0, 1, 9, 10, 12_345, Int.max, -1, Int.min] {
             var line = EventFields(capacity: 4)
             line.add("hint", prefix: "h-", number)

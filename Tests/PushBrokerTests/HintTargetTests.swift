@@ -37,8 +37,8 @@ import Testing
     @Test("the fields a target and a notice render once are the field-by-field spelling")
     func renderedFields() {
         let target = HintTarget(slot: 3, id: "dev \"é\"", account: "acme")
-        #expect(target.deviceField.bytes == Array(#","device":"dev \"é\"""#.utf8))
-        #expect(target.deviceAndAccountFields.bytes == Array(#","device":"dev \"é\"","account":"acme""#.utf8))
+        #expect(target.deliveredFields.bytes == Array(#","device":"dev \"é\"","head":"#.utf8))
+        #expect(target.acceptedFields.bytes == Array(#","device":"dev \"é\"","account":"acme","head":"#.utf8))
         let notice = NoticeFields(origin: "o1", seqs: .array([.int(4), .int(5)]))
         #expect(notice.fields.bytes == Array(#","origin":"o1","seqs":[4,5]"#.utf8))
         #expect(BrokerInstance.resyncNotice.fields.bytes == Array(#","origin":"broker","seqs":[]"#.utf8))

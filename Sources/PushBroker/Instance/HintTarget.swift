@@ -8,10 +8,10 @@ public final class HintTarget: Sendable, Equatable, CustomStringConvertible {
     public let slot: Int
     public let id: String
     public let account: String
-    /// `,"device":"<id>"`: every hint event of the device.
-    let deviceField: EventFragment
-    /// `,"device":"<id>","account":"<account>"`: `hint.accepted`.
-    let deviceAndAccountFields: EventFragment
+    /// `,"device":"<id>","head":`: `hint.delivered` up to the head's value.
+    let deliveredFields: EventFragment
+    /// `,"device":"<id>","account":"<account>","head":`: `hint.accepted` up to the head's value.
+    let acceptedFields: EventFragment
     /// `{"account":"<account>","head":`, the hint body up to the head (keys sorted, as `Codec` writes them); nil when
     /// the account needs escaping (never in a lab's accounts file): then `Codec` writes the whole body.
     let bodyPrefix: [UInt8]?
@@ -20,11 +20,11 @@ public final class HintTarget: Sendable, Equatable, CustomStringConvertible {
         self.slot = slot
         self.id = id
         self.account = account
-        deviceField = EventFragment("device", id)
-        deviceAndAccountFields = EventFragment([("device", .string(id)), ("account", .string(account))])
+        deliveredFields = EventFragment([("device", .string(id))], then: "head")
+        acceptedFields = EventFragment([("device", .string(id)), ("account", .string(account))], then: "head")
         var plain = account
-        bodyPrefix = plain.withUTF8 { JSONValue.isPlainString($0) } ? Array("{\"account\":\"\(account)\",\"head\":".utf8)
-            : nil
+        let isPlain = plain.withUTF8 { JSONValue.isPlainString($0) }
+        bodyPrefix = isPlain ? Array("{\"account\":\"\(account)\",\"head\":".utf8) : nil
     }
 
     public var description: String { id }
@@ -40,26 +40,21 @@ public final class HintTarget: Sendable, Equatable, CustomStringConvertible {
             Codec.writeBody(of: .hint(Hint(hint: hint.id, account: account, head: hint.head)), into: &bytes)
             return
         }
-        // Room for the longest spelling (two 20-character numbers), made by lengthening the array (its memory stays),
-        // written in place, cut back after: one uniqueness check, no append per piece.
-        let longest = bodyPrefix.count + 64
-        if bytes.count < longest { bytes.append(contentsOf: repeatElement(0, count: longest - bytes.count)) }
-        let written = bytes.withUnsafeMutableBufferPointer { buffer in
+        // The prefix, then the rest (at most 53 bytes: two 20-character numbers) spelled on the stack and copied once.
+        // Emptied keeping its memory (`removeAll(keepingCapacity:)` goes through the general `replaceSubrange`).
+        bytes.removeLast(bytes.count)
+        bytes.append(contentsOf: bodyPrefix)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
             let out = buffer.baseAddress!
-            var n = bodyPrefix.withUnsafeBufferPointer { prefix in
-                for index in 0..<prefix.count { out[index] = prefix[index] }
-                return prefix.count
-            }
-            n += Self.writeDecimal(hint.head, to: out + n)
+            var n = Self.writeDecimal(hint.head, to: out)
             let key: StaticString = ",\"hint\":\"h-"
-            for index in 0..<key.utf8CodeUnitCount { out[n + index] = key.utf8Start[index] }
+            (out + n).update(from: key.utf8Start, count: key.utf8CodeUnitCount)
             n += key.utf8CodeUnitCount
             n += Self.writeDecimal(hint.number, to: out + n)
             out[n] = UInt8(ascii: "\"")
             out[n + 1] = UInt8(ascii: "}")
-            return n + 2
+            bytes.append(contentsOf: UnsafeBufferPointer(start: out, count: n + 2))
         }
-        bytes.removeLast(bytes.count - written)
     }
 
     /// Writes `value` in decimal at `out`, as `String(value)` spells it (at most 20 bytes); returns how many.

@@ -195,16 +195,14 @@ public final class BrokerShell: BrokerIO {
             // The fields in the order of `BrokerDirective.event`: hint, device, account, head, origin, seqs, reason.
             events.emit(hintAccepted) { line in
                 line.add("hint", prefix: "h-", hint.number)
-                line.add(target.deviceAndAccountFields)
-                line.add("head", hint.head)
+                line.add(target.acceptedFields, hint.head)
                 line.add(notice.fields)
                 if resync { line.add("reason", "resync") }
             }
         case let .hintDelivered(target, hint, waitedSec):
             events.emit(hintDelivered) { line in
                 line.add("hint", prefix: "h-", hint.number)
-                line.add(target.deviceField)
-                line.add("head", hint.head)
+                line.add(target.deliveredFields, hint.head)
                 line.add("waitedSec", waitedSec)
             }
         default:
