@@ -51,6 +51,8 @@ public final class BrokerDriver {
     var flushBeforeSend = false
     /// Reused for every hint body.
     var hintBody: [UInt8] = []
+    /// `hintCarriesData`, as the instance was started with: read without an access to `instance` for every hint.
+    let carriesData: Bool
     /// Where this process dies (`--crash-at`, control `crashAt`).
     var mortality: Mortality
     /// Bounds the `request.refused` lines a flood can write (per peer and in all).
@@ -60,6 +62,7 @@ public final class BrokerDriver {
         self.configuration = configuration
         self.io = io
         mortality = Mortality(armed: configuration.process.crashAt)
+        carriesData = configuration.settings.hintCarriesData
         instance = BrokerInstance(directory: directory, settings: configuration.settings,
                                   seed: configuration.process.seed)
     }
@@ -157,7 +160,7 @@ public final class BrokerDriver {
         case let .deliver(target, peer, hint, copy):
             flushIfNeeded(io)
             target.writeBody(of: hint, into: &hintBody)
-            if !instance.hintData.isEmpty, let data = instance.hintData[hint.id] {
+            if carriesData, let data = instance.hintData[hint.id] {
                 // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
                 hintBody.removeLast()
                 hintBody += Array(",\"changes\":\(data.description)}".utf8)

@@ -79,8 +79,10 @@ extension BrokerInstance {
     mutating func offer(_ pending: PendingHint, slot: Int, now: Double,
                                 into out: inout [BrokerDirective]) {
         let conditions = devices[slot].conditions
-        // The hint goes straight out (the profile would say so and change nothing): no decision list.
-        if devices[slot].profile.deliversAtOnce(conditions) {
+        // The hint goes straight out (the profile would say so and change nothing): no decision list. The answer is
+        // kept from the profile's last step (asking the profile copies it: ≈ 200 instructions a hint).
+        assert(devices[slot].deliversAtOnce == devices[slot].profile.deliversAtOnce(conditions), "kept past a change")
+        if devices[slot].deliversAtOnce {
             send(pending, slot: slot, into: &out)
             return
         }
@@ -92,6 +94,9 @@ extension BrokerInstance {
                                       _ step: (inout DeliveryProfile) -> [ProfileDecision]) {
         let before = devices[slot].profile.nextDeadline
         let decisions = step(&devices[slot].profile)
+        // The profile and the conditions change only here (the conditions just before a step): the one place to
+        // renew what `offer`'s fast path reads.
+        devices[slot].deliversAtOnce = devices[slot].profile.deliversAtOnce(devices[slot].conditions)
         for decision in decisions {
             apply(decision, slot: slot, now: now, into: &out)
         }

@@ -15,6 +15,9 @@ struct RegisteredDevice: Sendable {
     var connection: Int32 = -1
     var conditions: DeviceConditions = .registered
     var profile: DeliveryProfile
+    /// `profile.deliversAtOnce(conditions)`, renewed after every step of the profile (`BrokerInstance.withProfile`,
+    /// the only place the profile or, just before it, the conditions change).
+    var deliversAtOnce: Bool
     /// Monotonic counters; `held` is computed by `heldCount`.
     var counters = HintCounters()
     /// Hints chaos delayed for this device (they sit in the instance's delay queue).
@@ -32,6 +35,7 @@ struct RegisteredDevice: Sendable {
         self.platform = platform
         self.peer = peer
         self.profile = profile
+        deliversAtOnce = profile.deliversAtOnce(.registered)
     }
 
     var heldCount: Int { profile.heldCount + delayedCount + parked.count + sending.count }
