@@ -7,7 +7,7 @@ import Launcher
 public enum BenchCommand {
     static let spec = CommandSpec(
         name: "synclab bench", summary: "measure the lab against this machine's own floor and against NATS and Redis",
-        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation] [--sim-10k] [--scale]",
+        usage: "synclab bench [--out DIR] [--quick] [--no-peers] [--simulation] [--sim-10k] [--scale] [--broker]",
         flags: [
             Flag("out", value: "DIR",
                 help: "where bench.json and the runs it made go (default: runs/bench-YYYYMMDD-HHMMSS)"),
@@ -19,6 +19,8 @@ public enum BenchCommand {
             Flag("scale", help: "only topologies/load-10000.json5: 10,000 pooled devices of 500 accounts as "
                 + "real processes, checked; wall time (target ≤ 10 min), the launcher's memory, each pool's "
                 + "resident set (--quick: 200 devices)"),
+            Flag("broker", help: "only the broker: hints/s of 20 registered devices over 25,000 notices (events on), "
+                + "the raw ZeroMQ fan-out of as many messages beside it, and their ratio (target ≥ 0.5×)"),
             Flag("sim-10k", help: "the simulation also plays 10,000 devices for one simulated day (minutes; "
                 + "docs/SIMULATION.md)"),
             Flag("bin", value: "DIR",
@@ -56,6 +58,9 @@ public enum BenchCommand {
                 bench.section("scale: \(bench.quick ? "200" : "10,000") pooled devices, real processes") {
                     try $0.measureScale()
                 }
+            } else if options.has("broker") {
+                try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+                bench.section("broker: hints against a raw fan-out") { try $0.measureBroker() }
             } else if options.has("simulation") {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
                 bench.section("simulation: seconds per run, device-days per second, memory per device") {
@@ -71,7 +76,7 @@ public enum BenchCommand {
         _ = FileManager.default.createFile(atPath: path, contents: Data((bench.json.description + "\n").utf8))
         let html = "\(out)/bench.html"
         _ = FileManager.default.createFile(atPath: html, contents: Data(bench.html.utf8))
-        let table = options.has("scale") ? bench.scaleTable
+        let table = options.has("scale") ? bench.scaleTable : options.has("broker") ? bench.brokerTable
             : options.has("simulation") ? bench.simulationTable : bench.table
         Output.stdout(table
             + "bench.json: \(path)\nbench.html: \(html)\n")

@@ -10,13 +10,102 @@ public struct EventFields: ~Copyable {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
+    /// The last stamp's bytes, for `appendStamp`: `{"wall":<wall ÷ 1000>` at 0 and `,"sim":<sim>` at 32.
+    private let stamp: UnsafeMutablePointer<UInt8>
+    private var stampMillis = Int.min
+    private var stampHeadCount = 0
+    private var stampSimMillis = Int.min
+    private var stampSimCount = 0
 
     init(capacity: Int = 4096) {
         self.capacity = capacity
         base = .allocate(capacity: capacity)
+        stamp = .allocate(capacity: 64)
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        base.deallocate()
+        stamp.deallocate()
+    }
+
+    /// Adds a field rendered once (`,"device":"p3"`): one copy.
+    public mutating func add(_ fragment: EventFragment) {
+        append(fragment.bytes)
+    }
+
+    /// Adds fields rendered once that end with a key (`EventFragment(_:then:)`), then `value` as that key's.
+    public mutating func add(_ fragment: EventFragment, _ value: Int) {
+        append(fragment.bytes)
+        appendInteger(value)
+    }
+
+    /// Adds `,"key":"<prefix><number>"` (a hint's id `h-17` from its number), as `add(key, "\(prefix)\(number)")`
+    /// writes it: the prefix is a plain name, so nothing needs escaping.
+    public mutating func add(_ key: StaticString, prefix: StaticString, _ number: Int) {
+        assert(Self.isPlainName(key) && Self.isPlainName(prefix), "\(key), \(prefix) must be plain ASCII names")
+        // `,"key":"prefix` with one check for room.
+        let keyLength = key.utf8CodeUnitCount, prefixLength = prefix.utf8CodeUnitCount
+        reserve(keyLength + prefixLength + 26)
+        base[count] = UInt8(ascii: ",")
+        base[count + 1] = UInt8(ascii: "\"")
+        (base + count + 2).update(from: key.utf8Start, count: keyLength)
+        var at = count + 2 + keyLength
+        base[at] = UInt8(ascii: "\"")
+        base[at + 1] = UInt8(ascii: ":")
+        base[at + 2] = UInt8(ascii: "\"")
+        at += 3
+        (base + at).update(from: prefix.utf8Start, count: prefixLength)
+        count = at + prefixLength
+        appendInteger(number)
+        base[count] = UInt8(ascii: "\"")
+        count += 1
+    }
+
+    /// `{"wall":<wall>,"sim":<simMillis ÷ 1000>`, as `appendInteger` and `EventLog.writeSim` spell them. Lines come
+    /// many to a millisecond: the wall's digits but the last three, and the whole sim part, are copied from the
+    /// previous line's when they are the same.
+    mutating func appendStamp(wall: Int, simMillis: Double) {
+        guard wall >= 1_000_000, simMillis.isFinite, abs(simMillis) < 1e12 else {
+            appendStatic("{\"wall\":")
+            appendInteger(wall)
+            appendStatic(",\"sim\":")
+            EventLog.writeSim(simMillis, to: &self)
+            return
+        }
+        let millis = wall / 1000
+        if millis == stampMillis {
+            reserve(stampHeadCount)
+            (base + count).update(from: stamp, count: stampHeadCount)
+            count += stampHeadCount
+        } else {
+            let start = count
+            appendStatic("{\"wall\":")
+            appendInteger(millis)
+            stampHeadCount = count - start
+            stamp.update(from: base + start, count: stampHeadCount)
+            stampMillis = millis
+        }
+        // The last three digits, zeros kept: `millis` has digits of its own before them.
+        let micros = wall % 1000
+        reserve(3)
+        base[count] = UInt8(ascii: "0") + UInt8(micros / 100)
+        base[count + 1] = UInt8(ascii: "0") + UInt8(micros / 10 % 10)
+        base[count + 2] = UInt8(ascii: "0") + UInt8(micros % 10)
+        count += 3
+        let sim = Int(simMillis)
+        if sim == stampSimMillis {
+            reserve(stampSimCount)
+            (base + count).update(from: stamp + 32, count: stampSimCount)
+            count += stampSimCount
+        } else {
+            let start = count
+            appendStatic(",\"sim\":")
+            appendThousandths(sim)
+            stampSimCount = count - start
+            (stamp + 32).update(from: base + start, count: stampSimCount)
+            stampSimMillis = sim
+        }
+    }
 
     /// Adds `,"key":"value"`.
     public mutating func add(_ key: StaticString, _ value: String) {
@@ -87,6 +176,14 @@ public struct EventFields: ~Copyable {
 
     mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// `}` and the newline that end every line.
+    mutating func appendLineEnd() {
+        reserve(2)
+        base[count] = UInt8(ascii: "}")
+        base[count + 1] = UInt8(ascii: "\n")
+        count += 2
     }
 
     mutating func appendStatic(_ text: StaticString) {
@@ -219,8 +316,10 @@ public struct EventFields: ~Copyable {
 
     /// `v` as `JSONValue.double(v).write(to:)` writes it.
     mutating func appendDouble(_ v: Double) {
-        if v.isFinite && v == v.rounded() && abs(v) < 1e15 {
-            appendInteger(Int(v))
+        // `Int(exactly:)` rather than `v == v.rounded()`: the same whole numbers (-0.0 among them), with no call to
+        // libm's `round` (a waited time is most often 0).
+        if abs(v) < 1e15, let whole = Int(exactly: v) {
+            appendInteger(whole)
         } else if v.isFinite, let thousandths = JSONValue.exactThousandths(v) {
             appendThousandths(thousandths)
         } else {
@@ -265,5 +364,39 @@ public struct EventFields: ~Copyable {
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
         }
+    }
+}
+
+/// A field rendered once, `,"key":"value"`, for a value that recurs in many lines (a registered device's id):
+/// `EventFields.add(_:)` copies it instead of checking and quoting the string every time.
+public struct EventFragment: Sendable, Equatable {
+    let bytes: [UInt8]
+
+    public init(_ key: StaticString, _ value: String) {
+        assert(EventFields.isPlainName(key), "event field key \(key) must be a plain ASCII name")
+        var bytes = Array(",\"".utf8)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(contentsOf: "\":".utf8)
+        JSONValue.writeString(value, to: &bytes)
+        self.bytes = bytes
+    }
+
+    /// `,"key":value` for each field in order, as `JSONValue`'s writer spells them (a notice's `origin` and `seqs`);
+    /// with `then`, a last `,"then":` whose value the line adds (`EventFields.add(_:_:)`: a hint's head).
+    public init(_ fields: [(String, JSONValue)], then key: StaticString? = nil) {
+        var bytes: [UInt8] = []
+        for (key, value) in fields {
+            bytes.append(UInt8(ascii: ","))
+            JSONValue.writeString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            value.write(to: &bytes)
+        }
+        if let key {
+            assert(EventFields.isPlainName(key), "event field key \(key) must be a plain ASCII name")
+            bytes.append(contentsOf: ",\"".utf8)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            bytes.append(contentsOf: "\":".utf8)
+        }
+        self.bytes = bytes
     }
 }

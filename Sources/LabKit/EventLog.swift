@@ -1,15 +1,15 @@
 import Foundation
+import Synchronization
 import SyncProtocol
 
 /// Appends events to a JSON-lines file, one `write(2)` per event, so what a process did before a SIGKILL is in the
 /// file (the kernel holds the bytes once write returns). Every line has `wall` (µs), `sim` (s), `proc` and `type`.
 ///
-/// `@unchecked Sendable`: the file descriptor is only written with whole-line `write` calls under a lock.
+/// `@unchecked Sendable`: the file descriptor is only written with whole-line `write` calls under the lock (`state`).
 public final class EventLog: EventEmitter, @unchecked Sendable {
     public let process: String
     public let clock: SimClock
     private let fd: Int32
-    private let lock = NSLock()
     private let echo: Bool
     /// `,"proc":"<process>","type":"`, the same on every line, written once.
     private let procJSON: [UInt8]
@@ -34,12 +34,18 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
         }
     }
 
-    /// Lines emitted while held, not yet written.
-    private var pending = EventFields()
-    private var holdDepth = 0
+    /// What the lock guards: the lines emitted while held, not yet written, and how deep the hold is. A `Mutex`
+    /// hands them to the line being written as one `inout`, with no exclusivity check of a stored property besides.
+    /// `@unchecked Sendable`: its bytes are only ever reached through `state`'s lock.
+    private struct Pending: ~Copyable, @unchecked Sendable {
+        var lines = EventFields()
+        var holdDepth = 0
+    }
+
+    private let state = Mutex(Pending())
 
     deinit {
-        writePending()
+        state.withLock { writePending(&$0) }
         if fd >= 0 { close(fd) }
     }
 
@@ -49,30 +55,26 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
     /// per event keeps, at one system call per batch. A SIGKILL while held loses only events of effects that nobody
     /// outside has seen yet; the databases, not the events, are what the checks trust for those.
     public func hold() {
-        lock.lock()
-        holdDepth += 1
-        lock.unlock()
+        state.withLock { $0.holdDepth += 1 }
     }
 
     /// Ends one `hold()`; the outermost release writes what is pending.
     public func release() {
-        lock.lock()
-        defer { lock.unlock() }
-        holdDepth = max(0, holdDepth - 1)
-        if holdDepth == 0 { writePending() }
+        state.withLock { pending in
+            pending.holdDepth = max(0, pending.holdDepth - 1)
+            if pending.holdDepth == 0 { writePending(&pending) }
+        }
     }
 
     /// Writes what is pending now (before a send), staying held.
     public func flush() {
-        lock.lock()
-        defer { lock.unlock() }
-        writePending()
+        state.withLock { writePending(&$0) }
     }
 
-    private func writePending() {
-        guard pending.count > 0 else { return }
-        if fd >= 0 { writeAll(fd, pending.bytes(from: 0)) }
-        pending.removeAll()
+    private func writePending(_ pending: inout Pending) {
+        guard pending.lines.count > 0 else { return }
+        if fd >= 0 { writeAll(fd, pending.lines.bytes(from: 0)) }
+        pending.lines.removeAll()
     }
 
     /// Records an event of `type` with `fields` (in order, after the four standard ones).
@@ -101,8 +103,13 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
 
     /// The same for an event of the catalogue (`events.emit(.hintDelivered) { … }`).
     public func emit(_ type: EventType, _ fields: (inout EventFields) -> Void) {
+        emit(type.quoted, fields)
+    }
+
+    /// The same with the type's name kept by the emitter (`EventType.quoted`), for the lines of every hint.
+    public func emit(_ type: EventType.Quoted, _ fields: (inout EventFields) -> Void) {
         emitLine { line in
-            line.appendString(type.name)
+            line.append(type.bytes)
             fields(&line)
         }
     }
@@ -114,25 +121,20 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
         guard fd >= 0 || echo else { return }
         let wall = SimClock.wallMicros()
         let simMillis = (clock.sim(atWall: wall) * 1000).rounded()
-        lock.lock()
-        defer { lock.unlock() }
-        // One access to `pending` for the whole line: every append to the stored property would be checked for
-        // exclusivity on its own.
-        Self.writeLine(wall: Int(wall), simMillis: simMillis, procJSON: procJSON, echo: echo, body: body,
-                       to: &pending)
-        if holdDepth == 0 { writePending() }
+        state.withLock { pending in
+            Self.writeLine(wall: Int(wall), simMillis: simMillis, procJSON: procJSON, echo: echo, body: body,
+                           to: &pending.lines)
+            if pending.holdDepth == 0 { writePending(&pending) }
+        }
     }
 
     private static func writeLine(wall: Int, simMillis: Double, procJSON: [UInt8], echo: Bool,
                                   body: (inout EventFields) -> Void, to line: inout EventFields) {
         let start = line.count
-        line.appendStatic("{\"wall\":")
-        line.appendInteger(wall)
-        line.appendStatic(",\"sim\":")
-        writeSim(simMillis, to: &line)
+        line.appendStamp(wall: wall, simMillis: simMillis)
         line.append(procJSON)
         body(&line)
-        line.appendStatic("}\n")
+        line.appendLineEnd()
         if echo { Output.stderr(String(decoding: line.bytes(from: start), as: UTF8.self)) }
     }
 

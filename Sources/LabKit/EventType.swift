@@ -38,6 +38,14 @@ public struct EventType: Sendable, Hashable, CustomStringConvertible {
     /// Its lines may carry more fields than `fields` (the new settings of `fault.set`, a step's own fields).
     public let open: Bool
     public let meaning: String
+    /// `name` as a JSON string, quotes included, rendered once: what every line of the type writes after `"type":`.
+    public let quoted: Quoted
+
+    /// An event type's name as its lines spell it. A hot emitter keeps one (`EventCatalogue.hintAccepted.quoted`) and
+    /// emits with it: copying the whole `EventType` out of the catalogue for every line costs more than the line.
+    public struct Quoted: Sendable, Hashable {
+        let bytes: [UInt8]
+    }
 
     public var description: String { name }
 
@@ -48,6 +56,9 @@ public struct EventType: Sendable, Hashable, CustomStringConvertible {
         self.roles = roles
         self.open = open
         self.meaning = meaning
+        var quoted: [UInt8] = []
+        JSONValue.writeString(name, to: &quoted)
+        self.quoted = Quoted(bytes: quoted)
         self.fields = fields.split(separator: " ").map { word in
             let optional = word.hasSuffix("?")
             let bare = optional ? word.dropLast() : word[...]

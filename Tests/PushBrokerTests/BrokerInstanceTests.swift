@@ -83,7 +83,7 @@ import Testing
             return
         }
         #expect(peer == Array("new".utf8))
-        #expect(hint.hint == "h-1")
+        #expect(hint.id == "h-1")
     }
 
     @Test func malformedFramesAreAnsweredWithTheDecodersReasonAndChangeNothing() {

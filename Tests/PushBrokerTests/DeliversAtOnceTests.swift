@@ -18,7 +18,7 @@ import Testing
                 }
             }
         }
-        let pending = PendingHint(hint: Hint(hint: "h-1", account: "a", head: 1), acceptedAt: 0)
+        let pending = PendingHint(ref: HintRef(number: 1, head: 1), account: "a", acceptedAt: 0)
         var yes = 0
         for settings in settingsList {
             for kind in [ProfileKind.apns, .fcm, .webpush] {

@@ -91,12 +91,12 @@ import Testing
         let offline = DeviceConditions(online: false)
         var decisions: [ProfileDecision] = []
         for (index, account) in ["a", "b", "c", "d", "e"].enumerated() {
-            let pending = PendingHint(hint: Hint(hint: "h-\(index + 1)", account: account, head: 1), acceptedAt: 0)
+            let pending = PendingHint(ref: HintRef(number: index + 1, head: 1), account: account, acceptedAt: 0)
             decisions += profile.offer(pending, offline, now: 0)
         }
-        let evicted = PendingHint(hint: Hint(hint: "h-1", account: "a", head: 1), acceptedAt: 0)
+        let evicted = PendingHint(ref: HintRef(number: 1, head: 1), account: "a", acceptedAt: 0)
         #expect(decisions.contains(.drop(evicted, reason: "fcm-collapse-limit")))
-        #expect(profile.held.map(\.hint.account) == ["b", "c", "d", "e"])
+        #expect(profile.held.map(\.account) == ["b", "c", "d", "e"])
     }
 
     /// Pixel, registered and dozing from 100 s, doze's maintenance window every hour, `configure`'s profiles.

@@ -49,10 +49,10 @@ public final class BrokerDriver {
     public var killed: Bool { mortality.killed }
     /// Events were written that a send must not overtake.
     var flushBeforeSend = false
-    /// Reused for every `onSent`, so a delivery allocates no directive list.
-    var sendOutcome: [BrokerDirective] = []
     /// Reused for every hint body.
     var hintBody: [UInt8] = []
+    /// `hintCarriesData`, as the instance was started with: read without an access to `instance` for every hint.
+    let carriesData: Bool
     /// Where this process dies (`--crash-at`, control `crashAt`).
     var mortality: Mortality
     /// Bounds the `request.refused` lines a flood can write (per peer and in all).
@@ -62,6 +62,7 @@ public final class BrokerDriver {
         self.configuration = configuration
         self.io = io
         mortality = Mortality(armed: configuration.process.crashAt)
+        carriesData = configuration.settings.hintCarriesData
         instance = BrokerInstance(directory: directory, settings: configuration.settings,
                                   seed: configuration.process.seed)
     }
@@ -143,81 +144,90 @@ public final class BrokerDriver {
     /// `outcome`: these report a send that already happened, so their events need not reach the file before the next
     /// send (it is not their effect); the end of the batch or the next flush writes them.
     func carryOut(_ directives: [BrokerDirective], outcome: Bool = false) throws {
-        for directive in directives {
-            try mortality.alive()
-            switch directive {
-            case let .deliver(device, peer, hint, copy):
-                flushIfNeeded()
-                Codec.writeBody(of: .hint(hint), into: &hintBody)
-                if let data = instance.hintData[hint.hint] {
-                    // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
-                    hintBody.removeLast()
-                    hintBody += Array(",\"changes\":\(data.description)}".utf8)
-                }
-                let failure = io.sendHint(to: peer, body: hintBody)
-                sendOutcome.removeAll(keepingCapacity: true)
-                instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: io.nowSim,
-                                into: &sendOutcome)
-                let outcomes = sendOutcome
-                try carryOut(outcomes, outcome: true)
-                if failure == nil {
-                    try reach(.brokerAfterDeliver)
-                    try boundary(.send)
-                }
-            case let .reply(socket, peer, message):
-                flushIfNeeded()
-                io.reply(on: socket, to: peer, [peer] + Codec.encode(message))
-            case let .scheduleTick(at):
-                let earlier = wakeAt.map { at < $0 } ?? true
-                wakeAt = min(wakeAt ?? at, at)
-                if earlier { io.tickRequested(at: at) }
-            case let .log(line):
-                if line.type == EventCatalogue.requestRefused {
-                    let peer = line["peer"]?.stringValue ?? ""
-                    let (write, suppressed) = refusals.admit(peer: peer, nanos: io.nanos)
-                    guard write else { continue }
-                    io.emit(line.type, suppressed > 0 ? line.fields + [("suppressed", .int(suppressed))] : line.fields)
-                } else {
-                    io.emit(line.type, line.fields)
-                }
-                if !outcome { flushBeforeSend = true }
-            case .hintAccepted:
-                io.emitHintEvent(directive)
-                if !outcome { flushBeforeSend = true }
-                try reach(.brokerAfterAcceptBeforeDeliver)
-            case .hintDelivered:
-                io.emitHintEvent(directive)
-                if !outcome { flushBeforeSend = true }
-            case let .armCrash(control, peer):
-                // The crash points are the driver's (it does the killing); the instance answers.
-                let answer: (ok: Bool, detail: String)
-                do {
-                    answer = (true, try mortality.crashPoints.control(control.args, role: "broker"))
-                } catch {
-                    answer = (false, "\(error)")
-                }
-                try carryOut(instance.onCrashArmed(ok: answer.ok, detail: answer.detail, control: control, peer: peer))
-            case .stop:
-                stopping = true
-            }
-            try boundary(.directive)
+        // One strong reference for the whole list, not one per use of the unowned `io`.
+        let io = self.io
+        // By index: each directive is lent to `carryOut`, not copied out of the list (its references retained and
+        // released once more for every directive).
+        for index in directives.indices {
+            try carryOut(directives[index], io: io, outcome: outcome)
         }
     }
 
-    func flushIfNeeded() {
+    /// One directive of a list, then the boundary after it (crash-anywhere's kill point).
+    private func carryOut(_ directive: BrokerDirective, io: BrokerIO, outcome: Bool) throws {
+        try mortality.alive()
+        switch directive {
+        case let .deliver(target, peer, hint, copy):
+            flushIfNeeded(io)
+            target.writeBody(of: hint, into: &hintBody)
+            if carriesData, let data = instance.hintData[hint.id] {
+                // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
+                hintBody.removeLast()
+                hintBody += Array(",\"changes\":\(data.description)}".utf8)
+            }
+            let failure = io.sendHint(to: peer, body: hintBody)
+            // The outcome is carried out as a list of one would be: its own boundary after it.
+            if let outcome = instance.sent(target, hint: hint, copy: copy, failure: failure, now: io.nowSim) {
+                try carryOut(outcome, io: io, outcome: true)
+            }
+            if failure == nil {
+                try reach(.brokerAfterDeliver, io)
+                try boundary(.send, io)
+            }
+        case let .reply(socket, peer, message):
+            flushIfNeeded(io)
+            io.reply(on: socket, to: peer, [peer] + Codec.encode(message))
+        case let .scheduleTick(at):
+            let earlier = wakeAt.map { at < $0 } ?? true
+            wakeAt = min(wakeAt ?? at, at)
+            if earlier { io.tickRequested(at: at) }
+        case let .log(line):
+            if line.type == EventCatalogue.requestRefused {
+                let peer = line["peer"]?.stringValue ?? ""
+                let (write, suppressed) = refusals.admit(peer: peer, nanos: io.nanos)
+                guard write else { return }
+                io.emit(line.type, suppressed > 0 ? line.fields + [("suppressed", .int(suppressed))] : line.fields)
+            } else {
+                io.emit(line.type, line.fields)
+            }
+            if !outcome { flushBeforeSend = true }
+        case .hintAccepted:
+            io.emitHintEvent(directive)
+            if !outcome { flushBeforeSend = true }
+            try reach(.brokerAfterAcceptBeforeDeliver, io)
+        case .hintDelivered:
+            io.emitHintEvent(directive)
+            if !outcome { flushBeforeSend = true }
+        case let .armCrash(control, peer):
+            // The crash points are the driver's (it does the killing); the instance answers.
+            let answer: (ok: Bool, detail: String)
+            do {
+                answer = (true, try mortality.crashPoints.control(control.args, role: "broker"))
+            } catch {
+                answer = (false, "\(error)")
+            }
+            try carryOut(instance.onCrashArmed(ok: answer.ok, detail: answer.detail, control: control, peer: peer))
+        case .stop:
+            stopping = true
+        }
+        try boundary(.directive, io)
+    }
+
+    /// `io`: the caller's strong reference, so the unowned one is not taken again for every step of a hint.
+    func flushIfNeeded(_ io: BrokerIO) {
         guard flushBeforeSend else { return }
         io.flushEvents()
         flushBeforeSend = false
     }
 
     /// Counts one occurrence of `point`; dies there when it is the armed one.
-    func reach(_ point: CrashPoint, work: Int = 1) throws {
+    func reach(_ point: CrashPoint, _ io: BrokerIO, work: Int = 1) throws {
         guard let nth = mortality.fires(point, work: work) else { return }
         io.die(at: point, nth: nth, work: work)
         try mortality.die()
     }
 
-    func boundary(_ kind: BrokerBoundary) throws {
+    func boundary(_ kind: BrokerBoundary, _ io: BrokerIO) throws {
         guard io.dies(after: kind) else { return }
         try mortality.die()
     }

@@ -3,21 +3,21 @@ import SyncProtocol
 
 /// What the broker's IO shell must do, in order. The instance decides; the shell only carries these out.
 public enum BrokerDirective: Sendable {
-    /// Send `hint` to `device` through the device socket, to routing id `peer`; report the outcome with
-    /// `BrokerInstance.onSent`.
-    case deliver(device: String, peer: [UInt8], hint: Hint, copy: DeliveryCopy)
+    /// Send `hint` to the device `target` names through the device socket, to routing id `peer`; report the outcome
+    /// with `BrokerInstance.onSent`.
+    case deliver(HintTarget, peer: [UInt8], hint: HintRef, copy: DeliveryCopy)
     /// Answer `peer` on `socket`.
     case reply(socket: BrokerSocket, peer: [UInt8], message: Message)
     /// Call `onTick` once simulated time `at` has come (earlier is harmless).
     case scheduleTick(at: Double)
     /// Write an event.
     case log(EventLine)
-    /// Write `hint.accepted` for `hint`, accepted for `device` from `origin`'s notice of changes `seqs`; `resync`
-    /// adds `"reason":"resync"`. Typed, unlike `log`: the shell writes the line from these values, with no field list
-    /// built for every hint.
-    case hintAccepted(hint: Hint, device: String, origin: String, seqs: JSONValue, resync: Bool)
-    /// Write `hint.delivered`: libzmq took `hint` for `device`, `waitedSec` simulated seconds after it was accepted.
-    case hintDelivered(hint: Hint, device: String, waitedSec: Double)
+    /// Write `hint.accepted` for `hint`, accepted for the device `target` names from `notice` (its origin and the
+    /// seqs of its changes); `resync` adds `"reason":"resync"`. Typed, unlike `log`: the shell writes the line from
+    /// these values and their fragments rendered once, with no field list built for every hint.
+    case hintAccepted(HintTarget, hint: HintRef, notice: NoticeFields, resync: Bool)
+    /// Write `hint.delivered`: libzmq took `hint` for `target`, `waitedSec` simulated seconds after it was accepted.
+    case hintDelivered(HintTarget, hint: HintRef, waitedSec: Double)
     /// Arm or disarm a crash point (the control command `crashAt` from `peer`), then report to
     /// `BrokerInstance.onCrashArmed`.
     case armCrash(Control, peer: [UInt8])
@@ -36,8 +36,8 @@ extension BrokerDirective: Equatable {
             return a1 == a2
         case let (.log(l1), .log(l2)):
             return l1 == l2
-        case let (.hintAccepted(h1, d1, o1, s1, r1), .hintAccepted(h2, d2, o2, s2, r2)):
-            return h1 == h2 && d1 == d2 && o1 == o2 && s1 == s2 && r1 == r2
+        case let (.hintAccepted(t1, h1, n1, r1), .hintAccepted(t2, h2, n2, r2)):
+            return t1 == t2 && h1 == h2 && n1 == n2 && r1 == r2
         case let (.hintDelivered(h1, d1, w1), .hintDelivered(h2, d2, w2)):
             return h1 == h2 && d1 == d2 && w1 == w2
         case let (.armCrash(c1, p1), .armCrash(c2, p2)):
@@ -55,8 +55,8 @@ extension BrokerDirective: CustomStringConvertible {
     /// One line per directive: the decision log compared by the reproducibility tests.
     public var description: String {
         switch self {
-        case let .deliver(device, peer, hint, copy):
-            return "deliver \(copy.rawValue) \(hint.hint) head \(hint.head) to \(device) (\(PeerName.describe(peer)))"
+        case let .deliver(target, peer, hint, copy):
+            return "deliver \(copy.rawValue) \(hint.id) head \(hint.head) to \(target.id) (\(PeerName.describe(peer)))"
         case let .reply(socket, peer, message):
             return "reply on \(socket.rawValue) to \(PeerName.describe(peer)): \(message.type)"
         case let .scheduleTick(at):
@@ -78,14 +78,14 @@ extension BrokerDirective {
         switch self {
         case let .log(line):
             return line
-        case let .hintAccepted(hint, device, origin, seqs, resync):
+        case let .hintAccepted(target, hint, notice, resync):
             return EventLine(.hintAccepted, [
-                ("hint", .string(hint.hint)), ("device", .string(device)), ("account", .string(hint.account)),
-                ("head", .int(hint.head)), ("origin", .string(origin)), ("seqs", seqs),
+                ("hint", .string(hint.id)), ("device", .string(target.id)), ("account", .string(target.account)),
+                ("head", .int(hint.head)), ("origin", .string(notice.origin)), ("seqs", notice.seqs),
             ] + (resync ? [("reason", "resync")] : []))
-        case let .hintDelivered(hint, device, waitedSec):
+        case let .hintDelivered(target, hint, waitedSec):
             return EventLine(.hintDelivered, [
-                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
+                ("hint", .string(hint.id)), ("device", .string(target.id)), ("head", .int(hint.head)),
                 ("waitedSec", .double(waitedSec)),
             ])
         case .deliver, .reply, .scheduleTick, .armCrash, .stop:

@@ -184,8 +184,8 @@ public struct BrokerInstance: Sendable {
             let kind = profiles.kind(for: entry.platform)
             let served = profiles.serving(account: entry.account)
             slot = devices.count
-            devices.append(RegisteredDevice(id: device, account: entry.account, platform: entry.platform, peer: peer,
-                                        profile: DeliveryProfile(kind, settings: served)))
+            devices.append(RegisteredDevice(slot: slot, id: device, account: entry.account, platform: entry.platform,
+                                            peer: peer, profile: DeliveryProfile(kind, settings: served)))
             slots[device] = slot
             devices[slot].user = user
             devices[slot].connection = connection
@@ -243,6 +243,7 @@ public struct BrokerInstance: Sendable {
             targets.append(slot)
         }
         let seqs = JSONValue.array(notice.changes.map { .int($0.seq) })
+        let fields = NoticeFields(origin: notice.origin, seqs: seqs)
         let newDraft = notice.changes.contains { $0.version == 1 }
         var out: [BrokerDirective] = []
         out.reserveCapacity(1 + 2 * targets.count)
@@ -255,11 +256,10 @@ public struct BrokerInstance: Sendable {
         var accepted: [PendingHint] = []
         accepted.reserveCapacity(targets.count)
         for slot in targets {
-            var pending = accept(slot: slot, head: notice.head, origin: notice.origin, seqs: seqs, resync: false,
-                                 now: now, into: &out)
+            var pending = accept(slot: slot, head: notice.head, notice: fields, resync: false, now: now, into: &out)
             pending.newDraft = newDraft
             if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false {
-                attachData(notice.changes, to: pending.hint.hint, into: &out)
+                attachData(notice.changes, to: pending.id, into: &out)
             }
             accepted.append(pending)
         }
@@ -269,39 +269,39 @@ public struct BrokerInstance: Sendable {
         return out
     }
 
-    /// The shell tried to send a hint the instance asked for; `failure` is nil when libzmq took it.
-    public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?,
+    /// The shell tried to send a hint the instance asked for (to `target`, as its `.deliver` said); `failure` is nil
+    /// when libzmq took it.
+    public mutating func onSent(_ target: HintTarget, hint: HintRef, copy: DeliveryCopy, failure: SendFailure?,
                                 now: Double) -> [BrokerDirective] {
-        var out: [BrokerDirective] = []
-        onSent(device: device, hint: hint, copy: copy, failure: failure, now: now, into: &out)
-        return out
+        sent(target, hint: hint, copy: copy, failure: failure, now: now).map { [$0] } ?? []
     }
 
-    /// `onSent` appending to `out`: the shell reuses one array for the outcome of every send.
-    public mutating func onSent(device: String, hint: Hint, copy: DeliveryCopy, failure: SendFailure?, now: Double,
-                                into out: inout [BrokerDirective]) {
-        guard let slot = slots[device] else { return }
+    /// `onSent`'s one directive, or nil: a send's outcome is at most one event, so the driver carries it out with no
+    /// list made for every hint. The device is found by its slot, with no lookup by name.
+    public mutating func sent(_ target: HintTarget, hint: HintRef, copy: DeliveryCopy, failure: SendFailure?,
+                              now: Double) -> BrokerDirective? {
+        let slot = target.slot
+        guard devices.indices.contains(slot), devices[slot].target === target else { return nil }
+        let device = target.id
         switch copy {
         case .original:
-            guard let index = devices[slot].sending.firstIndex(where: { $0.id == hint.hint }) else { return }
+            guard let index = devices[slot].sending.firstIndex(where: { $0.ref == hint }) else { return nil }
             let pending = devices[slot].sending.remove(at: index)
             if let failure {
-                drop(pending, slot: slot, reason: failure.rawValue, into: &out)
-                return
+                return dropped(pending, slot: slot, reason: failure.rawValue)
             }
             devices[slot].counters.delivered += 1
-            out.append(.hintDelivered(hint: hint, device: device, waitedSec: roundedSeconds(now - pending.acceptedAt)))
+            return .hintDelivered(target, hint: hint, waitedSec: roundedSeconds(now - pending.acceptedAt))
         case .duplicate:
             if let failure {
-                out.append(.log(EventLine(.hintDuplicateFailed, [
-                    ("hint", .string(hint.hint)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
-                ])))
-                return
+                return .log(EventLine(.hintDuplicateFailed, [
+                    ("hint", .string(hint.id)), ("device", .string(device)), ("reason", .string(failure.rawValue)),
+                ]))
             }
             devices[slot].counters.duplicated += 1
-            out.append(.log(EventLine(.hintDuplicated, [
-                ("hint", .string(hint.hint)), ("device", .string(device)), ("head", .int(hint.head)),
-            ])))
+            return .log(EventLine(.hintDuplicated, [
+                ("hint", .string(hint.id)), ("device", .string(device)), ("head", .int(hint.head)),
+            ]))
         }
     }
 

@@ -6,6 +6,8 @@ struct RegisteredDevice: Sendable {
     let id: String
     let account: String
     let platform: Platform
+    /// How its hints' directives name it, rendered once.
+    let target: HintTarget
     /// The routing id of the connection that registered last.
     var peer: [UInt8]
     /// The ZAP user id (CURVE key's device) and file descriptor of that connection; nil / -1 under NULL.
@@ -13,6 +15,9 @@ struct RegisteredDevice: Sendable {
     var connection: Int32 = -1
     var conditions: DeviceConditions = .registered
     var profile: DeliveryProfile
+    /// `profile.deliversAtOnce(conditions)`, renewed after every step of the profile (`BrokerInstance.withProfile`,
+    /// the only place the profile or, just before it, the conditions change).
+    var deliversAtOnce: Bool
     /// Monotonic counters; `held` is computed by `heldCount`.
     var counters = HintCounters()
     /// Hints chaos delayed for this device (they sit in the instance's delay queue).
@@ -23,12 +28,14 @@ struct RegisteredDevice: Sendable {
     /// so this holds one or two).
     var sending: [PendingHint] = []
 
-    init(id: String, account: String, platform: Platform, peer: [UInt8], profile: DeliveryProfile) {
+    init(slot: Int, id: String, account: String, platform: Platform, peer: [UInt8], profile: DeliveryProfile) {
         self.id = id
         self.account = account
+        target = HintTarget(slot: slot, id: id, account: account)
         self.platform = platform
         self.peer = peer
         self.profile = profile
+        deliversAtOnce = profile.deliversAtOnce(.registered)
     }
 
     var heldCount: Int { profile.heldCount + delayedCount + parked.count + sending.count }

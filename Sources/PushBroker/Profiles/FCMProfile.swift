@@ -131,7 +131,7 @@ public struct FCMProfile: Sendable, Equatable {
     private mutating func store(_ pending: PendingHint, reason: String) -> [ProfileDecision] {
         var decisions: [ProfileDecision] = []
         if collapse == .account {
-            if let index = held.firstIndex(where: { $0.hint.account == pending.hint.account }) {
+            if let index = held.firstIndex(where: { $0.account == pending.account }) {
                 decisions.append(.coalesce(held.remove(at: index), by: pending.id))
             } else if held.count >= maxCollapseKeys {
                 decisions.append(.drop(held.removeFirst(), reason: "fcm-collapse-limit"))

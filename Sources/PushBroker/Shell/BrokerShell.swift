@@ -14,6 +14,9 @@ public final class BrokerShell: BrokerIO {
     private let notices: Socket
     private let devices: Socket
     private let control: Socket?
+    /// The types of a hint's two lines, kept as their lines spell them.
+    private let hintAccepted = EventCatalogue.hintAccepted.quoted
+    private let hintDelivered = EventCatalogue.hintDelivered.quoted
     /// The header frame of every hint.
     private let hintHeader = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0]
     /// CURVE: the ZAP handler (devices: the accounts file's keys; control: the launcher's; notices: the server's) and
@@ -188,21 +191,18 @@ public final class BrokerShell: BrokerIO {
 
     public func emitHintEvent(_ directive: BrokerDirective) {
         switch directive {
-        case let .hintAccepted(hint, device, origin, seqs, resync):
-            events.emit(.hintAccepted) { line in
-                line.add("hint", hint.hint)
-                line.add("device", device)
-                line.add("account", hint.account)
-                line.add("head", hint.head)
-                line.add("origin", origin)
-                line.add("seqs", seqs)
+        case let .hintAccepted(target, hint, notice, resync):
+            // The fields in the order of `BrokerDirective.event`: hint, device, account, head, origin, seqs, reason.
+            events.emit(hintAccepted) { line in
+                line.add("hint", prefix: "h-", hint.number)
+                line.add(target.acceptedFields, hint.head)
+                line.add(notice.fields)
                 if resync { line.add("reason", "resync") }
             }
-        case let .hintDelivered(hint, device, waitedSec):
-            events.emit(.hintDelivered) { line in
-                line.add("hint", hint.hint)
-                line.add("device", device)
-                line.add("head", hint.head)
+        case let .hintDelivered(target, hint, waitedSec):
+            events.emit(hintDelivered) { line in
+                line.add("hint", prefix: "h-", hint.number)
+                line.add(target.deliveredFields, hint.head)
                 line.add("waitedSec", waitedSec)
             }
         default:

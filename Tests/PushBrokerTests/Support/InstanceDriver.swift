@@ -99,10 +99,13 @@ struct InstanceDriver {
         for directive in list {
             directives.append(directive)
             switch directive {
-            case let .deliver(device, _, hint, copy):
-                let failure = failing[device]
-                if failure == nil { received[device, default: []].append(hint) }
-                run(instance.onSent(device: device, hint: hint, copy: copy, failure: failure, now: now))
+            case let .deliver(target, _, hint, copy):
+                let failure = failing[target.id]
+                if failure == nil {
+                    received[target.id, default: []].append(Hint(hint: hint.id, account: target.account,
+                                                                 head: hint.head))
+                }
+                run(instance.onSent(target, hint: hint, copy: copy, failure: failure, now: now))
             case let .reply(_, peer, message):
                 replies.append((peer, message))
             case let .scheduleTick(at):
