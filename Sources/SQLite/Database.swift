@@ -24,7 +24,10 @@ public final class Database: @unchecked Sendable {
     /// A transaction opened by `beginGroup()`: each `transaction` inside it is a savepoint of its own.
     private var groupOpen = false
 
-    public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000) throws {
+    /// `pageSize` is the page size a new file is made with (SQLite's default, 4,096, when nil); an existing file keeps
+    /// its own.
+    public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000,
+                pageSize: Int? = nil) throws {
         var handle: OpaquePointer?
         let memory = Self.isInMemory(path)
         // URIs only for the in-memory form: a file whose name begins with "file:" stays a file.
@@ -39,6 +42,8 @@ public final class Database: @unchecked Sendable {
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMs)
+        // Before the journal mode: switching a new file to WAL writes its header, and with it the page size.
+        if let pageSize { try execute("PRAGMA page_size=\(pageSize)") }
         let mode = try scalarString("PRAGMA journal_mode=WAL")
         guard mode.lowercased() == "wal" || (memory && mode.lowercased() == "memory") else {
             throw SQLiteError(code: SQLITE_ERROR, message: "WAL mode refused (journal_mode is \(mode)): \(path)")

@@ -25,6 +25,19 @@ struct DatabaseTests {
         #expect(try second.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
     }
 
+    @Test("a new file takes the page size asked for; an existing one keeps its own")
+    func pageSizeOfANewFile() throws {
+        let path = folder.file("pages.sqlite")
+        let db = try Database(path: path, pageSize: 1_024)
+        try db.execute("CREATE TABLE t(x)")
+        #expect(try db.scalarInt("PRAGMA page_size") == 1_024)
+        let reopened = try Database(path: path, pageSize: 8_192)
+        #expect(try reopened.scalarInt("PRAGMA page_size") == 1_024)
+        let plain = try Database(path: folder.file("default.sqlite"))
+        try plain.execute("CREATE TABLE t(x)")
+        #expect(try plain.scalarInt("PRAGMA page_size") == 4_096)
+    }
+
     @Test("a database that cannot be opened is an error naming the file")
     func unopenable() throws {
         let path = folder.file("missing-folder/db.sqlite")

@@ -74,8 +74,11 @@ public final class Ledger {
         }
     }
 
+    /// The page size of a new ledger: a pass writes a few rows into a handful of B-tree pages, each a WAL frame.
+    static let pageSize = 1_024
+
     public init(path: String, synchronous: Synchronous = .full, generator: SeededGenerator? = nil) throws {
-        database = try Database(path: path, synchronous: synchronous)
+        database = try Database(path: path, synchronous: synchronous, pageSize: Self.pageSize)
         try database.migrate(Self.migrations)
         let version = try database.schemaVersion()
         guard version <= Self.migrations.count else {
