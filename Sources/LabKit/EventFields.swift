@@ -367,19 +367,10 @@ public struct EventFields: ~Copyable {
     }
 }
 
-/// A field rendered once, `,"key":"value"`, for a value that recurs in many lines (a registered device's id):
-/// `EventFields.add(_:)` copies it instead of checking and quoting the string every time.
+/// Fields rendered once, `,"key":value…`, for values that recur in many lines (a registered device's id):
+/// `EventFields.add(_:)` copies them instead of checking and quoting the strings every time.
 public struct EventFragment: Sendable, Equatable {
     let bytes: [UInt8]
-
-    public init(_ key: StaticString, _ value: String) {
-        assert(EventFields.isPlainName(key), "event field key \(key) must be a plain ASCII name")
-        var bytes = Array(",\"".utf8)
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        bytes.append(contentsOf: "\":".utf8)
-        JSONValue.writeString(value, to: &bytes)
-        self.bytes = bytes
-    }
 
     /// `,"key":value` for each field in order, as `JSONValue`'s writer spells them (a notice's `origin` and `seqs`);
     /// with `then`, a last `,"then":` whose value the line adds (`EventFields.add(_:_:)`: a hint's head).

@@ -12,10 +12,9 @@ public enum Heap {
     /// What each growth of the heap adds beyond what it needs.
     public static let padBytes: Int32 = 1 << 20
 
-    /// Call first thing in `main` of a role (server, broker, device, pool). False where glibc refused a setting (or
-    /// is not the allocator).
-    @discardableResult
-    public static func keepFreedMemory() -> Bool {
-        synclab_keep_freed_memory(keptBytes, padBytes) == 1
+    /// Call first thing in `main` of a role (server, broker, device, pool). Does nothing where glibc is not the
+    /// allocator.
+    public static func keepFreedMemory() {
+        _ = synclab_keep_freed_memory(keptBytes, padBytes)
     }
 }

@@ -198,24 +198,7 @@ extension BodyWriter {
                     put("{\"account\":\"")
                     put(account)
                     put("\",\"head\":")
-                    if hint.head < 0 {
-                        out.pointee = UInt8(ascii: "-")
-                        out += 1
-                    }
-                    var magnitude = hint.head.magnitude
-                    var digits = 1
-                    var bound: UInt = 10
-                    while digits < 19 && magnitude >= bound {
-                        digits += 1
-                        bound &*= 10
-                    }
-                    out += digits
-                    var cursor = out
-                    repeat {
-                        cursor -= 1
-                        cursor.pointee = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                        magnitude /= 10
-                    } while magnitude > 0
+                    out += JSONValue.writeDecimal(hint.head, to: out)
                     put(",\"hint\":\"")
                     put(id)
                     put("\"}")

@@ -229,6 +229,30 @@ public enum JSONValue: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
+    /// Writes `value` in decimal at `out`, as `String(value)` spells it (at most 20 bytes); returns how many. For a
+    /// writer that fills memory it has already reserved (a hint's body, many a second).
+    public static func writeDecimal(_ value: Int, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        var start = 0
+        if value < 0 {
+            out[0] = UInt8(ascii: "-")
+            start = 1
+        }
+        var magnitude = value.magnitude
+        var digits = 1
+        var bound: UInt = 10
+        while digits < 20 && magnitude >= bound {
+            digits += 1
+            bound &*= 10
+        }
+        var index = start + digits
+        repeat {
+            index -= 1
+            out[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        return start + digits
+    }
+
     /// True when no byte of `utf8` needs escaping in a JSON string (no quote, backslash or control character), so
     /// the bytes can be copied between quotes as they are. Looks at eight bytes at a time.
     public static func isPlainString(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -48,7 +48,7 @@ struct EventLogStampTests {
         let values = ["p3", "", "dev \"é\"\n", "日本🙂", "\\", "\u{01}\u{7f}", String(repeating: "x", count: 40)]
         for value in values {
             var line = EventFields(capacity: 4)
-            line.add(EventFragment("device", value))
+            line.add(EventFragment([("device", .string(value))]))
             var expected = ",\"device\":"
             JSONValue.string(value).write(to: &expected)
             #expect(String(decoding: line.bytes(from: 0), as: UTF8.self) == expected)

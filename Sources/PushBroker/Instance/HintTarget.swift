@@ -46,37 +46,14 @@ public final class HintTarget: Sendable, Equatable, CustomStringConvertible {
         bytes.append(contentsOf: bodyPrefix)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
             let out = buffer.baseAddress!
-            var n = Self.writeDecimal(hint.head, to: out)
+            var n = JSONValue.writeDecimal(hint.head, to: out)
             let key: StaticString = ",\"hint\":\"h-"
             (out + n).update(from: key.utf8Start, count: key.utf8CodeUnitCount)
             n += key.utf8CodeUnitCount
-            n += Self.writeDecimal(hint.number, to: out + n)
+            n += JSONValue.writeDecimal(hint.number, to: out + n)
             out[n] = UInt8(ascii: "\"")
             out[n + 1] = UInt8(ascii: "}")
             bytes.append(contentsOf: UnsafeBufferPointer(start: out, count: n + 2))
         }
-    }
-
-    /// Writes `value` in decimal at `out`, as `String(value)` spells it (at most 20 bytes); returns how many.
-    static func writeDecimal(_ value: Int, to out: UnsafeMutablePointer<UInt8>) -> Int {
-        var start = 0
-        if value < 0 {
-            out[0] = UInt8(ascii: "-")
-            start = 1
-        }
-        var magnitude = value.magnitude
-        var digits = 1
-        var bound: UInt = 10
-        while digits < 20 && magnitude >= bound {
-            digits += 1
-            bound &*= 10
-        }
-        var index = start + digits
-        repeat {
-            index -= 1
-            out[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-            magnitude /= 10
-        } while magnitude > 0
-        return start + digits
     }
 }
