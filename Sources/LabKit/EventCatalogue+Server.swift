@@ -55,8 +55,8 @@ extension EventType {
         "op.retryLater", [.server], "device key reason",
         "the server asked for the op again later")
     public static let pullServed = EventType(
-        "pull.served", [.server], "device cursor:i count:i next:i head:i",
-        "the server served a page of changes from a cursor")
+        "pull.served", [.server], "device cursor:i count:i next:i head:i via?",
+        "the server served a page of changes from a cursor (via push: with a push's results, which asked for it)")
     public static let replyBeforeCommit = EventType(
         "reply.beforeCommit", [.server], "device req:i keys:a reason",
         "design switch: a push's reply left before its commit")

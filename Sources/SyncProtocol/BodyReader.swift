@@ -56,25 +56,28 @@ struct BodyReader {
             }
             return .welcome(Welcome(device: try need(device), account: try need(account), head: try need(head)))
         case "push":
-            var req: Int?, ops: [Op]?
+            var req: Int?, ops: [Op]?, cursor: Int??, limit: Int??
             try object { r, key throws(Unsure) in
                 switch key {
                 case "req": req = try once(req, r.integer())
                 case "ops": ops = try once(ops, r.array { r throws(Unsure) in try r.op() })
+                case "cursor": cursor = try once(cursor, r.optional { r throws(Unsure) in try r.integer() })
+                case "limit": limit = try once(limit, r.optional { r throws(Unsure) in try r.integer() })
                 default: throw Unsure()
                 }
             }
-            return .push(Push(req: try need(req), ops: try need(ops)))
+            return .push(Push(req: try need(req), ops: try need(ops), cursor: cursor ?? nil, limit: limit ?? nil))
         case "pushResult":
-            var req: Int?, results: [OpResult]?
+            var req: Int?, results: [OpResult]?, page: Page??
             try object { r, key throws(Unsure) in
                 switch key {
                 case "req": req = try once(req, r.integer())
                 case "results": results = try once(results, r.array { r throws(Unsure) in try r.opResult() })
+                case "page": page = try once(page, r.optional { r throws(Unsure) in try r.page() })
                 default: throw Unsure()
                 }
             }
-            return .pushResult(PushResult(req: try need(req), results: try need(results)))
+            return .pushResult(PushResult(req: try need(req), results: try need(results), page: page ?? nil))
         case "pull":
             var req: Int?, cursor: Int?, limit: Int?, account: String??
             try object { r, key throws(Unsure) in
@@ -89,18 +92,7 @@ struct BodyReader {
             return .pull(Pull(req: try need(req), cursor: try need(cursor), limit: try need(limit),
                               account: account ?? nil))
         case "page":
-            var req: Int?, changes: [Change]?, next: Int?, head: Int?
-            try object { r, key throws(Unsure) in
-                switch key {
-                case "req": req = try once(req, r.integer())
-                case "changes": changes = try once(changes, r.array { r throws(Unsure) in try r.change() })
-                case "next": next = try once(next, r.integer())
-                case "head": head = try once(head, r.integer())
-                default: throw Unsure()
-                }
-            }
-            return .page(Page(req: try need(req), changes: try need(changes), next: try need(next),
-                              head: try need(head)))
+            return .page(try page())
         case "notice":
             var account: String?, head: Int?, origin: String?, changes: [ChangeRef]?
             try object { r, key throws(Unsure) in
@@ -224,6 +216,21 @@ struct BodyReader {
         }
         return Op(key: try need(key), draft: try need(draft), action: try need(action), base: try need(base),
                   title: title ?? nil, body: body ?? nil)
+    }
+
+    /// A page's object: a `page` message's body, or a `pushResult`'s `page`.
+    private mutating func page() throws(Unsure) -> Page {
+        var req: Int?, changes: [Change]?, next: Int?, head: Int?
+        try object { r, key throws(Unsure) in
+            switch key {
+            case "req": req = try once(req, r.integer())
+            case "changes": changes = try once(changes, r.array { r throws(Unsure) in try r.change() })
+            case "next": next = try once(next, r.integer())
+            case "head": head = try once(head, r.integer())
+            default: throw Unsure()
+            }
+        }
+        return Page(req: try need(req), changes: try need(changes), next: try need(next), head: try need(head))
     }
 
     private mutating func opResult() throws(Unsure) -> OpResult {

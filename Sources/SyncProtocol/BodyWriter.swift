@@ -24,6 +24,12 @@ struct BodyWriter {
         needsComma = true
     }
 
+    /// `"key":` and a value already written by a `BodyWriter` (a cached page's body), as it is.
+    mutating func field(_ key: StaticString, written value: [UInt8]) {
+        self.key(key)
+        bytes.append(contentsOf: value)
+    }
+
     mutating func beginArray(_ key: StaticString) {
         self.key(key)
         bytes.append(UInt8(ascii: "["))
@@ -229,19 +235,16 @@ extension BodyWriter {
         case .push(let m):
             w = BodyWriter(capacity: 64 + m.ops.count * 160)
             w.beginObject()
+            w.field("cursor", m.cursor)
+            w.field("limit", m.limit)
             w.beginArray("ops")
             for op in m.ops { w.op(op) }
             w.endArray()
             w.field("req", m.req)
             w.endObject()
         case .pushResult(let m):
-            w = BodyWriter(capacity: 64 + m.results.count * 96)
-            w.beginObject()
-            w.field("req", m.req)
-            w.beginArray("results")
-            for result in m.results { w.opResult(result) }
-            w.endArray()
-            w.endObject()
+            w = BodyWriter(capacity: 64 + m.results.count * 96 + (m.page?.changes.count ?? 0) * 200)
+            w.pushResult(m, pageBody: nil)
         case .pull(let m):
             w.beginObject()
             w.field("account", m.account)
@@ -251,14 +254,7 @@ extension BodyWriter {
             w.endObject()
         case .page(let m):
             w = BodyWriter(capacity: 64 + m.changes.count * 200)
-            w.beginObject()
-            w.beginArray("changes")
-            for change in m.changes { w.change(change) }
-            w.endArray()
-            w.field("head", m.head)
-            w.field("next", m.next)
-            w.field("req", m.req)
-            w.endObject()
+            w.page(m)
         case .notice(let m):
             w.beginObject()
             w.field("account", m.account)
@@ -311,6 +307,35 @@ extension BodyWriter {
             return w.controlAck(m)
         }
         return true
+    }
+
+    /// A page's object: a `page` message's body, or a `pushResult`'s `page`.
+    mutating func page(_ m: Page) {
+        beginObject()
+        beginArray("changes")
+        for change in m.changes { self.change(change) }
+        endArray()
+        field("head", m.head)
+        field("next", m.next)
+        field("req", m.req)
+        endObject()
+    }
+
+    /// A `pushResult`'s body; its `page` is `pageBody` when given (a page's body encoded once, `PageCache`).
+    mutating func pushResult(_ m: PushResult, pageBody: [UInt8]?) {
+        beginObject()
+        if let pageBody {
+            field("page", written: pageBody)
+        } else if let page = m.page {
+            key("page")
+            needsComma = false
+            self.page(page)
+        }
+        field("req", m.req)
+        beginArray("results")
+        for result in m.results { opResult(result) }
+        endArray()
+        endObject()
     }
 
     private mutating func op(_ op: Op) {

@@ -36,6 +36,14 @@ public enum Codec {
         return bytes
     }
 
+    /// The body of `result` with `pageBody` as its page (a page's body as `pageBody(prefix:req:)` makes it, for the
+    /// push's req): the same bytes `body(of:)` writes for `result` with that page.
+    public static func pushResultBody(_ result: PushResult, pageBody: [UInt8]) -> [UInt8] {
+        var writer = BodyWriter(capacity: 64 + result.results.count * 96 + pageBody.count)
+        writer.pushResult(result, pageBody: pageBody)
+        return writer.bytes
+    }
+
     /// `body(of:)` written into `bytes`, replacing what it held: a sender of many messages reuses one buffer.
     public static func writeBody(of message: Message, into bytes: inout [UInt8]) {
         if !BodyWriter.write(message, into: &bytes) { bytes = foundationBody(of: message) }

@@ -19,9 +19,10 @@ indirect enum KeySchema: Sendable {
         case "hello": return .fields(Hello.fields)
         case "welcome": return .fields(Welcome.fields)
         case "push": return .fields(Push.fields, nested: ["ops": .array(of: .fields(Op.fields))])
-        case "pushResult": return .fields(PushResult.fields, nested: ["results": .array(of: .fields(OpResult.fields))])
+        case "pushResult":
+            return .fields(PushResult.fields, nested: ["results": .array(of: .fields(OpResult.fields)), "page": page])
         case "pull": return .fields(Pull.fields)
-        case "page": return .fields(Page.fields, nested: ["changes": .array(of: .fields(Change.fields))])
+        case "page": return page
         case "notice": return .fields(Notice.fields, nested: ["changes": .array(of: .fields(ChangeRef.fields))])
         case "register": return .fields(Register.fields)
         case "registered": return .fields(Registered.fields)
@@ -33,6 +34,9 @@ indirect enum KeySchema: Sendable {
         default: return .any
         }
     }
+
+    /// A page's object: a `page` message's body, or a `pushResult`'s `page`.
+    static let page = KeySchema.fields(Page.fields, nested: ["changes": .array(of: .fields(Change.fields))])
 
     /// Built once: every body is checked against one of these.
     static let bodies: [String: KeySchema] = Dictionary(

@@ -89,18 +89,42 @@ public struct Op: Codable, Sendable, Equatable {
 }
 
 /// device → server: a bounded batch of ops. Answered with `pushResult`.
+///
+/// Optional `cursor` and `limit` (both or neither, as a `pull`'s) ask for the page after `cursor` with the results:
+/// the server reads it after the push's commit and puts it in `pushResult.page`, so a sending pass needs no pull
+/// round trip for its own changes (PROTOCOL.md, "A push that pulls").
 public struct Push: MessageBody {
     public var req: Int
     public var ops: [Op]
-    public static let fields: Set<String> = ["req", "ops"]
+    /// The cursor to read the answer's page from; nil: no page wanted.
+    public var cursor: Int?
+    /// The page's size, as a pull's `limit`; set exactly when `cursor` is.
+    public var limit: Int?
+    public static let fields: Set<String> = ["req", "ops", "cursor", "limit"]
 
-    public init(req: Int, ops: [Op]) {
+    public init(req: Int, ops: [Op], cursor: Int? = nil, limit: Int? = nil) {
         self.req = req
         self.ops = ops
+        self.cursor = cursor
+        self.limit = limit
     }
 
     public func validate() throws(ProtocolError) {
         guard !ops.isEmpty else { throw .invalidValue(type: "push", field: "ops", reason: "is empty") }
+        switch (cursor, limit) {
+        case (nil, nil):
+            break
+        case (let cursor?, let limit?):
+            guard cursor >= 0 else { throw .invalidValue(type: "push", field: "cursor", reason: "is negative") }
+            guard (1...Limits.maxPageLimit).contains(limit) else {
+                let reason = "must be 1...\(Limits.maxPageLimit), got \(limit)"
+                throw .invalidValue(type: "push", field: "limit", reason: reason)
+            }
+        case (nil, _?):
+            throw .invalidValue(type: "push", field: "cursor", reason: "is missing (limit asks for a page from it)")
+        case (_?, nil):
+            throw .invalidValue(type: "push", field: "limit", reason: "is missing (cursor asks for a page)")
+        }
         guard ops.count <= Limits.maxOpsPerPush else {
             let reason = "has \(ops.count) ops, limit \(Limits.maxOpsPerPush)"
             throw .invalidValue(type: "push", field: "ops", reason: reason)
@@ -149,15 +173,27 @@ public struct OpResult: Codable, Sendable, Equatable {
     }
 }
 
-/// server → device: one result per op of a `push`, in order.
+/// server → device: one result per op of a `push`, in order; with `page` when the push asked for one (its
+/// `cursor` and `limit`) and the server could read it after the commit.
 public struct PushResult: MessageBody {
     public var req: Int
     public var results: [OpResult]
-    public static let fields: Set<String> = ["req", "results"]
+    /// The page a pull from the push's cursor would get now, read after the push's commit (its `req` is the push's).
+    public var page: Page?
+    public static let fields: Set<String> = ["req", "results", "page"]
 
-    public init(req: Int, results: [OpResult]) {
+    public init(req: Int, results: [OpResult], page: Page? = nil) {
         self.req = req
         self.results = results
+        self.page = page
+    }
+
+    public func validate() throws(ProtocolError) {
+        guard let page else { return }
+        guard page.req == req else {
+            throw .invalidValue(type: "pushResult", field: "page.req", reason: "is \(page.req), not the push's \(req)")
+        }
+        try page.validate()
     }
 }
 

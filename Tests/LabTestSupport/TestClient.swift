@@ -172,8 +172,12 @@ public final class TestClient {
                     timeoutMs: timeoutMs)
     }
 
-    public func push(_ ops: [Op], timeoutMs: Int = 5_000) throws -> Message? {
-        try request(.push(Push(req: req(), ops: ops)), timeoutMs: timeoutMs)
+    /// A push of `ops`; with `pageFrom`, asking for the page after that cursor with the results (`limit` changes).
+    public func push(_ ops: [Op], pageFrom cursor: Int? = nil, limit: Int = 100, timeoutMs: Int = 5_000) throws
+        -> Message?
+    {
+        try request(.push(Push(req: req(), ops: ops, cursor: cursor, limit: cursor == nil ? nil : limit)),
+                    timeoutMs: timeoutMs)
     }
 
     public func pull(cursor: Int = 0, limit: Int = 100, account: String? = nil, timeoutMs: Int = 5_000) throws

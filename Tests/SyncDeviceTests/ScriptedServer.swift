@@ -15,6 +15,9 @@ struct ScriptedServer {
     /// Answer a push with `notAuthenticated` once (a restarted server that forgot the session).
     var forgetSessionOnce = false
     var hellos = 0
+    /// A push that asks for a page (`Push.cursor`) gets it with its results, as the real server does; false: an
+    /// older server that ignores the ask (the device then pulls).
+    var answersPushPages = true
 
     var head: Int { changes.count }
 
@@ -60,13 +63,22 @@ struct ScriptedServer {
                 forgetSessionOnce = false
                 return .error(ErrorReply(req: push.req, code: .notAuthenticated, message: "say hello first"))
             }
-            return .pushResult(PushResult(req: push.req, results: push.ops.map { apply($0, origin: device) }))
+            let results = push.ops.map { apply($0, origin: device) }
+            guard answersPushPages, let cursor = push.cursor, let limit = push.limit else {
+                return .pushResult(PushResult(req: push.req, results: results))
+            }
+            return .pushResult(PushResult(req: push.req, results: results, page: page(push.req, cursor, limit)))
         case .pull(let pull):
-            let slice = Array(changes.filter { $0.seq > pull.cursor }.prefix(pull.limit))
-            return .page(Page(req: pull.req, changes: slice, next: slice.last?.seq ?? pull.cursor, head: head))
+            return .page(page(pull.req, pull.cursor, pull.limit))
         default:
             return nil
         }
+    }
+
+    /// The changes after `cursor`, at most `limit`, answering request `req`.
+    func page(_ req: Int, _ cursor: Int, _ limit: Int) -> Page {
+        let slice = Array(changes.filter { $0.seq > cursor }.prefix(limit))
+        return Page(req: req, changes: slice, next: slice.last?.seq ?? cursor, head: head)
     }
 
     /// How many changes carry `key`: exactly-once means 1.

@@ -21,6 +21,11 @@ struct Malformed: Sendable, CustomTestStringConvertible {
 private func frames(_ type: String, _ json: String) -> [[UInt8]] { Message.frames(type, json) }
 /// A push of one op whose JSON fields are `fields`.
 private func pushOp(_ fields: String) -> [[UInt8]] { frames("push", #"{"req":1,"ops":[{"# + fields + "}]}") }
+/// A push of one op asking for a page: `cursor` and `limit` as JSON, or left out when nil.
+private func pushPage(cursor: String?, limit: String?) -> [[UInt8]] {
+    let page = [cursor.map { #""cursor":\#($0),"# }, limit.map { #""limit":\#($0),"# }].compactMap { $0 }.joined()
+    return frames("push", #"{"req":1,"# + page + #""ops":[{"key":"k","draft":"d","action":"create","base":0}]}"#)
+}
 private let hintBody = #"{"hint":"h-1","account":"acme","head":3}"#
 private let validHint = frames("hint", hintBody)
 private func ops(_ count: Int) -> String {
@@ -98,6 +103,25 @@ private let exactCases: [Malformed] = [
     Malformed("a push with too many ops", frames("push", #"{"req":1,"ops":[\#(ops(Limits.maxOpsPerPush + 1))]}"#),
               .invalidValue(type: "push", field: "ops", reason: "has 501 ops, limit \(Limits.maxOpsPerPush)"),
               .invalid),
+    Malformed("a push asking for a page from a negative cursor", pushPage(cursor: "-1", limit: "10"),
+              .invalidValue(type: "push", field: "cursor", reason: "is negative"), .invalid),
+    Malformed("a push asking for a page of 0", pushPage(cursor: "0", limit: "0"),
+              .invalidValue(type: "push", field: "limit", reason: "must be 1...\(Limits.maxPageLimit), got 0"),
+              .invalid),
+    Malformed("a push asking for a page without its size", pushPage(cursor: "3", limit: nil),
+              .invalidValue(type: "push", field: "limit", reason: "is missing (cursor asks for a page)"), .invalid),
+    Malformed("a push giving a page size without a cursor", pushPage(cursor: nil, limit: "5"),
+              .invalidValue(type: "push", field: "cursor", reason: "is missing (limit asks for a page from it)"),
+              .invalid),
+    Malformed("a push's result whose page answers another request", frames("pushResult",
+              #"{"req":4,"results":[],"page":{"req":5,"changes":[],"next":0,"head":0}}"#),
+              .invalidValue(type: "pushResult", field: "page.req", reason: "is 5, not the push's 4"), .invalid),
+    Malformed("a push's result whose page has a negative head", frames("pushResult",
+              #"{"req":4,"results":[],"page":{"req":4,"changes":[],"next":0,"head":-1}}"#),
+              .invalidValue(type: "page", field: "head", reason: "is negative"), .invalid),
+    Malformed("a change in a push's page carrying an unknown field", frames("pushResult",
+              #"{"req":4,"results":[],"page":{"req":4,"changes":[{"seq":1,"colour":"red"}],"next":1,"head":1}}"#),
+              .unknownField(type: "pushResult", field: "page.changes[0].colour"), .malformed),
     Malformed("an empty id", frames("hello", #"{"device":"pixel","account":"acme","token":"","platform":"ios"}"#),
               .invalidValue(type: "hello", field: "token", reason: "is empty"), .invalid),
     Malformed("an id too long", frames("register",

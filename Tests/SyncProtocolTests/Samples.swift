@@ -15,13 +15,13 @@ enum Samples {
     static let withOptionals: [Message] = [
         .hello(Hello(device: "pixel", account: "acme", token: "t-3f9c2a", platform: .android)),
         .welcome(Welcome(device: "pixel", account: "acme", head: 41)),
-        .push(Push(req: 7, ops: [opCreate, opUpdate, opDelete])),
+        .push(Push(req: 7, ops: [opCreate, opUpdate, opDelete], cursor: 40, limit: 200)),
         .pushResult(PushResult(req: 7, results: [
             OpResult(key: "pixel-000017", outcome: .applied, seq: 41, version: 1, conflict: false),
             OpResult(key: "pixel-000018", outcome: .duplicate, seq: 42, version: 2, conflict: true),
             OpResult(key: "pixel-000019", outcome: .rejected, reason: "unknown draft"),
             OpResult(key: "pixel-000020", outcome: .retryLater, reason: "injected transient failure"),
-        ])),
+        ], page: Page(req: 7, changes: [change, deletion], next: 43, head: 43))),
         .pull(Pull(req: 8, cursor: 40, limit: 200, account: "acme")),
         .page(Page(req: 8, changes: [change, deletion], next: 43, head: 43)),
         .notice(Notice(account: "acme", head: 43, origin: "pixel", changes: [

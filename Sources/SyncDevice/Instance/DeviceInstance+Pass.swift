@@ -67,7 +67,13 @@ extension DeviceInstance {
             let req = takeReq()
             pass.phase = .pushing(req: req, deadline: now + settings.replyTimeoutSim)
             pass.sent = pass.claimed.count
-            var out: [DeviceDirective] = [.sendToServer(.push(Push(req: req, ops: pass.claimed.map(\.op))))]
+            var push = Push(req: req, ops: pass.claimed.map(\.op))
+            if settings.pullOn.pulls(pass.trigger) {
+                // The pass pulls next: the page from the cursor comes with the results, read after the commit.
+                push.cursor = cursor
+                push.limit = settings.pageLimit
+            }
+            var out: [DeviceDirective] = [.sendToServer(.push(push))]
             for claimed in pass.claimed {
                 var fields: [(String, JSONValue)] = [("key", .string(claimed.op.key)),
                                                      ("attempt", .int(claimed.attempt)), ("pass", .int(pass.id))]
@@ -191,7 +197,7 @@ extension DeviceInstance {
         .log(EventLine(.replyStale, [("req", .int(req)), ("type", .string(type))]))
     }
 
-    /// Records one outcome per claimed op, then pulls.
+    /// Records one outcome per claimed op, then applies the page that came with them or pulls.
     mutating func settle(_ result: PushResult, now: Double) -> [DeviceDirective] {
         guard var current = pass else { return [] }
         var byKey: [String: OpResult] = [:]
@@ -221,6 +227,12 @@ extension DeviceInstance {
             }
         }
         current.claimed = []
+        if let page = result.page, page.req == result.req, settings.pullOn.pulls(current.trigger) {
+            // The page the push asked for: applied as a pull's (and in the same commit as the outcomes).
+            current.phase = .pulling(req: result.req, deadline: now + settings.replyTimeoutSim)
+            pass = current
+            return record(outcomes, now: now) + apply(page, now: now)
+        }
         pass = current
         return record(outcomes, now: now) + proceed(to: .pull, now: now)
     }

@@ -59,6 +59,7 @@ public final class ServerDriver {
     /// The pull whose page is being answered (set while `onPulled`'s directives are carried out).
     var servingPull: PullRequest?
     static let pageHeader = Codec.encode(.page(Page(req: 0, changes: [], next: 0, head: 0)))[0]
+    static let pushResultHeader = Codec.encode(.pushResult(PushResult(req: 0, results: [])))[0]
     /// Bounds the `request.refused` and `reply.lost` lines a flood can write (per peer and in all).
     public internal(set) var refusals = RefusalLimiter()
     /// The last refusal was held back, so the `hello.refused` that follows it is too.
@@ -154,6 +155,11 @@ public final class ServerDriver {
                 let body = store.pageCache.body(of: page, account: pull.account, cursor: pull.cursor,
                                                 limit: pull.limit)
                 frames = peer.envelope([Self.pageHeader, body])
+            } else if case .pushResult(let result) = message, let page = result.page, let pull = servingPull {
+                // The page a push asked for, encoded once as any pull's (and kept for the pulls that follow it).
+                let body = store.pageCache.body(of: page, account: pull.account, cursor: pull.cursor,
+                                                limit: pull.limit)
+                frames = peer.envelope([Self.pushResultHeader, Codec.pushResultBody(result, pageBody: body)])
             } else {
                 frames = peer.envelope(Codec.encode(message))
             }

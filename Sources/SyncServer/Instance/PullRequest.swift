@@ -8,6 +8,9 @@ public struct PullRequest: Sendable, Equatable {
     public var account: String
     public var cursor: Int
     public var limit: Int
+    /// Set when the page answers a push that asked for it (`Push.cursor`): the push's results, sent with the page in
+    /// one `pushResult`.
+    public var pushResults: [OpResult]?
 
     public init(peer: Peer, req: Int, device: String, account: String, cursor: Int, limit: Int) {
         self.peer = peer

@@ -12,6 +12,16 @@ public struct PushRequest: Sendable, Equatable {
     public var idempotency = true
     /// The fault plan fails this push's commit (after the ops were decided): nothing is applied.
     public var failCommit = false
+    /// The page the push asked for with its results (`Push.cursor`, `Push.limit`): read after the commit.
+    public var page: (cursor: Int, limit: Int)? {
+        get { pageCursor.map { ($0, pageLimit) } }
+        set {
+            pageCursor = newValue?.cursor
+            pageLimit = newValue?.limit ?? 0
+        }
+    }
+    private var pageCursor: Int?
+    private var pageLimit = 0
 
     public init(peer: Peer, req: Int, device: String, account: String, ops: [Op], injectRejections: Set<Int> = []) {
         self.peer = peer

@@ -32,6 +32,7 @@ extension ServerInstance {
                                   ops: push.ops, injectRejections: rejections)
         request.idempotency = switches.effective(for: session.account).idempotency
         request.failCommit = faults.failCommit > 0 && faults.drawFailCommit(using: &generator)
+        if let cursor = push.cursor, let limit = push.limit { request.page = (cursor, limit) }
         return [.apply(request)]
     }
 
@@ -53,7 +54,8 @@ extension ServerInstance {
                 ("keys", .array(request.ops.map { .string($0.key) })),
                 ("reason", "replyBeforeCommit: the results leave before the push is committed"),
             ])))
-            directives += replyToPush(request, outcomes: outcomes)
+            // Before the commit there is no page to read: the results go alone.
+            directives += replyToPush(request, outcomes: outcomes, withPage: false)
         }
         return directives
     }
@@ -68,8 +70,12 @@ extension ServerInstance {
         return Notice(account: request.account, head: last.seq, origin: request.device, changes: refs)
     }
 
-    /// The push's reply, or its injected loss.
-    mutating func replyToPush(_ request: PushRequest, outcomes: [AppliedOp]) -> [ServerDirective] {
+    /// The push's reply, or its injected loss. When the push asked for a page (`Push.cursor`) and `withPage`, the
+    /// page is read first (`.pull`, answered in `onPulled`) and goes with the results in one `pushResult`; not while
+    /// `slowPullMs` is on, so that fault still slows the device's own pull and never its push.
+    mutating func replyToPush(_ request: PushRequest, outcomes: [AppliedOp], withPage: Bool = true)
+        -> [ServerDirective]
+    {
         if faults.drawDropReply(using: &generator) {
             var directives: [ServerDirective] = []
             for op in request.ops {
@@ -79,6 +85,12 @@ extension ServerInstance {
             return directives
         }
         let results = outcomes.map(\.result)
+        if withPage, faults.slowPullMs == 0, let page = request.page {
+            var pull = PullRequest(peer: request.peer, req: request.req, device: request.device,
+                                   account: request.account, cursor: page.cursor, limit: page.limit)
+            pull.pushResults = results
+            return [.pull(pull)]
+        }
         return reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
     }
 

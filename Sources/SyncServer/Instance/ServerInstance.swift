@@ -151,20 +151,30 @@ public struct ServerInstance: Sendable {
                                   cursor: pull.cursor, limit: pull.limit))]
     }
 
-    /// The store read a page.
+    /// The store read a page: a pull's, or the one a push asked for (sent with its results).
     public mutating func onPulled(_ request: PullRequest, page: PageSlice) -> [ServerDirective] {
         stats.pulls += 1
         stats.heads[request.account] = max(stats.heads[request.account] ?? 0, page.head)
-        let served = EventLine(.pullServed, [
+        var fields: [(String, JSONValue)] = [
             ("device", .string(request.device)), ("cursor", .int(request.cursor)),
             ("count", .int(page.changes.count)), ("next", .int(page.next)), ("head", .int(page.head)),
-        ])
-        let message = Message.page(Page(req: request.req, changes: page.changes, next: page.next, head: page.head))
-        return [.log(served)] + reply(request.peer, message, slowedByMs: faults.slowPullMs)
+        ]
+        let body = Page(req: request.req, changes: page.changes, next: page.next, head: page.head)
+        guard let results = request.pushResults else {
+            return [.log(EventLine(.pullServed, fields))]
+                + reply(request.peer, .page(body), slowedByMs: faults.slowPullMs)
+        }
+        fields.append(("via", "push"))
+        return [.log(EventLine(.pullServed, fields))]
+            + reply(request.peer, .pushResult(PushResult(req: request.req, results: results, page: body)))
     }
 
-    /// The store could not read the page: a cursor beyond the head, or a database failure.
+    /// The store could not read the page: a cursor beyond the head, or a database failure. A push that asked for
+    /// it gets its results alone (its ops are applied); the device's own pull then meets the error.
     public mutating func onPullFailed(_ request: PullRequest, error: ServerError) -> [ServerDirective] {
+        if let results = request.pushResults {
+            return reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
+        }
         let code: ErrorCode
         switch error {
         case .cursorAhead: code = .cursorAhead
