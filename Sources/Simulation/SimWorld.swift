@@ -12,8 +12,8 @@ import SyncServer
 /// a killed process. A paused process keeps what arrives for it, in order, until it is resumed.
 ///
 /// Connections are modelled as libzmq's: a DEALER that sends while its ROUTER peer is down keeps the message and
-/// delivers it once the peer is back (`queuedTo…`); a ROUTER that replies to a connection that is gone fails at once
-/// (router-mandatory); every new connection gets a new routing id from a counter.
+/// delivers it once the peer is back (`SimRouter.queued`); a ROUTER that replies to a connection that is gone fails
+/// at once (router-mandatory); every new connection gets a new routing id from a counter.
 public final class SimWorld {
     public let scheduler: SimScheduler
     public let log: SimEventLog
@@ -29,18 +29,9 @@ public final class SimWorld {
     private var inbox: [String: [() -> Void]] = [:]
     private var nextPid = 1000
 
-    struct Connection: Hashable {
-        var device: String
-        var deviceIncarnation: Int
-        var peerIncarnation: Int
-    }
-    private var serverRoutes: [Connection: [UInt8]] = [:]
-    private var serverOwners: [[UInt8]: Connection] = [:]
-    private var brokerRoutes: [Connection: [UInt8]] = [:]
-    private var brokerOwners: [[UInt8]: Connection] = [:]
+    private let serverRouter = SimRouter(peer: "server")
+    private let brokerRouter = SimRouter(peer: "broker")
     private var nextRoutingID: UInt32 = 0x0001_0000
-    private var queuedToServer: [(device: String, incarnation: Int, frames: [[UInt8]])] = []
-    private var queuedToBroker: [(device: String, incarnation: Int, frames: [[UInt8]])] = []
     private var queuedNotices: [[[UInt8]]] = []
 
     /// Crash-anywhere's kills still to come (`SimRun` draws them from the seed).
@@ -147,19 +138,13 @@ public final class SimWorld {
     public func add(server shell: SimServerShell) {
         server = shell
         shell.start()
-        for item in queuedToServer where alive[item.device] == item.incarnation {
-            toServer(from: item.device, incarnation: item.incarnation, frames: item.frames)
-        }
-        queuedToServer.removeAll()
+        sendQueued(on: serverRouter, with: toServer(from:incarnation:frames:))
     }
 
     public func add(broker shell: SimBrokerShell) {
         broker = shell
         shell.start()
-        for item in queuedToBroker where alive[item.device] == item.incarnation {
-            toBroker(from: item.device, incarnation: item.incarnation, frames: item.frames)
-        }
-        queuedToBroker.removeAll()
+        sendQueued(on: brokerRouter, with: toBroker(from:incarnation:frames:))
         let notices = queuedNotices
         queuedNotices.removeAll()
         for frames in notices { _ = notice(frames, mode: "push", highWaterMark: Int.max) }
@@ -283,22 +268,14 @@ public final class SimWorld {
     // MARK: - Device ↔ server
 
     func toServer(from device: String, incarnation: Int, frames: [[UInt8]]) {
-        guard let serverIncarnation = alive["server"] else {
-            queuedToServer.append((device, incarnation, frames))
-            return
-        }
-        let connection = Connection(device: device, deviceIncarnation: incarnation, peerIncarnation: serverIncarnation)
-        let routing = route(connection, routes: &serverRoutes, owners: &serverOwners)
-        deliver(to: "server", incarnation: serverIncarnation, link: "\(device)>server") { [unowned self] in
-            self.server?.onDeviceFrames([routing] + frames)
+        send(to: serverRouter, from: device, incarnation: incarnation, frames: frames) { world, routing in
+            world.server?.onDeviceFrames([routing] + frames)
         }
     }
 
     /// A reply on the server's device ROUTER; false when the connection is gone.
     func fromServer(_ frames: [[UInt8]]) -> Bool {
-        guard let routing = frames.first, let owner = serverOwners[routing],
-              alive[owner.device] == owner.deviceIncarnation, alive["server"] == owner.peerIncarnation
-        else { return false }
+        guard let routing = frames.first, let owner = liveOwner(of: routing, on: serverRouter) else { return false }
         let payload = Array(frames.dropFirst())
         deliver(to: owner.device, incarnation: owner.deviceIncarnation, link: "server>\(owner.device)") {
             [unowned self] in
@@ -310,23 +287,15 @@ public final class SimWorld {
     // MARK: - Device ↔ broker
 
     func toBroker(from device: String, incarnation: Int, frames: [[UInt8]]) {
-        guard let brokerIncarnation = alive["broker"] else {
-            queuedToBroker.append((device, incarnation, frames))
-            return
-        }
-        let connection = Connection(device: device, deviceIncarnation: incarnation, peerIncarnation: brokerIncarnation)
-        let routing = route(connection, routes: &brokerRoutes, owners: &brokerOwners)
-        deliver(to: "broker", incarnation: brokerIncarnation, link: "\(device)>broker") { [unowned self] in
-            self.broker?.onDeviceFrames(frames, peer: routing)
+        send(to: brokerRouter, from: device, incarnation: incarnation, frames: frames) { world, routing in
+            world.broker?.onDeviceFrames(frames, peer: routing)
         }
     }
 
     /// A message on the broker's device ROUTER: nil when sent, else why not (gone, or the paused device's queue is
     /// at the high-water mark).
     func fromBroker(to peer: [UInt8], frames: [[UInt8]], highWaterMark: Int) -> SendFailure? {
-        guard let owner = brokerOwners[peer], alive[owner.device] == owner.deviceIncarnation,
-              alive["broker"] == owner.peerIncarnation
-        else { return .unreachable }
+        guard let owner = liveOwner(of: peer, on: brokerRouter) else { return .unreachable }
         if paused.contains(owner.device) && inboxCount(owner.device) >= highWaterMark { return .hwm }
         deliver(to: owner.device, incarnation: owner.deviceIncarnation, link: "broker>\(owner.device)") {
             [unowned self] in
@@ -350,17 +319,38 @@ public final class SimWorld {
         return true
     }
 
-    private func route(_ connection: Connection, routes: inout [Connection: [UInt8]],
-                       owners: inout [[UInt8]: Connection]) -> [UInt8]
+    /// A device's DEALER sends `frames` to `router`'s process: kept while that process is down, else `arrive` runs
+    /// there with the connection's routing id once the message has crossed the link.
+    private func send(to router: SimRouter, from device: String, incarnation: Int, frames: [[UInt8]],
+                      arrive: @escaping (SimWorld, _ routing: [UInt8]) -> Void)
     {
-        if let routing = routes[connection] { return routing }
-        nextRoutingID += 1
-        let n = nextRoutingID
-        let routing: [UInt8] = [0, UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16),
-                                UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
-        routes[connection] = routing
-        owners[routing] = connection
-        return routing
+        guard let peerIncarnation = alive[router.peer] else {
+            router.queued.append((device, incarnation, frames))
+            return
+        }
+        let connection = SimRouter.Connection(device: device, deviceIncarnation: incarnation,
+                                              peerIncarnation: peerIncarnation)
+        let routing = router.routing(for: connection, counter: &nextRoutingID)
+        deliver(to: router.peer, incarnation: peerIncarnation, link: "\(device)>\(router.peer)") { [unowned self] in
+            arrive(self, routing)
+        }
+    }
+
+    /// Sends again, with `send`, what devices sent to `router`'s process while it was down, from the incarnations
+    /// that are still alive; the rest is lost with them.
+    private func sendQueued(on router: SimRouter, with send: (String, Int, [[UInt8]]) -> Void) {
+        for item in router.queued where alive[item.device] == item.incarnation {
+            send(item.device, item.incarnation, item.frames)
+        }
+        router.queued.removeAll()
+    }
+
+    /// The connection `routing` names on `router`, while both its ends are still the incarnations it joined.
+    private func liveOwner(of routing: [UInt8], on router: SimRouter) -> SimRouter.Connection? {
+        guard let owner = router.owners[routing], alive[owner.device] == owner.deviceIncarnation,
+              alive[router.peer] == owner.peerIncarnation
+        else { return nil }
+        return owner
     }
 
     // MARK: - Launcher ↔ control sockets

@@ -4,6 +4,27 @@ import LabKit
 import LabControl
 import SyncDevice
 
+/// Reads a configuration (a bad one exits 2, pointing at `command --help`), then runs it (exits 1 if
+/// that fails, naming the device or pool), and exits 0 when it returns.
+func runOrExit<Configuration>(_ command: String, configuration read: () throws -> Configuration,
+                              named name: (Configuration) -> String,
+                              _ run: (Configuration) throws -> Void) -> Never {
+    let configuration: Configuration
+    do {
+        configuration = try read()
+    } catch {
+        Output.stderr("\(command): \(error) (see \(command) --help)\n")
+        exitProcess(2)
+    }
+    do {
+        try run(configuration)
+        exitProcess(0)
+    } catch {
+        Output.stderr("\(command) \(name(configuration)): \(error)\n")
+        exitProcess(1)
+    }
+}
+
 Lifeline.install()
 Heap.keepFreedMemory()
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -15,21 +36,8 @@ if arguments.first == "control" {
 }
 if arguments.first == "pool" {
     let options = DevicePoolCommandLine.spec.parseOrExit(Array(arguments.dropFirst()))
-    let configuration: DevicePoolConfiguration
-    do {
-        configuration = try DevicePoolCommandLine.configuration(options)
-    } catch {
-        Output.stderr("synclab-device pool: \(error) (see synclab-device pool --help)\n")
-        exitProcess(2)
-    }
-    do {
-        let pool = try DevicePool(configuration)
-        try pool.run()
-        exitProcess(0)
-    } catch {
-        Output.stderr("synclab-device pool \(configuration.name): \(error)\n")
-        exitProcess(1)
-    }
+    runOrExit("synclab-device pool", configuration: { try DevicePoolCommandLine.configuration(options) },
+              named: \.name) { try DevicePool($0).run() }
 }
 if arguments.first == "program" {
     // An outside device (docs/DEVICE-CONTRACT.md): exit 3 when its program broke the contract.
@@ -46,18 +54,5 @@ if arguments.first == "program" {
     }
 }
 let options = DeviceCommandLine.spec.parseOrExit(arguments)
-let configuration: DeviceConfiguration
-do {
-    configuration = try DeviceCommandLine.configuration(options)
-} catch {
-    Output.stderr("synclab-device: \(error) (see synclab-device --help)\n")
-    exitProcess(2)
-}
-do {
-    let shell = try DeviceShell(configuration)
-    try shell.run()
-    exitProcess(0)
-} catch {
-    Output.stderr("synclab-device \(configuration.identity.device): \(error)\n")
-    exitProcess(1)
-}
+runOrExit("synclab-device", configuration: { try DeviceCommandLine.configuration(options) },
+          named: \.identity.device) { try DeviceShell($0).run() }

@@ -31,17 +31,7 @@ package final class RoleProcess {
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-
-        var environment = ProcessInfo.processInfo.environment
-        environment[Lifeline.variable] = String(getpid())
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var newPID: pid_t = 0
-        let rc = posix_spawn(&newPID, executable, &actions, nil, argv, envp)
+        let (newPID, rc) = Lifeline.spawn([executable] + arguments, actions: &actions)
         guard rc == 0 else {
             throw LabError.io("cannot start \(name) (\(executable)): \(String(cString: strerror(rc)))")
         }

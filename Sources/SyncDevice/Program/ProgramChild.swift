@@ -45,16 +45,7 @@ final class ProgramChild {
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
         for fd in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, fd) }
-        var environment = ProcessInfo.processInfo.environment
-        environment[Lifeline.variable] = String(getpid())
-        let cArgv = argv.map { strdup($0) } + [nil]
-        let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            cArgv.forEach { free($0) }
-            cEnv.forEach { free($0) }
-        }
-        var newPID: pid_t = 0
-        let rc = posix_spawnp(&newPID, first, &actions, nil, cArgv, cEnv)
+        let (newPID, rc) = Lifeline.spawn(argv, actions: &actions, searchPath: true)
         close(toChild[0])
         close(fromChild[1])
         guard rc == 0 else {

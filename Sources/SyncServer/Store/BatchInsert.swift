@@ -33,23 +33,15 @@ enum BatchInsert: CaseIterable {
     }
 
     /// SQL for each chunk size `ServerStore.chunkSizes` can produce (1, 2, 4 … 64 rows).
-    private static let statements: [BatchInsert: [Int: String]] = {
-        var all: [BatchInsert: [Int: String]] = [:]
-        for table in BatchInsert.allCases {
-            var bySize: [Int: String] = [:]
-            var size = 1
-            while size <= 64 {
-                bySize[size] = table.prefix + " VALUES " + ServerStore.placeholders(rows: size, columns: table.columns)
-                    + " " + table.suffix
-                size *= 2
-            }
-            all[table] = bySize
-        }
-        return all
-    }()
+    private static let statements = ServerStore.sqlByChunkSize { (table: BatchInsert, rows) in
+        table.making(rows: rows)
+    }
 
     func sql(rows: Int) -> String {
-        Self.statements[self]?[rows]
-            ?? prefix + " VALUES " + ServerStore.placeholders(rows: rows, columns: columns) + " " + suffix
+        Self.statements[self]?[rows] ?? making(rows: rows)
+    }
+
+    private func making(rows: Int) -> String {
+        prefix + " VALUES " + ServerStore.placeholders(rows: rows, columns: columns) + " " + suffix
     }
 }

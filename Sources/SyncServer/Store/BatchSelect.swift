@@ -14,21 +14,15 @@ enum BatchSelect: CaseIterable {
     }
 
     /// SQL for each chunk size `ServerStore.chunkSizes` can produce (1, 2, 4 … 64 values).
-    private static let statements: [BatchSelect: [Int: String]] = {
-        var all: [BatchSelect: [Int: String]] = [:]
-        for select in BatchSelect.allCases {
-            var bySize: [Int: String] = [:]
-            var size = 1
-            while size <= 64 {
-                bySize[size] = select.prefix + ServerStore.placeholders(rows: 1, columns: size)
-                size *= 2
-            }
-            all[select] = bySize
-        }
-        return all
-    }()
+    private static let statements = ServerStore.sqlByChunkSize { (select: BatchSelect, count) in
+        select.making(count: count)
+    }
 
     func sql(count: Int) -> String {
-        Self.statements[self]?[count] ?? prefix + ServerStore.placeholders(rows: 1, columns: count)
+        Self.statements[self]?[count] ?? making(count: count)
+    }
+
+    private func making(count: Int) -> String {
+        prefix + ServerStore.placeholders(rows: 1, columns: count)
     }
 }

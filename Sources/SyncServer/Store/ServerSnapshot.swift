@@ -5,18 +5,17 @@ import SyncProtocol
 /// tables, read in one read transaction so the tables agree with each other. Lives beside `ServerStore` so a schema
 /// change is made in one module; the launcher reads no SQL of its own.
 public struct ServerSnapshot: Sendable {
-    /// One row of the per-account change log.
+    /// One row of the per-account change log: the change as a page carries it, and its account (`row.seq` reads
+    /// the change's own field).
+    @dynamicMemberLookup
     public struct ChangeRow: Sendable, Equatable {
         public var account: String
-        public var seq: Int
-        public var draft: String
-        public var action: DraftAction
-        public var version: Int
-        public var title: String?
-        public var body: String?
-        public var origin: String
-        public var key: String
-        public var conflict: Bool
+        public var change: Change
+
+        public subscript<Field>(dynamicMember field: WritableKeyPath<Change, Field>) -> Field {
+            get { change[keyPath: field] }
+            set { change[keyPath: field] = newValue }
+        }
     }
 
     /// A draft as the server holds it (tombstones included).
@@ -62,11 +61,11 @@ public struct ServerSnapshot: Sendable {
             SELECT account, seq, draft, action, version, title, body, origin, op_key, conflict FROM changes
             ORDER BY account, seq
             """) { row in
-            snapshot.changes[row.string(0), default: []].append(ChangeRow(
-                account: row.string(0), seq: row.int(1), draft: row.string(2),
+            snapshot.changes[row.string(0), default: []].append(ChangeRow(account: row.string(0), change: Change(
+                seq: row.int(1), draft: row.string(2),
                 action: DraftAction(rawValue: row.string(3)) ?? .update, version: row.int(4),
                 title: row.optionalString(5), body: row.optionalString(6), origin: row.string(7), key: row.string(8),
-                conflict: row.bool(9)))
+                conflict: row.bool(9))))
         }
         try database.forEach("SELECT account, id, title, body, version, deleted FROM drafts ORDER BY account, "
             + "id") { row in

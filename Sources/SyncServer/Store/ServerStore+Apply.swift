@@ -229,6 +229,24 @@ extension ServerStore {
         return sizes
     }
 
+    /// The SQL `make` writes for each statement of a batch and each chunk size `chunkSizes` can produce (1, 2, 4 …
+    /// 64), built once so a chunk's statement is a lookup.
+    static func sqlByChunkSize<Statement: CaseIterable & Hashable>(
+        _ make: (Statement, _ size: Int) -> String
+    ) -> [Statement: [Int: String]] {
+        var all: [Statement: [Int: String]] = [:]
+        for statement in Statement.allCases {
+            var bySize: [Int: String] = [:]
+            var size = 1
+            while size <= 64 {
+                bySize[size] = make(statement, size)
+                size *= 2
+            }
+            all[statement] = bySize
+        }
+        return all
+    }
+
     /// `(?, ?), (?, ?)` for rows × columns; one row of n columns is the `(?, …)` of an IN list.
     static func placeholders(rows: Int, columns: Int) -> String {
         let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
