@@ -92,17 +92,30 @@ public final class BrokerShell: BrokerIO {
         Signals.install()
         driver.started(pid: Int(getpid()), listen: devices.lastEndpoint, notices: notices.lastEndpoint,
                        control: control?.lastEndpoint)
-        var poller = Poller([notices, devices] + (control.map { [$0] } ?? []))
-        if let zap { poller.add(zap.socket) }
-        if let monitor { poller.add(monitor.socket) }
+        // One epoll over the sockets' descriptors (EdgePoller): a wake asks the sockets the turn used, not every
+        // socket twice as zmq_poll does. The devices socket (hints, replies) and every ready socket are asked again
+        // before the next wait; a wait that ends with nothing ready asks them all.
+        let poller = try EdgePoller()
+        for socket in [notices, devices] + (control.map { [$0] } ?? []) { try poller.add(socket) }
+        if let zap { try poller.add(zap.socket) }
+        if let monitor { try poller.add(monitor.socket) }
+        let devicesIndex = 1
         while !stopping && !Signals.stopRequested {
             let now = clock.now()
-            if driver.tickIfDue(now: now) { continue }
+            if driver.tickIfDue(now: now) {
+                poller.touch(devicesIndex)
+                continue
+            }
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: min(pollTimeout(now: now), zap?.nextReplyInMs ?? Int.max))
+                ready = try poller.wait(timeoutMs: min(pollTimeout(now: now), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
+            }
+            defer {
+                if ready.isEmpty || zap?.holding == true { poller.touchAll() }
+                for index in ready { poller.touch(index) }
+                poller.touch(devicesIndex)
             }
             // Ended connections first, so a registration's binding is gone before a new connection is read.
             if let monitor, ready.contains(where: { poller.sockets[$0] === monitor.socket }) {

@@ -29,6 +29,13 @@ public final class DeviceShell: DeviceIO {
     let zap: ZapHandler?
     /// The device's logic over this shell's IO; set once in `init`.
     public private(set) var driver: DeviceDriver!
+    /// The sockets sent on since the loop last waited (`run`): each is asked for its events before the next wait.
+    var sentOn = SentOn()
+
+    /// Which of the device's own sockets a turn sent on: a send can take the signal of its socket's descriptor.
+    struct SentOn {
+        var server = false, broker = false, control = false
+    }
 
     /// Opens the ledger and the sockets. Throws when the database or an endpoint cannot be used. A pool hands in its
     /// one context, so a thousand devices share one libzmq IO thread instead of starting one each.
@@ -77,26 +84,42 @@ public final class DeviceShell: DeviceIO {
     var stopping: Bool { driver.stopping }
 
     /// Serves until `stop`, SIGTERM or SIGINT; then releases what is in flight and returns.
+    ///
+    /// Waits with one `epoll` over the sockets' descriptors (`EdgePoller`), asking only the sockets a turn used
+    /// (read, sent on, or signalled) for their events before the next wait: `zmq_poll` asked each of the three or four
+    /// sockets twice a wake, a `poll(2)` and a `getpid(2)` each (docs/PERFORMANCE.md). A wait that ends with nothing
+    /// ready (a timeout, at most 100 ms) asks every socket again, so a signal lost to a use not marked costs at most
+    /// that long, never a hang.
     public func run() throws {
         Signals.install()
         begin()
-        var poller = Poller(sockets)
-        if let zap { poller.add(zap.socket) }
+        let poller = try EdgePoller()
+        for socket in sockets { try poller.add(socket) }
+        let zapIndex = try zap.map { try poller.add($0.socket) }
+        let indexOf = { [sockets] (socket: Socket?) in socket.flatMap { s in sockets.firstIndex { $0 === s } } }
+        let (serverIndex, brokerIndex, controlIndex) = (indexOf(server), indexOf(broker), indexOf(control))
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: min(pollTimeoutMs(), zap?.nextReplyInMs ?? Int.max))
+                ready = try poller.wait(timeoutMs: min(pollTimeoutMs(), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
             // Readable, or holding replies that fall due (ZapHandler).
-            if let zap, zap.holding || ready.contains(where: { poller.sockets[$0] === zap.socket }) {
+            if let zap, let zapIndex, zap.holding || ready.contains(zapIndex) {
                 try zap.serve()
+                poller.touch(zapIndex)
             }
-            for index in ready where poller.sockets[index] !== zap?.socket {
+            for index in ready where index != zapIndex {
                 try onFrames(from: poller.sockets[index])
+                poller.touch(index)
             }
             tick()
+            if ready.isEmpty { poller.touchAll() }
+            if sentOn.server, let serverIndex { poller.touch(serverIndex) }
+            if sentOn.broker, let brokerIndex { poller.touch(brokerIndex) }
+            if sentOn.control, let controlIndex { poller.touch(controlIndex) }
+            sentOn = SentOn()
         }
         finish()
     }
@@ -164,6 +187,7 @@ public final class DeviceShell: DeviceIO {
         if peer == .broker, let brokerLink { return brokerLink.send(Codec.encode(message), for: envelope) }
         if peer == .server, let serverLink { return serverLink.send(Codec.encode(message), for: envelope) }
         guard let socket = peer == .server ? server : broker else { return "no \(peer.rawValue) link" }
+        if peer == .server { sentOn.server = true } else { sentOn.broker = true }
         do {
             return try socket.send(Codec.encode(message), dontWait: true) ? nil : "would block"
         } catch {
@@ -172,6 +196,7 @@ public final class DeviceShell: DeviceIO {
     }
 
     public func answerControl(_ message: Message, to peer: [UInt8]) {
+        sentOn.control = true
         _ = try? replySocket?.send([peer] + Codec.encode(message), dontWait: true)
     }
 

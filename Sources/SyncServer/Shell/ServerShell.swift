@@ -164,17 +164,33 @@ public final class ServerShell: ServerIO {
         }
         events.emit(.processStarted, started)
         defer { close() }
-        var poller = Poller([devices] + (control.map { [$0] } ?? []))
-        let zapIndex = zap.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
-        let monitorIndex = monitor.map { poller.add($0.socket); return poller.sockets.count - 1 } ?? -1
+        // One epoll over the sockets' descriptors (EdgePoller): a wake asks the sockets the turn used, not every
+        // socket twice as zmq_poll does. The devices socket (replies, delayed ones too) and every ready socket are
+        // asked again before the next wait; a wait that ends with nothing ready asks them all.
+        let poller: EdgePoller
+        var zapIndex = -1, monitorIndex = -1
+        do {
+            poller = try EdgePoller()
+            for socket in [devices] + (control.map { [$0] } ?? []) { try poller.add(socket) }
+            if let zap { zapIndex = try poller.add(zap.socket) }
+            if let monitor { monitorIndex = try poller.add(monitor.socket) }
+        } catch {
+            throw .io("poll: \(error)")
+        }
         while !stopping && !Signals.stopRequested {
             let ready: [Int]
             do {
-                ready = try poller.poll(timeoutMs: min(pollTimeout(), zap?.nextReplyInMs ?? Int.max))
+                ready = try poller.wait(timeoutMs: min(pollTimeout(), zap?.nextReplyInMs ?? Int.max))
             } catch let error as ZMQError where error.isTerminated {
                 break
             } catch {
                 throw .io("poll: \(error)")
+            }
+            defer {
+                if ready.isEmpty { poller.touchAll() }
+                for index in ready { poller.touch(index) }
+                poller.touch(0)
+                if zapIndex >= 0 && zap?.holding == true { poller.touch(zapIndex) }
             }
             // Ended connections first, so their sessions are gone before a new connection's messages are read.
             if ready.contains(monitorIndex), let monitor {
