@@ -297,6 +297,34 @@ import Testing
         }
     }
 
+    @Test func aPassMovesItsStateRowsTheHeadNeverLowered() throws {
+        try withLedger { ledger, _ in
+            func state(_ key: String) throws -> JSONValue? {
+                try ledger.database.first("SELECT value FROM state WHERE key = ?", key, map: { row in
+                    row.isNull(0) ? JSONValue.null : .double(row.double(0))
+                })
+            }
+            try ledger.apply(PageApplication(changes: [change(1, "d1"), change(2, "d2")], from: 0, to: 2, pass: 1),
+                             wall: 1)
+            #expect(try ledger.cursor() == 2 && state("head") == .double(2))
+            func end(_ id: Int, head: Int, success: Bool, next: Double?) throws {
+                try ledger.endPass(PassRecord(id: id, trigger: .push, started: 10, ended: Double(10 + id),
+                                              outcome: .completed, sent: 0, pulled: 0, cutOff: false,
+                                              success: success, cursor: 2, head: head, nextDesired: next))
+            }
+            try end(1, head: 7, success: true, next: 50)
+            #expect(try state("head") == .double(7) && state("next_desired_sim") == .double(50))
+            #expect(try state("last_sync_sim") == .double(11))
+            // A pass that saw an older head, failed, and wants no next run: the head stays, the sync time too.
+            try end(2, head: 3, success: false, next: nil)
+            #expect(try state("head") == .double(7) && state("next_desired_sim") == .null)
+            #expect(try state("last_sync_sim") == .double(11))
+            // A page below the head moves the cursor, not the head.
+            try ledger.apply(PageApplication(changes: [change(3, "d3")], from: 2, to: 3, pass: 3), wall: 2)
+            #expect(try ledger.cursor() == 3 && state("head") == .double(7))
+        }
+    }
+
     @Test func theStatusCommandReadsAStoppedDevice() throws {
         try withLedger { ledger, path in
             _ = try ledger.save(LocalEdit(draft: "d", action: .create, title: "t"), device: "pixel", wall: 1)

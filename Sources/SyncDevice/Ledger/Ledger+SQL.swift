@@ -33,3 +33,22 @@ extension Ledger {
         ORDER BY local_seq
         """
 }
+
+/// The `state` rows a pass moves, each group in one statement (a statement a row cost a receiving pass three more).
+extension Ledger {
+    /// What an upsert of `state` rows does to a row that exists: the head is never lowered, any other key is set.
+    private static let stateUpsert = """
+        ON CONFLICT(key) DO UPDATE
+            SET value = CASE key WHEN 'head' THEN max(value, excluded.value) ELSE excluded.value END
+        """
+
+    /// A page's end: the cursor, and the head (never lowered).
+    static let cursorSQL = "INSERT INTO state(key, value) VALUES ('cursor', ?), ('head', ?) " + stateUpsert
+
+    /// A pass's end: the head, the next desired run.
+    static let endSQL = "INSERT INTO state(key, value) VALUES ('head', ?), ('next_desired_sim', ?) " + stateUpsert
+
+    /// A successful pass's end: the head, the next desired run and the sync time.
+    static let endSuccessSQL = "INSERT INTO state(key, value) VALUES ('head', ?), ('next_desired_sim', ?), "
+        + "('last_sync_sim', ?) " + stateUpsert
+}

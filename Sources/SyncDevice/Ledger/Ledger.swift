@@ -417,8 +417,8 @@ public final class Ledger {
             }
             for draft in drafts { try rebuild(draft: draft, shadowAt: page.to) }
             guard !page.cursorCommitted else { return completed }
-            try setState("cursor", page.to)
-            try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", page.to)
+            // The cursor and the head (never lowered) in one statement.
+            try database.run(Self.cursorSQL, page.to, page.to)
             return completed
         }
     }
@@ -435,9 +435,13 @@ public final class Ledger {
                     success = excluded.success
                 """, record.id, record.trigger.rawValue, record.started, record.ended, record.outcome.rawValue,
                 record.sent, record.pulled, record.cutOff, record.success)
-            try database.run("UPDATE state SET value = max(value, ?) WHERE key = 'head'", record.head)
-            if record.success { try setState("last_sync_sim", record.ended) }
-            try setState("next_desired_sim", record.nextDesired.map { SQLValue.real($0) } ?? .null)
+            // The head (never lowered), the next desired run and, for a success, the sync time: one statement.
+            let next = record.nextDesired.map { SQLValue.real($0) } ?? .null
+            if record.success {
+                try database.run(Self.endSuccessSQL, record.head, next, record.ended)
+            } else {
+                try database.run(Self.endSQL, record.head, next)
+            }
         }
     }
 
