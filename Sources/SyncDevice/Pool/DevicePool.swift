@@ -54,7 +54,10 @@ public final class DevicePool {
         for device in configuration.devices {
             var own = device
             own.controlEndpoint = nil
-            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink, serverLink: serverLink)
+            // Nothing else opens a pooled device's file while the pool runs (the launcher reads them after it
+            // stopped): each ledger keeps its file to itself, without SQLite's `-shm` locks on every transaction.
+            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink, serverLink: serverLink,
+                                        ledgerLocking: .exclusive)
             shell.replySocket = control
             shells[device.identity.device] = shell
             order.append(device.identity.device)

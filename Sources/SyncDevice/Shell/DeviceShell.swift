@@ -27,6 +27,9 @@ public final class DeviceShell: DeviceIO {
     let ownsContext: Bool
     /// CURVE with a control socket of its own: the context's ZAP handler, which admits only the launcher's key.
     let zap: ZapHandler?
+    /// How the ledger holds its file: `.exclusive` in a pool, whose files nothing else opens while it runs (no
+    /// `-shm` lock calls per transaction); `.normal` alone, so `status --db` reads a running device.
+    let ledgerLocking: Locking
     /// The device's logic over this shell's IO; set once in `init`.
     public private(set) var driver: DeviceDriver!
 
@@ -37,9 +40,10 @@ public final class DeviceShell: DeviceIO {
     }
 
     init(_ configuration: DeviceConfiguration, context shared: Context?, brokerLink: PoolLink?,
-         serverLink: PoolLink?) throws
+         serverLink: PoolLink?, ledgerLocking: Locking = .normal) throws
     {
         self.configuration = configuration
+        self.ledgerLocking = ledgerLocking
         self.brokerLink = brokerLink
         self.serverLink = serverLink
         envelope = Array(configuration.identity.device.utf8)
@@ -181,6 +185,7 @@ public final class DeviceShell: DeviceIO {
 
     public func openLedger(wiping: Bool) throws -> Ledger {
         if wiping { try Ledger.removeFiles(at: configuration.databasePath) }
-        return try Ledger(path: configuration.databasePath, synchronous: configuration.synchronous)
+        return try Ledger(path: configuration.databasePath, synchronous: configuration.synchronous,
+                          locking: ledgerLocking)
     }
 }
