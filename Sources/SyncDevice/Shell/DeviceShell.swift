@@ -145,9 +145,16 @@ public final class DeviceShell: DeviceIO {
         if ownsContext { context.terminate() }
     }
 
+    /// The device's `nextWake` as its pool's last sweep read it (`DevicePool.tick`), to be used again by that sweep
+    /// when it does not tick the device.
+    var sweptWake: Double?
+
     /// Real ms until the instance next has something to do, bounded so signals are noticed quickly.
-    func pollTimeoutMs() -> Int {
-        guard let wake = driver.nextWake else { return 100 }
+    func pollTimeoutMs() -> Int { pollTimeoutMs(wake: driver.nextWake) }
+
+    /// The same for a `nextWake` already read.
+    func pollTimeoutMs(wake: Double?) -> Int {
+        guard let wake else { return 100 }
         let realMs = (wake - now) / configuration.clock.scale * 1_000
         guard realMs.isFinite else { return 100 }
         return Int(max(1, min(100, realMs.rounded(.up))))
