@@ -8,6 +8,18 @@ public enum Synchronous: String, Sendable, CaseIterable {
     case off = "OFF", normal = "NORMAL", full = "FULL"
 }
 
+/// Whether a connection lets go of the file's locks between transactions (`PRAGMA locking_mode`).
+public enum Locking: String, Sendable, CaseIterable {
+    /// SQLite's default: every transaction takes and releases its locks; in WAL mode they are `fcntl` locks on the
+    /// `-shm` file, whose wal-index every connection shares, so other connections and processes read beside a writer.
+    case normal = "NORMAL"
+    /// The connection keeps the file to itself until it closes: SQLite's docs (wal.html, "Use of WAL Without
+    /// Shared-Memory"; pragma.html, `locking_mode`) say that set before the first WAL access, it keeps the wal-index
+    /// in heap memory and never makes or locks a `-shm` file. No other connection can read the file meanwhile (it
+    /// gets `SQLITE_BUSY`). After a kill the kernel drops the lock and the next open rebuilds the index from the WAL.
+    case exclusive = "EXCLUSIVE"
+}
+
 /// One SQLite connection, opened in WAL mode with a busy timeout and foreign keys on. Statements are prepared once
 /// and cached by their SQL. A connection belongs to one thread.
 ///
@@ -25,9 +37,9 @@ public final class Database: @unchecked Sendable {
     private var groupOpen = false
 
     /// `pageSize` is the page size a new file is made with (SQLite's default, 4,096, when nil); an existing file keeps
-    /// its own.
+    /// its own. `locking: .exclusive` holds the file for this connection alone until it closes (`Locking`).
     public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000,
-                pageSize: Int? = nil) throws {
+                pageSize: Int? = nil, locking: Locking = .normal) throws {
         var handle: OpaquePointer?
         let memory = Self.isInMemory(path)
         // URIs only for the in-memory form: a file whose name begins with "file:" stays a file.
@@ -42,6 +54,13 @@ public final class Database: @unchecked Sendable {
         self.path = path
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMs)
+        // Before anything reads the file: a WAL file first read in exclusive mode gets its wal-index in the heap.
+        if locking == .exclusive {
+            let mode = try scalarString("PRAGMA locking_mode=EXCLUSIVE")
+            guard mode.lowercased() == "exclusive" else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "exclusive locking refused (it is \(mode)): \(path)")
+            }
+        }
         // Before the journal mode: switching a new file to WAL writes its header, and with it the page size.
         if let pageSize { try execute("PRAGMA page_size=\(pageSize)") }
         let mode = try scalarString("PRAGMA journal_mode=WAL")
@@ -274,6 +293,9 @@ public final class Database: @unchecked Sendable {
         transactionDepth = 0
         if sqlite3_get_autocommit(handle) == 0 { try run("ROLLBACK") }
     }
+
+    /// The current `PRAGMA locking_mode`: "normal" or "exclusive".
+    public func lockingMode() throws -> String { try scalarString("PRAGMA locking_mode") }
 
     /// The current `PRAGMA journal_mode`.
     public func journalMode() throws -> String { try scalarString("PRAGMA journal_mode") }

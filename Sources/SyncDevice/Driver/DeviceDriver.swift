@@ -13,10 +13,14 @@ public final class DeviceDriver {
     /// Replaced (file deleted and made again) by a `reinstall`; never nil otherwise.
     public internal(set) var ledger: Ledger!
     public internal(set) var instance: DeviceInstance
-    /// `instance.nextWake`, read in place: a pool asks it of every device on every turn of its loop, and reading it
+    /// `instance.nextWake`, read in place: a pool asks it of every device at each sweep of its loop, and reading it
     /// through a copy of the instance (`DeviceShell.instance`) copied 250 instances a turn. (Not a cache kept by a
     /// `didSet`: an observed property turns every `drive` step's in-place mutation into a copy: +2.5 % per pass.)
-    public var nextWake: Double? { instance.nextWake }
+    /// Through an `inout`: a getter called on the stored property itself still copied the instance first (perf of a
+    /// pool: `outlined init with copy of DeviceInstance` under `DevicePool.tick`).
+    public var nextWake: Double? { Self.nextWake(of: &instance) }
+
+    private static func nextWake(of instance: inout DeviceInstance) -> Double? { instance.nextWake }
     let brokerEnabled: Bool
     /// `sync` requests waiting for their pass to end, by token.
     var syncWaiters: [Int: SyncWaiter] = [:]

@@ -77,8 +77,12 @@ public final class Ledger {
     /// The page size of a new ledger: a pass writes a few rows into a handful of B-tree pages, each a WAL frame.
     static let pageSize = 1_024
 
-    public init(path: String, synchronous: Synchronous = .full, generator: SeededGenerator? = nil) throws {
-        database = try Database(path: path, synchronous: synchronous, pageSize: Self.pageSize)
+    /// `locking: .exclusive` (a pool's devices) keeps the file to this process until it closes: no `-shm` locks per
+    /// transaction, and nothing else can read it meanwhile (`Locking`; docs/DEVICE.md, "Device pool").
+    public init(path: String, synchronous: Synchronous = .full, generator: SeededGenerator? = nil,
+                locking: Locking = .normal, busyTimeoutMs: Int32 = 5_000) throws {
+        database = try Database(path: path, synchronous: synchronous, busyTimeoutMs: busyTimeoutMs,
+                                pageSize: Self.pageSize, locking: locking)
         try database.migrate(Self.migrations)
         let version = try database.schemaVersion()
         guard version <= Self.migrations.count else {
@@ -95,7 +99,13 @@ public final class Ledger {
         guard FileManager.default.fileExists(atPath: path) else {
             throw DeviceError.notALedger(path: path, reason: "no such file")
         }
-        let ledger = try Ledger(path: path, synchronous: .normal)
+        let ledger: Ledger
+        do {
+            // A running device's writer never blocks this read for long (WAL); a pool's lock is held until it stops.
+            ledger = try Ledger(path: path, synchronous: .normal, busyTimeoutMs: 1_000)
+        } catch let error as SQLiteError where error.isBusy {
+            throw DeviceError.ledgerLocked(path: path)
+        }
         guard try ledger.stateString("install") != nil else {
             throw DeviceError.notALedger(path: path, reason: "no device has run with it")
         }

@@ -54,7 +54,10 @@ public final class DevicePool {
         for device in configuration.devices {
             var own = device
             own.controlEndpoint = nil
-            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink, serverLink: serverLink)
+            // Nothing else opens a pooled device's file while the pool runs (the launcher reads them after it
+            // stopped): each ledger keeps its file to itself, without SQLite's `-shm` locks on every transaction.
+            let shell = try DeviceShell(own, context: context, brokerLink: brokerLink, serverLink: serverLink,
+                                        ledgerLocking: .exclusive)
             shell.replySocket = control
             shells[device.identity.device] = shell
             order.append(device.identity.device)
@@ -192,15 +195,22 @@ public final class DevicePool {
     func tick(_ touched: Set<String>, sweep: Bool) -> Set<String> {
         let wall = SimClock.monotonicNanos()
         let nowSim = now
+        // A sweep reads each untouched device's next wake once: a device it does not tick keeps that wake (devices
+        // never change one another within a turn), so the wakes below use it again instead of asking anew.
         let (ids, sweeping) = ticks.plan(wall: wall, forced: sweep, touched: touched, order: order) { id in
-            shells[id]?.driver.nextWake.map { $0 <= nowSim } ?? false
+            guard let shell = shells[id] else { return false }
+            let wake = shell.driver.nextWake
+            shell.sweptWake = wake
+            return wake.map { $0 <= nowSim } ?? false
         }
         for id in ids { shells[id]?.tick() }
+        let ticked = Set(ids)
         for id in sweeping ? order : ids {
             guard let shell = shells[id] else { continue }
-            ticks.wakes(id, inMs: shell.pollTimeoutMs(), wall: wall)
+            let wake = ticked.contains(id) ? shell.driver.nextWake : shell.sweptWake
+            ticks.wakes(id, inMs: shell.pollTimeoutMs(wake: wake), wall: wall)
         }
-        return Set(ids)
+        return ticked
     }
 
     /// Stops the devices that were told `stop` on their own; true when one was removed (the poller is rebuilt).

@@ -39,7 +39,8 @@ public enum DevicePoolCommandLine {
             then talk to one device by naming it in the arguments, or to the whole pool:
               synclab-device control --to tcp://127.0.0.1:7100 edit '{"device":"p1","draft":"d1","action":"create"}'
               synclab-device control --to tcp://127.0.0.1:7100 syncAll '{"force":true}'
-            Each device's state: synclab-device status --db /tmp/p1.sqlite (docs/DEVICE.md, "Device pool").
+            Each device's state: statusAll, or once the pool has stopped (it holds its devices' ledgers
+            exclusively while it runs) synclab-device status --db /tmp/p1.sqlite (docs/DEVICE.md, "Device pool").
             """
     )
 

@@ -43,7 +43,8 @@ public enum DeviceCommandLine {
             engagement, refresh, sync, status, ping, stop, crashAt) on --control, e.g.
               synclab-device control --to tcp://127.0.0.1:7101 edit '{"draft":"d1","action":"create","title":"Hi"}'
             (docs/DEVICE.md walks through a server, a broker and two devices by hand).
-            A stopped or running device's state: synclab-device status --db /tmp/pixel.sqlite
+            A stopped or running device's state: synclab-device status --db /tmp/pixel.sqlite (a pooled device's
+            once its pool has stopped: a running pool holds its ledgers exclusively)
             Crash points (--crash-at, control crashAt {point, nth}):
             \(CrashPoint.helpText(role: "device"))
             """

@@ -27,6 +27,9 @@ public final class DeviceShell: DeviceIO {
     let ownsContext: Bool
     /// CURVE with a control socket of its own: the context's ZAP handler, which admits only the launcher's key.
     let zap: ZapHandler?
+    /// How the ledger holds its file: `.exclusive` in a pool, whose files nothing else opens while it runs (no
+    /// `-shm` lock calls per transaction); `.normal` alone, so `status --db` reads a running device.
+    let ledgerLocking: Locking
     /// The device's logic over this shell's IO; set once in `init`.
     public private(set) var driver: DeviceDriver!
     /// The sockets sent on since the loop last waited (`run`): each is asked for its events before the next wait.
@@ -44,9 +47,10 @@ public final class DeviceShell: DeviceIO {
     }
 
     init(_ configuration: DeviceConfiguration, context shared: Context?, brokerLink: PoolLink?,
-         serverLink: PoolLink?) throws
+         serverLink: PoolLink?, ledgerLocking: Locking = .normal) throws
     {
         self.configuration = configuration
+        self.ledgerLocking = ledgerLocking
         self.brokerLink = brokerLink
         self.serverLink = serverLink
         envelope = Array(configuration.identity.device.utf8)
@@ -164,9 +168,16 @@ public final class DeviceShell: DeviceIO {
         if ownsContext { context.terminate() }
     }
 
+    /// The device's `nextWake` as its pool's last sweep read it (`DevicePool.tick`), to be used again by that sweep
+    /// when it does not tick the device.
+    var sweptWake: Double?
+
     /// Real ms until the instance next has something to do, bounded so signals are noticed quickly.
-    func pollTimeoutMs() -> Int {
-        guard let wake = driver.nextWake else { return 100 }
+    func pollTimeoutMs() -> Int { pollTimeoutMs(wake: driver.nextWake) }
+
+    /// The same for a `nextWake` already read.
+    func pollTimeoutMs(wake: Double?) -> Int {
+        guard let wake else { return 100 }
         let realMs = (wake - now) / configuration.clock.scale * 1_000
         guard realMs.isFinite else { return 100 }
         return Int(max(1, min(100, realMs.rounded(.up))))
@@ -206,6 +217,7 @@ public final class DeviceShell: DeviceIO {
 
     public func openLedger(wiping: Bool) throws -> Ledger {
         if wiping { try Ledger.removeFiles(at: configuration.databasePath) }
-        return try Ledger(path: configuration.databasePath, synchronous: configuration.synchronous)
+        return try Ledger(path: configuration.databasePath, synchronous: configuration.synchronous,
+                          locking: ledgerLocking)
     }
 }

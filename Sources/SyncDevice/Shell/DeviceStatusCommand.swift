@@ -3,7 +3,8 @@ import LabKit
 import SyncProtocol
 
 /// `synclab-device status --db PATH`: a device's status and seed-001 metrics from its database alone, for a device
-/// that is running (WAL lets it read beside the writer) or stopped.
+/// that is running (WAL lets it read beside the writer) or stopped. A running pool's file is locked (the pool holds
+/// its ledgers exclusively): then it exits 1 saying so, after a 1 s wait.
 public enum DeviceStatusCommand {
     /// Runs the subcommand; returns the exit status.
     public static func run(_ arguments: [String]) -> Int32 {
