@@ -53,8 +53,9 @@ public final class EdgePoller {
     public func touchAll() { unchecked.formUnion(sockets.indices) }
 
     /// The indexes of sockets with a message to read, waiting up to `timeoutMs` when none has (0: do not wait).
-    /// May return none before the timeout (a descriptor signalled a change that was not a message): the owner's loop
-    /// goes round again, as after a `zmq_poll` timeout.
+    /// Returns none only when the time ran out or a signal interrupted the wait: a descriptor that signalled a change
+    /// that was not a message (a socket busy sending gets many: its pipes' commands) is asked and the wait goes on,
+    /// as `zmq_poll` does, so the owner's loop does not turn for nothing.
     public func wait(timeoutMs: Int) throws -> [Int] {
         var ready = try readable(unchecked)
         unchecked = []
@@ -62,17 +63,31 @@ public final class EdgePoller {
             // Signals that came meanwhile are read on the next call (epoll keeps them; the sockets are asked then).
             return ready
         }
-        let count = events.withUnsafeMutableBufferPointer {
-            epoll_wait(epoll, $0.baseAddress, Int32($0.count), Int32(clamping: timeoutMs))
+        let deadline = timeoutMs < 0 ? nil : Self.monotonicMs() + timeoutMs
+        var remaining = timeoutMs
+        while true {
+            let count = events.withUnsafeMutableBufferPointer {
+                epoll_wait(epoll, $0.baseAddress, Int32($0.count), Int32(clamping: remaining))
+            }
+            if count < 0 {
+                if errno == EINTR { return [] }
+                throw ZMQError(code: errno, operation: "epoll_wait")
+            }
+            var signalled: Set<Int> = []
+            for event in events.prefix(Int(count)) { signalled.insert(Int(event.data.u64)) }
+            ready = try readable(signalled)
+            guard ready.isEmpty, count > 0 else { return ready }
+            if let deadline {
+                remaining = deadline - Self.monotonicMs()
+                if remaining <= 0 { return [] }
+            }
         }
-        if count < 0 {
-            if errno == EINTR { return [] }
-            throw ZMQError(code: errno, operation: "epoll_wait")
-        }
-        var signalled: Set<Int> = []
-        for event in events.prefix(Int(count)) { signalled.insert(Int(event.data.u64)) }
-        ready = try readable(signalled)
-        return ready
+    }
+
+    private static func monotonicMs() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec * 1_000 + now.tv_nsec / 1_000_000
     }
 
     /// Of `indexes`, those whose socket has input (`ZMQ_EVENTS`, which also reads the socket's pending commands and

@@ -16,6 +16,36 @@ struct EdgePollerTests {
         #expect(try poller.wait(timeoutMs: 0) == [])
     }
 
+    @Test("a descriptor that signals with no message to read does not end the wait before its time")
+    func signalsThatAreNotMessagesDoNotEndTheWait() throws {
+        let context = try Context()
+        // Small high-water marks: the pipe is full after four messages, and every second one its reader takes sends
+        // the writer a command (activate_write), which makes the writer's descriptor signal.
+        let pull = try Socket(context, .pull)
+        try pull.setReceiveHighWaterMark(2)
+        try pull.bind("inproc://edge-spurious-\(UUID().uuidString)")
+        let push = try Socket(context, .push)
+        defer { push.close() }
+        try push.setSendHighWaterMark(2)
+        try push.connect(pull.lastEndpoint)
+        let poller = try EdgePoller()
+        try poller.add(push)
+        // A PUSH never has input; its descriptor signals as its peer reads what it sent.
+        for n in 0..<8 { _ = try push.send([bytes("m\(n)")], dontWait: true) }
+        #expect(try poller.wait(timeoutMs: 0) == [])
+        let reader = Thread {
+            for _ in 0..<8 {
+                usleep(20_000)
+                _ = try? pull.receive(dontWait: true)
+            }
+        }
+        reader.start()
+        let start = Date()
+        #expect(try poller.wait(timeoutMs: 300) == [])
+        // Only the timeout ends it (on a loaded machine later, never sooner).
+        #expect(Date().timeIntervalSince(start) >= 0.29)
+    }
+
     @Test("wait names exactly the sockets with input, a message queued before the socket was added included")
     func waitNamesReadySockets() throws {
         let context = try Context()
