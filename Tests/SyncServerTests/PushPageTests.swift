@@ -97,6 +97,45 @@ struct PushPageTests {
         #expect(replies(early) == [.pushResult(PushResult(req: 9, results: applied.map(\.result)))])
     }
 
+    @Test("a page too big to go beside the results is left out, so the reply never passes the body limit")
+    func pageThatDoesNotFit() throws {
+        var instance = helloed()
+        // Results of 500 ops with long keys, and a page that fits alone (under the store's budget) but not with them.
+        let results = (0..<500).map {
+            OpResult(key: "k-\($0)-" + String(repeating: "x", count: 100), outcome: .applied, seq: $0 + 1, version: 1)
+        }
+        let body = String(repeating: "b", count: 65_000)
+        let changes = (1...15).map {
+            Change(seq: $0, draft: "d\($0)", action: .create, version: 1, title: "T", body: body, origin: "pixel",
+                   key: "p\($0)", conflict: false)
+        }
+        let slice = PageSlice(changes: changes, next: 15, head: 15)
+        #expect(slice.fits(with: []))
+        #expect(!slice.fits(with: results))
+        let page = Page(req: 9, changes: changes, next: 15, head: 15)
+        // Sent whole, the reply would be refused by the device's decoder (and the resend met the same page again).
+        #expect(Codec.body(of: .pushResult(PushResult(req: 9, results: results, page: page))).count
+            > Limits.maxBodyBytes)
+        var pull = PullRequest(peer: peer, req: 9, device: "pixel", account: "acme", cursor: 0, limit: 200)
+        pull.pushResults = results
+        let out = instance.onPulled(pull, page: slice)
+        guard case .pushResult(let alone)? = replies(out).first, replies(out).count == 1 else {
+            Issue.record("not one pushResult")
+            return
+        }
+        #expect(alone.page == nil && alone.results == results)
+        #expect(!out.contains { if case .log(let line) = $0 { line.type == "pull.served" } else { false } })
+        #expect(instance.stats.pulls == 0)
+        // A few results beside the same page fit, and it goes with them.
+        pull.pushResults = Array(results.prefix(3))
+        guard case .pushResult(let sent)? = replies(instance.onPulled(pull, page: slice)).first else {
+            Issue.record("no pushResult")
+            return
+        }
+        #expect(sent.page == page)
+        #expect(Codec.body(of: .pushResult(sent)).count <= Limits.maxBodyBytes)
+    }
+
     @Test("a page that cannot be read: the results still go, without it")
     func pageFailure() throws {
         var instance = helloed()

@@ -151,8 +151,12 @@ public struct ServerInstance: Sendable {
                                   cursor: pull.cursor, limit: pull.limit))]
     }
 
-    /// The store read a page: a pull's, or the one a push asked for (sent with its results).
+    /// The store read a page: a pull's, or the one a push asked for (sent with its results when both fit in one body;
+    /// else the results go alone and the device pulls the page).
     public mutating func onPulled(_ request: PullRequest, page: PageSlice) -> [ServerDirective] {
+        if let results = request.pushResults, !page.fits(with: results) {
+            return reply(request.peer, .pushResult(PushResult(req: request.req, results: results)))
+        }
         stats.pulls += 1
         stats.heads[request.account] = max(stats.heads[request.account] ?? 0, page.head)
         var fields: [(String, JSONValue)] = [

@@ -37,6 +37,22 @@ public struct PageSlice: Sendable, Equatable {
         return fixedSize + 6 * text
     }
 
+    /// Whether this page and `results` fit in one `pushResult` body (a push that asked for its page). A page alone
+    /// always fits (`changeBudget`); with many results beside it one near the budget may not: then the results go
+    /// alone and the device pulls the page.
+    func fits(with results: [OpResult]) -> Bool {
+        // A result's keys, punctuation, outcome, booleans and two integers of up to 20 digits take under 128 bytes.
+        var size = 0
+        for result in results {
+            size += 128 + Self.escapedLength(result.key) + Self.escapedLength(result.reason ?? "")
+        }
+        var bound = size
+        for change in changes { bound += Self.sizeBound(of: change) }
+        if bound <= Self.changeBudget { return true }
+        for change in changes { size += Self.encodedSize(of: change) }
+        return size <= Self.changeBudget
+    }
+
     static func escapedLength(_ text: String) -> Int {
         var length = 0
         for byte in text.utf8 {
