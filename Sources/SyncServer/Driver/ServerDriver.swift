@@ -152,14 +152,11 @@ public final class ServerDriver {
             let frames: [[UInt8]]
             if case .page(let page) = message, let pull = servingPull {
                 // A page for the pull being served: its body is encoded once for every pull of the same page.
-                let body = store.pageCache.body(of: page, account: pull.account, cursor: pull.cursor,
-                                                limit: pull.limit)
-                frames = peer.envelope([Self.pageHeader, body])
+                frames = peer.envelope([Self.pageHeader, cachedBody(of: page, for: pull)])
             } else if case .pushResult(let result) = message, let page = result.page, let pull = servingPull {
                 // The page a push asked for, encoded once as any pull's (and kept for the pulls that follow it).
-                let body = store.pageCache.body(of: page, account: pull.account, cursor: pull.cursor,
-                                                limit: pull.limit)
-                frames = peer.envelope([Self.pushResultHeader, Codec.pushResultBody(result, pageBody: body)])
+                let body = Codec.pushResultBody(result, pageBody: cachedBody(of: page, for: pull))
+                frames = peer.envelope([Self.pushResultHeader, body])
             } else {
                 frames = peer.envelope(Codec.encode(message))
             }
@@ -238,6 +235,11 @@ public final class ServerDriver {
         case .stop:
             stopping = true
         }
+    }
+
+    /// The body of `page`, the answer to `pull`, from the store's page cache (encoded once for every pull of it).
+    func cachedBody(of page: Page, for pull: PullRequest) -> [UInt8] {
+        store.pageCache.body(of: page, account: pull.account, cursor: pull.cursor, limit: pull.limit)
     }
 
     /// Sends a reply without blocking: a client that stopped reading, or went away, loses it rather than stall

@@ -13,15 +13,13 @@ public struct PushRequest: Sendable, Equatable {
     /// The fault plan fails this push's commit (after the ops were decided): nothing is applied.
     public var failCommit = false
     /// The page the push asked for with its results (`Push.cursor`, `Push.limit`): read after the commit.
-    public var page: (cursor: Int, limit: Int)? {
-        get { pageCursor.map { ($0, pageLimit) } }
-        set {
-            pageCursor = newValue?.cursor
-            pageLimit = newValue?.limit ?? 0
-        }
+    public var page: PageAsk?
+
+    /// Where a push's page starts and how many changes it holds at most, as a pull's `cursor` and `limit`.
+    public struct PageAsk: Sendable, Equatable {
+        public var cursor: Int
+        public var limit: Int
     }
-    private var pageCursor: Int?
-    private var pageLimit = 0
 
     public init(peer: Peer, req: Int, device: String, account: String, ops: [Op], injectRejections: Set<Int> = []) {
         self.peer = peer

@@ -32,7 +32,9 @@ extension ServerInstance {
                                   ops: push.ops, injectRejections: rejections)
         request.idempotency = switches.effective(for: session.account).idempotency
         request.failCommit = faults.failCommit > 0 && faults.drawFailCommit(using: &generator)
-        if let cursor = push.cursor, let limit = push.limit { request.page = (cursor, limit) }
+        if let cursor = push.cursor, let limit = push.limit {
+            request.page = PushRequest.PageAsk(cursor: cursor, limit: limit)
+        }
         return [.apply(request)]
     }
 
