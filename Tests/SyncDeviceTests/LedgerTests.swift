@@ -248,6 +248,32 @@ import Testing
         }
     }
 
+    /// A change settles only this device's ops: the server writes the sender as its origin and refuses a key another
+    /// device used, so a change of another origin is never one of them and its settle statement is skipped.
+    @Test func onlyAChangeOfThisDevicesOriginSettlesAnOp() throws {
+        try withLedger { ledger, _ in
+            let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"),
+                                       device: "pixel", wall: 1)
+            _ = try ledger.claim(request(0))
+            try ledger.record([OpOutcome(key: mine.key, kind: .unknown(retryAt: 0, reason: "reply lost"))], wall: 2)
+            func change(_ seq: Int, origin: String) -> Change {
+                Change(seq: seq, draft: "d", action: .update, version: seq, title: "t\(seq)", body: nil,
+                       origin: origin, key: mine.key, conflict: false)
+            }
+            let foreign = try ledger.apply(PageApplication(changes: [change(1, origin: "other")], from: 0, to: 1,
+                                                           pass: 1), wall: 3)
+            #expect(foreign.isEmpty)
+            #expect(try ledger.op(mine.key)?.status != .completed)
+            let own = try ledger.apply(PageApplication(changes: [change(2, origin: "pixel")], from: 1, to: 2, pass: 2),
+                                       wall: 4)
+            #expect(own == [mine.key])
+            #expect(try ledger.op(mine.key)?.status == .completed)
+            // The replica is the shadow the upsert returned (the server's rows: no body was ever sent), with no op
+            // left to replay on it.
+            #expect(try ledger.drafts() == [DraftRow(id: "d", title: "t2", body: nil, version: 2, deleted: false)])
+        }
+    }
+
     /// Read your writes (issue 30): an acknowledged edit whose change is above the cursor stays in the replica when
     /// a page that ends below it touches its draft; `ownWrites: untilPulled` leaves it out and says which.
     @Test(arguments: [DeviceSettings.OwnWrites.keep, .untilPulled])

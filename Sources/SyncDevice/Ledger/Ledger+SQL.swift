@@ -1,3 +1,6 @@
+import SQLite
+import SyncProtocol
+
 /// The ledger's statements whose query plans matter: `LedgerTests` holds each one's plan.
 extension Ledger {
     /// Settles the op a pulled change came from (result seq, wall µs, the change's key twice). The key is the one the
@@ -27,6 +30,35 @@ extension Ledger {
     /// the draft's unsettled ops and those completed above the shadow. Through `ops_draft`, so it reads every op the
     /// draft ever had: two partial indexes that would read only those two kinds were measured and not kept, since
     /// they cost more WAL frames per op than they saved (docs/PERFORMANCE.md, "tried and not kept").
+    /// Writes a pulled change onto its draft's shadow row and returns the row as it now is (`ShadowRow`): draft,
+    /// title, body, version bound as ?1…?4 for every action (a delete leaves ?2 and ?3 unread). A create sets the
+    /// whole draft, also over a deleted one with the same id; an update keeps the fields it does not carry.
+    static func shadowSQL(_ action: DraftAction) -> String {
+        switch action {
+        case .create: shadowCreateSQL
+        case .update: shadowUpdateSQL
+        case .delete: shadowDeleteSQL
+        }
+    }
+
+    private static let shadowCreateSQL = """
+        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?1, ?2, ?3, ?4, 0)
+        ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, version = excluded.version,
+            deleted = 0
+        RETURNING title, body, version, deleted
+        """
+    private static let shadowUpdateSQL = """
+        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?1, ?2, ?3, ?4, 0)
+        ON CONFLICT(id) DO UPDATE SET title = coalesce(excluded.title, shadow.title),
+            body = coalesce(excluded.body, shadow.body), version = excluded.version, deleted = 0
+        RETURNING title, body, version, deleted
+        """
+    private static let shadowDeleteSQL = """
+        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?1, NULL, NULL, ?4, 1)
+        ON CONFLICT(id) DO UPDATE SET version = excluded.version, deleted = 1
+        RETURNING title, body, version, deleted
+        """
+
     static let rebuildSQL = """
         SELECT action, title, body, status, key FROM ops WHERE draft = ? AND (status NOT IN ('completed',
             'needsAttention') OR (status = 'completed' AND result_seq > ?))
@@ -51,4 +83,24 @@ extension Ledger {
     /// A successful pass's end: the head, the next desired run and the sync time.
     static let endSuccessSQL = "INSERT INTO state(key, value) VALUES ('head', ?), ('next_desired_sim', ?), "
         + "('last_sync_sim', ?) " + stateUpsert
+}
+
+/// A draft's row in `shadow` (the server's state) or `drafts` (the replica): what a rebuild replays ops onto.
+struct ShadowRow {
+    var title: String?
+    var body: String?
+    var version: Int
+    var deleted: Bool
+
+    init(title: String?, body: String?, version: Int, deleted: Bool) {
+        self.title = title
+        self.body = body
+        self.version = version
+        self.deleted = deleted
+    }
+
+    /// The columns title, body, version, deleted of `row`, in that order.
+    init(_ row: Row) {
+        self.init(title: row.optionalString(0), body: row.optionalString(1), version: row.int(2), deleted: row.bool(3))
+    }
 }

@@ -18,6 +18,9 @@ public final class Ledger {
     /// The acknowledged ops the last step's rebuilds left out of the replica (`ownWrites: untilPulled` only), for the
     /// driver's `replica.ownWriteHidden` event. Emptied by the driver.
     public var hiddenOwnWrites: [(draft: String, key: String)] = []
+    /// The device this ledger belongs to, as a change's `origin` names it (set by `prepare`): a pulled change of
+    /// another origin settles none of its ops. Nil (before `prepare`): every change's key is looked up.
+    public private(set) var ownOrigin: String?
 
     static let migrations = [
         Migration(version: 1, sql: """
@@ -137,6 +140,7 @@ public final class Ledger {
         -> RestoredState
     {
         keepsOwnWrites = settings.ownWrites == .keep
+        ownOrigin = identity.device
         try database.transaction {
             if let owner = try stateString("device"), owner != identity.device {
                 throw DeviceError.notALedger(path: path, reason: "it belongs to device \"\(owner)\"")
@@ -234,10 +238,10 @@ public final class Ledger {
     /// The replica's row for `draft` = the server's state (`shadow`) with every unsettled local op replayed on it.
     /// So a change pulled from the server never hides a pending edit, and an op that ends `needsAttention` stops
     /// showing in the replica.
-    func rebuild(draft: String, shadowAt seen: Int? = nil) throws {
-        var row = try database.first("SELECT title, body, version, deleted FROM shadow WHERE id = ?", draft) {
-            (title: $0.optionalString(0), body: $0.optionalString(1), version: $0.int(2), deleted: $0.bool(3))
-        }
+    /// `shadow`: the draft's shadow row when the caller has just written it (nil: it is read).
+    func rebuild(draft: String, shadow: ShadowRow? = nil, shadowAt seen: Int? = nil) throws {
+        var row = try shadow ?? database.first("SELECT title, body, version, deleted FROM shadow WHERE id = ?", draft,
+                                              map: ShadowRow.init)
         // The shadow holds the server's changes up to `seen` (the cursor, or the end of the page being applied): an
         // acknowledged op applied above it is not in the shadow yet, and without it the user's own write vanishes.
         let above = try seen ?? cursor()
@@ -249,11 +253,13 @@ public final class Ledger {
             let version = (row?.version ?? 0) + 1
             switch DraftAction(rawValue: op.string(0)) ?? .update {
             case .create:
-                row = (op.optionalString(1), op.optionalString(2), version, false)
+                row = ShadowRow(title: op.optionalString(1), body: op.optionalString(2), version: version,
+                                deleted: false)
             case .update:
-                row = (op.optionalString(1) ?? row?.title, op.optionalString(2) ?? row?.body, version, false)
+                row = ShadowRow(title: op.optionalString(1) ?? row?.title, body: op.optionalString(2) ?? row?.body,
+                                version: version, deleted: false)
             case .delete:
-                row = (row?.title, row?.body, version, true)
+                row = ShadowRow(title: row?.title, body: row?.body, version: version, deleted: true)
             }
         }
         if let row {
@@ -398,34 +404,21 @@ public final class Ledger {
             let current = try cursor()
             let expected = page.cursorCommitted ? page.to : page.from
             guard current == expected else { throw DeviceError.cursorMoved(expected: expected, found: current) }
-            var drafts: Set<String> = []
+            // Each draft's shadow row as the page's last change of it left it (the upsert returns it): the rebuild
+            // below starts from it instead of reading it again.
+            var shadows: [String: ShadowRow] = [:]
             var completed: [String] = []
             for change in page.changes {
-                switch change.action {
-                case .create:
-                    // A create sets the whole draft, also over a deleted one with the same id.
-                    try database.run("""
-                        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, ?, ?, ?, 0)
-                        ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body,
-                            version = excluded.version, deleted = 0
-                        """, change.draft, change.title, change.body, change.version)
-                case .update:
-                    try database.run("""
-                        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, ?, ?, ?, 0)
-                        ON CONFLICT(id) DO UPDATE SET title = coalesce(excluded.title, shadow.title),
-                            body = coalesce(excluded.body, shadow.body), version = excluded.version, deleted = 0
-                        """, change.draft, change.title, change.body, change.version)
-                case .delete:
-                    try database.run("""
-                        INSERT INTO shadow(id, title, body, version, deleted) VALUES (?, NULL, NULL, ?, 1)
-                        ON CONFLICT(id) DO UPDATE SET version = excluded.version, deleted = 1
-                        """, change.draft, change.version)
-                }
-                drafts.insert(change.draft)
+                shadows[change.draft] = try database.first(Self.shadowSQL(change.action), change.draft, change.title,
+                                                           change.body, change.version, map: ShadowRow.init)
+                // Only this device's own ops can be settled by a change, and the server writes the device that sent
+                // an op as its change's origin (a key another device used is refused): another origin's change
+                // settles nothing, and its statement is skipped.
+                guard ownOrigin.map({ $0 == change.origin }) ?? true else { continue }
                 let settled = try database.run(Self.settleSQL, change.seq, wall, change.key, change.key)
                 if settled > 0 { completed.append(change.key) }
             }
-            for draft in drafts { try rebuild(draft: draft, shadowAt: page.to) }
+            for (draft, shadow) in shadows { try rebuild(draft: draft, shadow: shadow, shadowAt: page.to) }
             guard !page.cursorCommitted else { return completed }
             // The cursor and the head (never lowered) in one statement.
             try database.run(Self.cursorSQL, page.to, page.to)
