@@ -44,7 +44,8 @@ public struct EventType: Sendable, Hashable, CustomStringConvertible {
     /// An event type's name as its lines spell it. A hot emitter keeps one (`EventCatalogue.hintAccepted.quoted`) and
     /// emits with it: copying the whole `EventType` out of the catalogue for every line costs more than the line.
     public struct Quoted: Sendable, Hashable {
-        let bytes: [UInt8]
+        /// `"name"`, quotes included.
+        public let bytes: [UInt8]
     }
 
     public var description: String { name }

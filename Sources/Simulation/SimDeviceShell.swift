@@ -94,6 +94,7 @@ public final class SimDeviceShell: DeviceIO {
     public var wallMicros: Int64 { world.clock.epochMicros + world.scheduler.now }
 
     public func emit(_ type: String, _ fields: [(String, JSONValue)]) { held.emit(type, fields) }
+    public func emit(_ event: PassEvent) { held.emit(event) }
     public func stepBegan() { held.hold() }
     public func flushEvents() { held.flush() }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LabKit
+import SyncDevice
 import SyncProtocol
 
 /// The simulated run's `events.jsonl`, written in the order events happen (one process, one clock): every line has
@@ -30,6 +31,32 @@ public final class SimEventLog {
 
     /// Records an event of process `proc` at the scheduler's now.
     public func emit(_ proc: String, _ type: String, _ fields: [(String, JSONValue)] = []) {
+        writeStart(proc)
+        JSONValue.string(type).write(to: &buffer)
+        for (key, value) in fields {
+            buffer.append(UInt8(ascii: ","))
+            JSONValue.string(key).write(to: &buffer)
+            buffer.append(UInt8(ascii: ":"))
+            value.write(to: &buffer)
+        }
+        writeEnd()
+    }
+
+    /// Records a typed event of process `proc` (a pass's, `PassEvent`): its type's name as its lines spell it, then
+    /// the fields `write` adds, as `emit(_:_:_:)` would write them from a field list.
+    public func emit(_ proc: String, _ type: EventType.Quoted, _ write: (inout EventBytes) -> Void) {
+        writeStart(proc)
+        buffer.append(contentsOf: type.bytes)
+        // The sink takes the buffer and gives it back: swapped, never copied.
+        var sink = EventBytes([])
+        swap(&sink.bytes, &buffer)
+        write(&sink)
+        swap(&sink.bytes, &buffer)
+        writeEnd()
+    }
+
+    /// `{"wall":…,"sim":…,"proc":…,"type":`.
+    private func writeStart(_ proc: String) {
         let wall = clock.epochMicros + scheduler.now
         let simMillis = (clock.sim(atWall: wall) * 1000).rounded()
         buffer.append(contentsOf: "{\"wall\":".utf8)
@@ -39,13 +66,9 @@ public final class SimEventLog {
         buffer.append(contentsOf: ",\"proc\":".utf8)
         JSONValue.string(proc).write(to: &buffer)
         buffer.append(contentsOf: ",\"type\":".utf8)
-        JSONValue.string(type).write(to: &buffer)
-        for (key, value) in fields {
-            buffer.append(UInt8(ascii: ","))
-            JSONValue.string(key).write(to: &buffer)
-            buffer.append(UInt8(ascii: ":"))
-            value.write(to: &buffer)
-        }
+    }
+
+    private func writeEnd() {
         buffer.append(contentsOf: "}\n".utf8)
         count += 1
         if buffer.count >= 1 << 20 { flush() }
@@ -83,7 +106,13 @@ final class HeldEvents {
     private let log: SimEventLog
     private let proc: String
     private var depth = 0
-    private var lines: [(type: String, fields: [(String, JSONValue)])] = []
+    private var lines: [Held] = []
+
+    /// An event held: a field list, or a pass's typed event.
+    private enum Held {
+        case line(type: String, fields: [(String, JSONValue)])
+        case pass(PassEvent)
+    }
 
     init(_ log: SimEventLog, proc: String) {
         self.log = log
@@ -91,7 +120,11 @@ final class HeldEvents {
     }
 
     func emit(_ type: String, _ fields: [(String, JSONValue)]) {
-        if depth > 0 { lines.append((type, fields)) } else { log.emit(proc, type, fields) }
+        if depth > 0 { lines.append(.line(type: type, fields: fields)) } else { log.emit(proc, type, fields) }
+    }
+
+    func emit(_ event: PassEvent) {
+        if depth > 0 { lines.append(.pass(event)) } else { write(event) }
     }
 
     func hold() { depth += 1 }
@@ -102,10 +135,19 @@ final class HeldEvents {
     }
 
     func flush() {
-        for line in lines { log.emit(proc, line.type, line.fields) }
+        for held in lines {
+            switch held {
+            case let .line(type, fields): log.emit(proc, type, fields)
+            case let .pass(event): write(event)
+            }
+        }
         lines.removeAll()
     }
 
     /// The process died: what it held was never written.
     func drop() { lines.removeAll() }
+
+    private func write(_ event: PassEvent) {
+        log.emit(proc, event.quoted) { event.write(to: &$0) }
+    }
 }

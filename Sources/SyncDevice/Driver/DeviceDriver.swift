@@ -237,6 +237,8 @@ public final class DeviceDriver {
             }
         case .log(let line):
             io.emit(line.type, line.fields)
+        case .event(let event):
+            io.emit(event)
         case .awaitPass(let token, let pending):
             nextToken = max(nextToken, token + 1)
             syncWaiters[token] = .control(peer: pending.peer, req: pending.request.req)

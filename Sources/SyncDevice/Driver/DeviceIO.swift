@@ -28,6 +28,8 @@ public protocol DeviceIO: EventEmitter {
     func dies(after boundary: DeviceBoundary) -> Bool
     /// Opens the device's ledger file; `wiping` deletes it first (a reinstall).
     func openLedger(wiping: Bool) throws -> Ledger
+    /// Writes one of a pass's typed events; by default as its `EventLine`.
+    func emit(_ event: PassEvent)
 }
 
 /// The device's two peers on the wire.
@@ -45,4 +47,9 @@ extension DeviceIO {
     public func stepEnded() {}
     public func flushEvents() {}
     public func dies(after boundary: DeviceBoundary) -> Bool { false }
+
+    public func emit(_ event: PassEvent) {
+        let line = event.line
+        emit(line.type, line.fields)
+    }
 }

@@ -48,4 +48,6 @@ public enum DeviceDirective: Sendable, Equatable {
     case stop
     /// Write an event (after everything before it in the list has been carried out).
     case log(EventLine)
+    /// Write one of the events every pass writes, typed (`PassEvent`), likewise in order.
+    case event(PassEvent)
 }

@@ -30,8 +30,7 @@ extension DeviceInstance {
             out += recordStart(&current)
             out.append(.commitCursor(to: last.seq, pass: current.id))
             // The cursor really moves now, past changes not yet applied: cursor-safety sees exactly that.
-            out.append(.log(EventLine(.cursorMoved, [("from", .int(cursor)), ("to", .int(last.seq)),
-                                                     ("pass", .int(current.id))])))
+            out.append(.event(.cursorMoved(from: cursor, to: last.seq, pass: current.id)))
             out.append(.log(EventLine(.cursorCommittedBeforePage, [
                 ("from", .int(cursor)), ("to", .int(last.seq)), ("pass", .int(current.id)),
                 ("reason", "cursorCommit=beforePage: the page is applied in a later commit"),
@@ -61,14 +60,9 @@ extension DeviceInstance {
             let from = cursor
             out.append(.applyPage(PageApplication(changes: accepted, from: from, to: last.seq, pass: current.id)))
             for change in accepted {
-                out.append(.log(EventLine(.changeApplied, [
-                    ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
-                    ("draft", .string(change.draft)), ("pass", .int(current.id)),
-                    ("trigger", .string(current.trigger.rawValue)),
-                ])))
+                out.append(.event(.changeApplied(change, pass: current.id, trigger: current.trigger)))
             }
-            out.append(.log(EventLine(.cursorMoved, [("from", .int(from)), ("to", .int(last.seq)),
-                                                     ("pass", .int(current.id))])))
+            out.append(.event(.cursorMoved(from: from, to: last.seq, pass: current.id)))
             cursor = last.seq
             current.pulled += accepted.count
         }
@@ -116,11 +110,7 @@ extension DeviceInstance {
         let application = pending.page
         var out: [DeviceDirective] = [.applyPage(application)]
         for change in application.changes {
-            out.append(.log(EventLine(.changeApplied, [
-                ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
-                ("draft", .string(change.draft)), ("pass", .int(current.id)),
-                ("trigger", .string(current.trigger.rawValue)),
-            ])))
+            out.append(.event(.changeApplied(change, pass: current.id, trigger: current.trigger)))
         }
         current.pulled += application.changes.count
         current.reachedHead = cursor >= pending.head

@@ -17,9 +17,7 @@ extension DeviceInstance {
         pass = RunningPass(id: id, trigger: trigger, started: now,
                            deadline: limit.map { now + $0 * settings.executionScale }, tokens: tokens,
                            ignoreBackoff: ignoreBackoff)
-        var fields: [(String, JSONValue)] = [("pass", .int(id)), ("trigger", .string(trigger.rawValue))]
-        if let limit { fields.append(("limitSec", .double(limit))) }
-        let start = DeviceDirective.log(EventLine(.passStart, fields))
+        let start = DeviceDirective.event(.passStart(pass: id, trigger: trigger, limitSec: limit))
         if environment.online && sessionReady {
             // Straight to the claim: the pass's row is written in the claim's transaction (one commit, not two).
             return [start] + proceed(to: .claim, now: now, beginning: trigger)
@@ -296,14 +294,10 @@ extension DeviceInstance {
                                 outcome: outcome, sent: ended.sent, pulled: ended.pulled, cutOff: cutOff,
                                 success: success, cursor: cursor, head: head, nextDesired: scheduler.nextWake)
         out.append(.endPass(record))
-        var fields: [(String, JSONValue)] = [
-            ("pass", .int(ended.id)), ("trigger", .string(ended.trigger.rawValue)), ("sent", .int(ended.sent)),
-            ("pulled", .int(ended.pulled)), ("cursor", .int(cursor)), ("cutOff", .bool(cutOff)),
-            ("outcome", .string(outcome.rawValue)), ("head", .int(head)), ("durationSec", .double(now - ended.started)),
-            ("executionSec", .double((now - ended.started) / settings.executionScale)),
-        ]
-        if let next = record.nextDesired { fields.append(("nextRunSim", .double(next))) }
-        out.append(.log(EventLine(.passEnd, fields)))
+        out.append(.event(.passEnd(PassEvent.PassEnd(
+            pass: ended.id, trigger: ended.trigger, sent: ended.sent, pulled: ended.pulled, cursor: cursor,
+            cutOff: cutOff, outcome: outcome, head: head, durationSec: now - ended.started,
+            executionSec: (now - ended.started) / settings.executionScale, nextRunSim: record.nextDesired))))
         out += schedulerEvents.map { .log($0) }
         if !ended.tokens.isEmpty { out.append(.answerSync(tokens: ended.tokens)) }
         if let next = followUp {

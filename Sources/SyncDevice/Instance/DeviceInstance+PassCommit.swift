@@ -46,14 +46,9 @@ extension DeviceInstance {
         for page in held {
             out.append(.applyPage(page))
             for change in page.changes {
-                out.append(.log(EventLine(.changeApplied, [
-                    ("seq", .int(change.seq)), ("key", .string(change.key)), ("origin", .string(change.origin)),
-                    ("draft", .string(change.draft)), ("pass", .int(current.id)),
-                    ("trigger", .string(current.trigger.rawValue)),
-                ])))
+                out.append(.event(.changeApplied(change, pass: current.id, trigger: current.trigger)))
             }
-            out.append(.log(EventLine(.cursorMoved, [("from", .int(page.from)), ("to", .int(page.to)),
-                                                     ("pass", .int(current.id))])))
+            out.append(.event(.cursorMoved(from: page.from, to: page.to, pass: current.id)))
         }
         return out
     }

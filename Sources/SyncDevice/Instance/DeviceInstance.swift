@@ -166,9 +166,9 @@ public struct DeviceInstance: Sendable {
             next.forced = next.forced || trigger == .manual || force
             next.ignoreBackoff = next.ignoreBackoff || force
             followUp = next
-            return [.log(EventLine(.trigger, [("trigger", .string(trigger.rawValue)), ("coalesced", true)]))]
+            return [.event(.trigger(trigger, coalesced: true))]
         }
-        return [.log(EventLine(.trigger, [("trigger", .string(trigger.rawValue)), ("coalesced", false)]))]
+        return [.event(.trigger(trigger, coalesced: false))]
             + startPass(trigger, limit: limit, now: now, tokens: tokens, ignoreBackoff: force)
     }
 
@@ -193,8 +193,7 @@ public struct DeviceInstance: Sendable {
                 out.append(.log(EventLine(.brokerRegistered)))
             }
         case .hint(let hint):
-            out.append(.log(EventLine(.hintReceived, [("hint", .string(hint.hint)), ("head", .int(hint.head)),
-                                                      ("keys", .array(keys.map { .string($0) }))])))
+            out.append(.event(.hintReceived(hint: hint.hint, head: hint.head, keys: keys)))
             out += onHint(hint, now: now)
         case .error(let error):
             out += onBrokerError(error, now: now)

@@ -190,6 +190,8 @@ public final class DeviceShell: DeviceIO {
     public var pid: Int { Int(getpid()) }
 
     public func emit(_ type: String, _ fields: [(String, JSONValue)]) { events.emit(type, fields) }
+    /// Straight into the event line, with no field list built: a receiving pass writes six of these.
+    public func emit(_ event: PassEvent) { events.emit(event.quoted) { event.write(to: &$0) } }
     public func stepBegan() { events.hold() }
     public func stepEnded() { events.release() }
     public func flushEvents() { events.flush() }
