@@ -227,17 +227,17 @@ public final class Database: @unchecked Sendable {
     @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         if transactionDepth > 0 && groupOpen {
-            let name = "step\(transactionDepth)"
-            try run("SAVEPOINT \(name)")
+            let savepoint = Savepoint.at(depth: transactionDepth)
+            try run(savepoint.open)
             transactionDepth += 1
             defer { transactionDepth -= 1 }
             do {
                 let result = try body()
-                try run("RELEASE \(name)")
+                try run(savepoint.release)
                 return result
             } catch {
-                _ = try? run("ROLLBACK TO \(name)")
-                _ = try? run("RELEASE \(name)")
+                _ = try? run(savepoint.rollback)
+                _ = try? run(savepoint.release)
                 throw error
             }
         }
@@ -372,4 +372,22 @@ struct StatementKey: Hashable {
         }
         if sampled == nil { hasher.combine(sql) }
     }
+}
+
+/// The statements of the savepoint a group's step opens at one depth (`step1`, `step2`, …), spelled once for the
+/// usual depths rather than for every step.
+struct Savepoint {
+    let open: String
+    let release: String
+    let rollback: String
+
+    init(depth: Int) {
+        open = "SAVEPOINT step\(depth)"
+        release = "RELEASE step\(depth)"
+        rollback = "ROLLBACK TO step\(depth)"
+    }
+
+    private static let usual = (0..<8).map(Savepoint.init(depth:))
+
+    static func at(depth: Int) -> Savepoint { depth < usual.count ? usual[depth] : Savepoint(depth: depth) }
 }

@@ -9,6 +9,13 @@ public enum WireKeys {
         } catch {
             return nil
         }
+        return topLevel(ofChecked: body)
+    }
+
+    /// The same for a body already known to be one valid JSON object: one `Codec.decode` accepted (both of its paths
+    /// read every byte of the body as JSON), so the checker is not run again. Any other body must go through
+    /// `topLevel(_:)`: this scan trusts the syntax.
+    public static func topLevel(ofChecked body: [UInt8]) -> [String]? {
         var keys: [String] = []
         var depth = 0
         var index = 0

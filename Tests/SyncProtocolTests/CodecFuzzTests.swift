@@ -6,7 +6,7 @@ import Testing
 @Suite("Codec fuzzing")
 struct CodecFuzzTests {
     /// Decodes `cases` inputs made by `make` from a generator seeded with `seed`: each one that decodes must survive
-    /// its own round trip, each one refused must say why. How many were decoded and refused.
+    /// its own round trip and have the same keys read either way, each one refused must say why. How many were decoded and refused.
     private func fuzz(seed: UInt64, cases: Int, _ make: (Int, inout SplitMix64) -> [[UInt8]])
         -> (decoded: Int, refused: Int)
     {
@@ -18,6 +18,9 @@ struct CodecFuzzTests {
                 let message = try Codec.decode(frames)
                 tally.decoded += 1
                 #expect(try Codec.decode(Codec.encode(message)) == message, "case \(index) of seed \(seed)")
+                // A decoded body's keys may be read without checking it again (`WireKeys.topLevel(ofChecked:)`).
+                #expect(WireKeys.topLevel(ofChecked: frames[1]) == WireKeys.topLevel(frames[1]),
+                        "case \(index) of seed \(seed)")
             } catch {
                 tally.refused += 1
                 #expect(!error.description.isEmpty, "case \(index) of seed \(seed)")

@@ -95,18 +95,23 @@ public final class DeviceDriver {
     }
 
     public func onBrokerFrames(_ frames: [[UInt8]]) {
-        let keys = Self.bodyKeys(frames)
         switch Codec.decodeOrReply(frames) {
-        case .success(let message): drive { $0.onBrokerMessage(message, keys: keys, now: now) }
-        case .failure(let error): drive { $0.onBrokerGarbage(error, keys: keys, now: now) }
+        case .success(let message):
+            let keys = Self.bodyKeys(frames, decoded: true)
+            drive { $0.onBrokerMessage(message, keys: keys, now: now) }
+        case .failure(let error):
+            let keys = Self.bodyKeys(frames)
+            drive { $0.onBrokerGarbage(error, keys: keys, now: now) }
         }
     }
 
-    /// The JSON keys of a message's raw body frame, sorted, read before strict decoding: the launcher checks that a
-    /// hint carried nothing but references, so the event lists what was on the wire, not what the decoder kept.
-    public static func bodyKeys(_ frames: [[UInt8]]) -> [String] {
-        guard frames.count >= 2, let keys = WireKeys.topLevel(frames[1]) else { return [] }
-        return keys.sorted()
+    /// The JSON keys of a message's raw body frame, sorted: the launcher checks that a hint carried nothing but
+    /// references, so the event lists what was on the wire, not what the decoder kept. `decoded`: `Codec` accepted
+    /// the frames, so the body is valid JSON and is not checked a second time.
+    public static func bodyKeys(_ frames: [[UInt8]], decoded: Bool = false) -> [String] {
+        guard frames.count >= 2 else { return [] }
+        let keys = decoded ? WireKeys.topLevel(ofChecked: frames[1]) : WireKeys.topLevel(frames[1])
+        return keys?.sorted() ?? []
     }
 
     // MARK: - Directives

@@ -71,23 +71,30 @@ public struct DeviceInstance: Sendable {
 
     /// The next simulated second at which `onTick` has something to do.
     public var nextWake: Double? {
-        var candidates: [Double] = []
-        if let wake = scheduler.nextWake { candidates.append(wake) }
-        if let pass {
-            if let deadline = pass.deadline { candidates.append(deadline) }
-            if let pending = pass.pendingPage { candidates.append(pending.due) }
-            switch pass.phase {
-            case .hello(let deadline, _), .pushing(_, let deadline), .pulling(_, let deadline):
-                candidates.append(deadline)
-            case .claiming:
+        // Read field by field, with no list built and no copy of the pass: the shell asks after every step.
+        var earliest = scheduler.nextWake
+        if pass != nil {
+            earliest = Self.earlier(earliest, pass?.deadline)
+            earliest = Self.earlier(earliest, pass?.pendingPage?.due)
+            switch pass?.phase {
+            case .hello(let deadline, _)?, .pushing(_, let deadline)?, .pulling(_, let deadline)?:
+                earliest = Self.earlier(earliest, deadline)
+            case .claiming?, nil:
                 break
             }
         }
         switch brokerLink {
-        case .registering(let retryAt), .refused(_, let retryAt): candidates.append(retryAt)
+        case .registering(let retryAt), .refused(_, let retryAt): earliest = Self.earlier(earliest, retryAt)
         case .disabled, .registered: break
         }
-        return candidates.min()
+        return earliest
+    }
+
+    /// The earlier of two times, either of which may be missing.
+    private static func earlier(_ a: Double?, _ b: Double?) -> Double? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return Swift.min(a, b)
     }
 
     // MARK: - Start and time
