@@ -289,13 +289,7 @@ struct BodyReader {
 
     private var peek: UInt8 { offset < text.count ? text[offset] : 0 }
 
-    private mutating func skipWhitespace() {
-        while offset < text.count {
-            let byte = text[offset]
-            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
-            offset += 1
-        }
-    }
+    private mutating func skipWhitespace() { JSONScan.skipWhitespace(text, &offset) }
 
     private mutating func consume(_ byte: UInt8) throws(Unsure) {
         skipWhitespace()
@@ -307,23 +301,16 @@ struct BodyReader {
     /// is given (the reader is busy reading the object, so it is lent, not captured).
     private mutating func object(_ field: (inout BodyReader, String) throws(Unsure) -> Void) throws(Unsure) {
         try consume(UInt8(ascii: "{"))
-        skipWhitespace()
-        if peek == UInt8(ascii: "}") {
-            offset += 1
-            return
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "}"), text, &offset) { return }
         while true {
             skipWhitespace()
             let key = try string(allowEscapes: false)
             try consume(UInt8(ascii: ":"))
             try field(&self, key)
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "}"):
-                offset += 1
-                return
-            default: throw Unsure()
+            switch JSONScan.separator(UInt8(ascii: "}"), text, &offset) {
+            case .comma: continue
+            case .close: return
+            case .other: throw Unsure()
             }
         }
     }
@@ -331,20 +318,13 @@ struct BodyReader {
     private mutating func array<T>(_ element: (inout BodyReader) throws(Unsure) -> T) throws(Unsure) -> [T] {
         try consume(UInt8(ascii: "["))
         var items: [T] = []
-        skipWhitespace()
-        if peek == UInt8(ascii: "]") {
-            offset += 1
-            return items
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "]"), text, &offset) { return items }
         while true {
             items.append(try element(&self))
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "]"):
-                offset += 1
-                return items
-            default: throw Unsure()
+            switch JSONScan.separator(UInt8(ascii: "]"), text, &offset) {
+            case .comma: continue
+            case .close: return items
+            case .other: throw Unsure()
             }
         }
     }
