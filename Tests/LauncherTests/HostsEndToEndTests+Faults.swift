@@ -16,8 +16,7 @@ extension HostsEndToEndTests {
     /// edits are saved on the device and reach the server only after the heal, and every replica converges.
     @Test(.enabled(if: isRoot, skipped))
     func devicesCutFromTheServerSaveTheirEditsAndConvergeAfterTheHeal() throws {
-        let home = TempFolder()
-        try Bed.with(4) {
+        try Bed.withFolder(4) { home in
             let run = try EndToEndTests.run(file: try Bed.topology("partition-half-devices", in: home), in: home,
                                             limit: 240)
             #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
@@ -42,13 +41,11 @@ extension HostsEndToEndTests {
             #expect(applied.allSatisfy { ($0["sim"]?.doubleValue ?? 0) >= healAt },
                     "applied before the heal: \(applied)")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     @Test(.enabled(if: isRoot, skipped))
     func aPartitionNemesisAKillAndACrashPointOnHostsAreSurvivedWithTheVerdictUnchanged() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
+        try Bed.withFolder(3) { home in
             let run = try EndToEndTests.run(file: try Bed.topology("nemesis", in: home), in: home, limit: 240)
             run.expectPassed()
             // The nemesis drew its cuts from the seed and each was carried out on the hosts, then healed.
@@ -75,7 +72,6 @@ extension HostsEndToEndTests {
             #expect(home.text("run/report.md").contains("| events merged |"))
             #expect(Bed.processesOnHosts(3).isEmpty, "\(Bed.processesOnHosts(3))")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     /// The connection holding the broker is cut mid-run (its sshd session on h2 killed, as a dropped link would):
@@ -84,8 +80,7 @@ extension HostsEndToEndTests {
     /// may mix the two, and its local process is stopped too.
     @Test(.enabled(if: isRoot, skipped))
     func anSSHFailureMidRunStopsEveryProcessOnEveryHostAndTheReportSaysWhere() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
+        try Bed.withFolder(3) { home in
             let topology = try Bed.topology("quickstart", in: home) {
                 $0.replacingOccurrences(of: "hosts: {",
                                         with: "hosts: {\n    local: { address: \"\(Bed.subnet).1\" },")
@@ -130,7 +125,6 @@ extension HostsEndToEndTests {
                 #expect(FileManager.default.fileExists(atPath: home.file("run/\(file)")), "missing \(file)")
             }
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 }
 

@@ -33,6 +33,15 @@ import Testing
             return try body()
         }
 
+        /// `with(count)`, handing `body` a fresh folder for its topologies and runs; afterwards nothing of the bed may
+        /// be left (namespaces, links, its folder).
+        static func withFolder(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation,
+                               _ body: (TempFolder) throws -> Void) throws {
+            let home = TempFolder()
+            try with(count) { try body(home) }
+            #expect(leftovers().isEmpty, "\(leftovers())", sourceLocation: sourceLocation)
+        }
+
         /// A shipped topology of topologies/hosts/, moved onto the tests' bed (its subnet and folder).
         static func topology(_ name: String, in home: TempFolder, edit: (String) -> String = { $0 }) throws -> String {
             let text = try String(contentsOf: EndToEndTests.topologies.appendingPathComponent("hosts/\(name).json5"),
@@ -69,8 +78,7 @@ import Testing
 
     @Test(.enabled(if: isRoot, skipped))
     func quickstartOnThreeHostsPassesAndItsRunFolderRechecks() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
+        try Bed.withFolder(3) { home in
             let run = try EndToEndTests.run(file: try Bed.topology("quickstart", in: home), in: home, limit: 180)
             run.expectPassed()
             #expect(run.report["ops"]?["applied"]?.intValue == 4)
@@ -97,13 +105,11 @@ import Testing
             let remote = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
             #expect(!remote.contains { $0.hasPrefix("synclab-run-h") }, "a host's run folder was left")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     @Test(.enabled(if: isRoot, skipped))
     func aServerBrokerPartitionDuringEditsPassesWithItsNoticesHeldAndRepairedByThePull() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
+        try Bed.withFolder(3) { home in
             let run = try EndToEndTests.run(file: try Bed.topology("partition-server-broker", in: home), in: home,
                                             limit: 180)
             #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
@@ -125,7 +131,6 @@ import Testing
             let hosts = try JSONValue.parse(home.text("run/hosts.json"))
             #expect(hosts["partitions"]?.arrayValue?.count == 1, "\(hosts)")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     @Test(.enabled(if: isRoot, skipped))
