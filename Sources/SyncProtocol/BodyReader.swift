@@ -32,18 +32,8 @@ struct BodyReader {
     private mutating func message(_ type: String) throws(Unsure) -> Message {
         switch type {
         case "hello":
-            var device: String?, account: String?, token: String?, platform: Platform?
-            try object { r, key throws(Unsure) in
-                switch key {
-                case "device": device = try once(device, r.string())
-                case "account": account = try once(account, r.string())
-                case "token": token = try once(token, r.string())
-                case "platform": platform = try once(platform, r.raw(Platform.self))
-                default: throw Unsure()
-                }
-            }
-            return .hello(Hello(device: try need(device), account: try need(account), token: try need(token),
-                                platform: try need(platform)))
+            let who = try credentials()
+            return .hello(Hello(device: who.device, account: who.account, token: who.token, platform: who.platform))
         case "welcome":
             var device: String?, account: String?, head: Int?
             try object { r, key throws(Unsure) in
@@ -107,18 +97,9 @@ struct BodyReader {
             return .notice(Notice(account: try need(account), head: try need(head), origin: try need(origin),
                                   changes: try need(changes)))
         case "register":
-            var device: String?, account: String?, platform: Platform?, token: String?
-            try object { r, key throws(Unsure) in
-                switch key {
-                case "device": device = try once(device, r.string())
-                case "account": account = try once(account, r.string())
-                case "platform": platform = try once(platform, r.raw(Platform.self))
-                case "token": token = try once(token, r.string())
-                default: throw Unsure()
-                }
-            }
-            return .register(Register(device: try need(device), account: try need(account),
-                                      platform: try need(platform), token: try need(token)))
+            let who = try credentials()
+            return .register(Register(device: who.device, account: who.account, platform: who.platform,
+                                      token: who.token))
         case "registered":
             var device: String?
             try object { r, key throws(Unsure) in
@@ -200,6 +181,23 @@ struct BodyReader {
     }
 
     // MARK: - Nested bodies
+
+    /// A device's credentials, the whole body of a `hello` and of a `register`: each key once, none missing.
+    private mutating func credentials() throws(Unsure)
+        -> (device: String, account: String, token: String, platform: Platform)
+    {
+        var device: String?, account: String?, token: String?, platform: Platform?
+        try object { r, key throws(Unsure) in
+            switch key {
+            case "device": device = try once(device, r.string())
+            case "account": account = try once(account, r.string())
+            case "token": token = try once(token, r.string())
+            case "platform": platform = try once(platform, r.raw(Platform.self))
+            default: throw Unsure()
+            }
+        }
+        return (try need(device), try need(account), try need(token), try need(platform))
+    }
 
     private mutating func op() throws(Unsure) -> Op {
         var key: String?, draft: String?, action: DraftAction?, base: Int?, title: String??, body: String??
