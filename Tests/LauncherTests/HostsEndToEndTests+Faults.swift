@@ -17,8 +17,7 @@ extension HostsEndToEndTests {
     @Test(.enabled(if: isRoot, skipped))
     func devicesCutFromTheServerSaveTheirEditsAndConvergeAfterTheHeal() throws {
         try Bed.withFolder(4) { home in
-            let run = try EndToEndTests.run(file: try Bed.topology("partition-half-devices", in: home), in: home,
-                                            limit: 240)
+            let run = try Bed.run("partition-half-devices", in: home, limit: 240)
             #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
             for check in ["no-lost-edit", "exactly-once", "convergence", "read-your-writes"] {
                 #expect(run.invariant(check).held, "\(check): \(run.invariant(check).detail)")
@@ -46,7 +45,7 @@ extension HostsEndToEndTests {
     @Test(.enabled(if: isRoot, skipped))
     func aPartitionNemesisAKillAndACrashPointOnHostsAreSurvivedWithTheVerdictUnchanged() throws {
         try Bed.withFolder(3) { home in
-            let run = try EndToEndTests.run(file: try Bed.topology("nemesis", in: home), in: home, limit: 240)
+            let run = try Bed.run("nemesis", in: home, limit: 240)
             run.expectPassed()
             // The nemesis drew its cuts from the seed and each was carried out on the hosts, then healed.
             let cuts = Self.events(home, "network.partitioned")

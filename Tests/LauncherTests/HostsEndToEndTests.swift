@@ -42,6 +42,11 @@ import Testing
             #expect(leftovers().isEmpty, "\(leftovers())", sourceLocation: sourceLocation)
         }
 
+        /// `synclab run` on the shipped hosts topology `name`, moved onto the bed, into `home`'s `run` folder.
+        static func run(_ name: String, in home: TempFolder, limit: Double) throws -> EndToEndTests.Run {
+            try EndToEndTests.run(file: try topology(name, in: home), in: home, limit: limit)
+        }
+
         /// A shipped topology of topologies/hosts/, moved onto the tests' bed (its subnet and folder).
         static func topology(_ name: String, in home: TempFolder, edit: (String) -> String = { $0 }) throws -> String {
             let text = try String(contentsOf: EndToEndTests.topologies.appendingPathComponent("hosts/\(name).json5"),
@@ -79,7 +84,7 @@ import Testing
     @Test(.enabled(if: isRoot, skipped))
     func quickstartOnThreeHostsPassesAndItsRunFolderRechecks() throws {
         try Bed.withFolder(3) { home in
-            let run = try EndToEndTests.run(file: try Bed.topology("quickstart", in: home), in: home, limit: 180)
+            let run = try Bed.run("quickstart", in: home, limit: 180)
             run.expectPassed()
             #expect(run.report["ops"]?["applied"]?.intValue == 4)
             #expect(run.report["propagation"]?["count"]?.intValue == 8)
@@ -110,8 +115,7 @@ import Testing
     @Test(.enabled(if: isRoot, skipped))
     func aServerBrokerPartitionDuringEditsPassesWithItsNoticesHeldAndRepairedByThePull() throws {
         try Bed.withFolder(3) { home in
-            let run = try EndToEndTests.run(file: try Bed.topology("partition-server-broker", in: home), in: home,
-                                            limit: 180)
+            let run = try Bed.run("partition-server-broker", in: home, limit: 180)
             #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
             #expect(run.invariant("no-lost-edit").held, "\(run.invariant("no-lost-edit").detail)")
             #expect(run.invariant("convergence").held, "\(run.invariant("convergence").detail)")
