@@ -32,18 +32,8 @@ struct BodyReader {
     private mutating func message(_ type: String) throws(Unsure) -> Message {
         switch type {
         case "hello":
-            var device: String?, account: String?, token: String?, platform: Platform?
-            try object { r, key throws(Unsure) in
-                switch key {
-                case "device": device = try once(device, r.string())
-                case "account": account = try once(account, r.string())
-                case "token": token = try once(token, r.string())
-                case "platform": platform = try once(platform, r.raw(Platform.self))
-                default: throw Unsure()
-                }
-            }
-            return .hello(Hello(device: try need(device), account: try need(account), token: try need(token),
-                                platform: try need(platform)))
+            let who = try credentials()
+            return .hello(Hello(device: who.device, account: who.account, token: who.token, platform: who.platform))
         case "welcome":
             var device: String?, account: String?, head: Int?
             try object { r, key throws(Unsure) in
@@ -107,18 +97,9 @@ struct BodyReader {
             return .notice(Notice(account: try need(account), head: try need(head), origin: try need(origin),
                                   changes: try need(changes)))
         case "register":
-            var device: String?, account: String?, platform: Platform?, token: String?
-            try object { r, key throws(Unsure) in
-                switch key {
-                case "device": device = try once(device, r.string())
-                case "account": account = try once(account, r.string())
-                case "platform": platform = try once(platform, r.raw(Platform.self))
-                case "token": token = try once(token, r.string())
-                default: throw Unsure()
-                }
-            }
-            return .register(Register(device: try need(device), account: try need(account),
-                                      platform: try need(platform), token: try need(token)))
+            let who = try credentials()
+            return .register(Register(device: who.device, account: who.account, platform: who.platform,
+                                      token: who.token))
         case "registered":
             var device: String?
             try object { r, key throws(Unsure) in
@@ -200,6 +181,23 @@ struct BodyReader {
     }
 
     // MARK: - Nested bodies
+
+    /// A device's credentials, the whole body of a `hello` and of a `register`: each key once, none missing.
+    private mutating func credentials() throws(Unsure)
+        -> (device: String, account: String, token: String, platform: Platform)
+    {
+        var device: String?, account: String?, token: String?, platform: Platform?
+        try object { r, key throws(Unsure) in
+            switch key {
+            case "device": device = try once(device, r.string())
+            case "account": account = try once(account, r.string())
+            case "token": token = try once(token, r.string())
+            case "platform": platform = try once(platform, r.raw(Platform.self))
+            default: throw Unsure()
+            }
+        }
+        return (try need(device), try need(account), try need(token), try need(platform))
+    }
 
     private mutating func op() throws(Unsure) -> Op {
         var key: String?, draft: String?, action: DraftAction?, base: Int?, title: String??, body: String??
@@ -289,13 +287,7 @@ struct BodyReader {
 
     private var peek: UInt8 { offset < text.count ? text[offset] : 0 }
 
-    private mutating func skipWhitespace() {
-        while offset < text.count {
-            let byte = text[offset]
-            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
-            offset += 1
-        }
-    }
+    private mutating func skipWhitespace() { JSONScan.skipWhitespace(text, &offset) }
 
     private mutating func consume(_ byte: UInt8) throws(Unsure) {
         skipWhitespace()
@@ -307,23 +299,16 @@ struct BodyReader {
     /// is given (the reader is busy reading the object, so it is lent, not captured).
     private mutating func object(_ field: (inout BodyReader, String) throws(Unsure) -> Void) throws(Unsure) {
         try consume(UInt8(ascii: "{"))
-        skipWhitespace()
-        if peek == UInt8(ascii: "}") {
-            offset += 1
-            return
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "}"), text, &offset) { return }
         while true {
             skipWhitespace()
             let key = try string(allowEscapes: false)
             try consume(UInt8(ascii: ":"))
             try field(&self, key)
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "}"):
-                offset += 1
-                return
-            default: throw Unsure()
+            switch JSONScan.separator(UInt8(ascii: "}"), text, &offset) {
+            case .comma: continue
+            case .close: return
+            case .other: throw Unsure()
             }
         }
     }
@@ -331,20 +316,13 @@ struct BodyReader {
     private mutating func array<T>(_ element: (inout BodyReader) throws(Unsure) -> T) throws(Unsure) -> [T] {
         try consume(UInt8(ascii: "["))
         var items: [T] = []
-        skipWhitespace()
-        if peek == UInt8(ascii: "]") {
-            offset += 1
-            return items
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "]"), text, &offset) { return items }
         while true {
             items.append(try element(&self))
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "]"):
-                offset += 1
-                return items
-            default: throw Unsure()
+            switch JSONScan.separator(UInt8(ascii: "]"), text, &offset) {
+            case .comma: continue
+            case .close: return items
+            case .other: throw Unsure()
             }
         }
     }

@@ -220,12 +220,7 @@ extension BodyWriter {
     private static func write(_ message: Message, to w: inout BodyWriter) -> Bool {
         switch message {
         case .hello(let m):
-            w.beginObject()
-            w.field("account", m.account)
-            w.field("device", m.device)
-            w.field("platform", m.platform)
-            w.field("token", m.token)
-            w.endObject()
+            w.credentials(account: m.account, device: m.device, platform: m.platform, token: m.token)
         case .welcome(let m):
             w.beginObject()
             w.field("account", m.account)
@@ -271,12 +266,7 @@ extension BodyWriter {
             w.field("origin", m.origin)
             w.endObject()
         case .register(let m):
-            w.beginObject()
-            w.field("account", m.account)
-            w.field("device", m.device)
-            w.field("platform", m.platform)
-            w.field("token", m.token)
-            w.endObject()
+            w.credentials(account: m.account, device: m.device, platform: m.platform, token: m.token)
         case .registered(let m):
             w.beginObject()
             w.field("device", m.device)
@@ -307,6 +297,16 @@ extension BodyWriter {
             return w.controlAck(m)
         }
         return true
+    }
+
+    /// A device's credentials, the whole body of a `hello` (to the server) and of a `register` (to the broker).
+    private mutating func credentials(account: String, device: String, platform: Platform, token: String) {
+        beginObject()
+        field("account", account)
+        field("device", device)
+        field("platform", platform)
+        field("token", token)
+        endObject()
     }
 
     /// A page's object: a `page` message's body, or a `pushResult`'s `page`.

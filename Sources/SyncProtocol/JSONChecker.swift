@@ -48,9 +48,7 @@ struct JSONChecker {
 
     private var peek: UInt8? { offset < text.count ? text[offset] : nil }
 
-    private mutating func skipWhitespace() {
-        while let byte = peek, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 { offset += 1 }
-    }
+    private mutating func skipWhitespace() { JSONScan.skipWhitespace(text, &offset) }
 
     private func expected(_ what: String) -> Failure {
         guard let byte = peek else { return .syntax("expected \(what) at byte \(offset), found the end") }
@@ -90,11 +88,7 @@ struct JSONChecker {
         if case .object(let keys) = schema { allowed = keys }
         var seenAllowed: UInt64 = 0  // bit i: allowed[i] seen; schemas have far fewer than 64 keys
         var seenFree = Set<[UInt8]>()
-        skipWhitespace()
-        if peek == UInt8(ascii: "}") {
-            offset += 1
-            return
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "}"), text, &offset) { return }
         while true {
             skipWhitespace()
             guard peek == UInt8(ascii: "\"") else { throw expected("a key in quotes") }
@@ -119,13 +113,10 @@ struct JSONChecker {
             } catch {
                 throw Self.prefixing(error, with: Self.keyText(key))
             }
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "}"):
-                offset += 1
-                return
-            default: throw expected("',' or '}'")
+            switch JSONScan.separator(UInt8(ascii: "}"), text, &offset) {
+            case .comma: continue
+            case .close: return
+            case .other: throw expected("',' or '}'")
             }
         }
     }
@@ -134,11 +125,7 @@ struct JSONChecker {
         offset += 1  // [
         var elementSchema = KeySchema.any
         if case .array(let element) = schema { elementSchema = element }
-        skipWhitespace()
-        if peek == UInt8(ascii: "]") {
-            offset += 1
-            return
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "]"), text, &offset) { return }
         var index = 0
         while true {
             do throws(Failure) {
@@ -146,15 +133,11 @@ struct JSONChecker {
             } catch {
                 throw Self.prefixing(error, with: "[\(index)]")
             }
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "]"):
-                offset += 1
-                return
-            default: throw expected("',' or ']'")
+            switch JSONScan.separator(UInt8(ascii: "]"), text, &offset) {
+            case .comma: index += 1
+            case .close: return
+            case .other: throw expected("',' or ']'")
             }
-            index += 1
         }
     }
 

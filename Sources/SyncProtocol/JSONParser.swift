@@ -22,13 +22,7 @@ struct JSONParser {
 
     private var peek: UInt8? { offset < text.count ? text[offset] : nil }
 
-    private mutating func skipWhitespace() {
-        while offset < text.count {
-            let byte = text[offset]
-            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
-            offset += 1
-        }
-    }
+    private mutating func skipWhitespace() { JSONScan.skipWhitespace(text, &offset) }
 
     private mutating func value(depth: Int) -> JSONValue? {
         guard let byte = peek else { return nil }
@@ -53,11 +47,7 @@ struct JSONParser {
     private mutating func object(depth: Int) -> JSONValue? {
         offset += 1  // {
         var pairs: [(String, JSONValue)] = []
-        skipWhitespace()
-        if peek == UInt8(ascii: "}") {
-            offset += 1
-            return .object(pairs)
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "}"), text, &offset) { return .object(pairs) }
         while true {
             skipWhitespace()
             guard peek == UInt8(ascii: "\""), let key = string() else { return nil }
@@ -67,11 +57,9 @@ struct JSONParser {
             skipWhitespace()
             guard let value = value(depth: depth) else { return nil }
             pairs.append((key, value))
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "}"):
-                offset += 1
+            switch JSONScan.separator(UInt8(ascii: "}"), text, &offset) {
+            case .comma: continue
+            case .close:
                 // Sorted as `JSONValue.init(from:)` sorts a decoded object's keys; a key twice is refused.
                 if pairs.count > 1 {
                     var sorted = true
@@ -85,7 +73,7 @@ struct JSONParser {
                     }
                 }
                 return .object(pairs)
-            default: return nil
+            case .other: return nil
             }
         }
     }
@@ -93,22 +81,15 @@ struct JSONParser {
     private mutating func array(depth: Int) -> JSONValue? {
         offset += 1  // [
         var items: [JSONValue] = []
-        skipWhitespace()
-        if peek == UInt8(ascii: "]") {
-            offset += 1
-            return .array(items)
-        }
+        if JSONScan.closesAtOnce(UInt8(ascii: "]"), text, &offset) { return .array(items) }
         while true {
             skipWhitespace()
             guard let item = value(depth: depth) else { return nil }
             items.append(item)
-            skipWhitespace()
-            switch peek {
-            case UInt8(ascii: ","): offset += 1
-            case UInt8(ascii: "]"):
-                offset += 1
-                return .array(items)
-            default: return nil
+            switch JSONScan.separator(UInt8(ascii: "]"), text, &offset) {
+            case .comma: continue
+            case .close: return .array(items)
+            case .other: return nil
             }
         }
     }

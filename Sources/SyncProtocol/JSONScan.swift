@@ -3,6 +3,50 @@
 enum JSONScan {
     static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
+    /// Moves `offset` past RFC 8259's whitespace: space, line feed, carriage return, tab.
+    static func skipWhitespace(_ text: UnsafeBufferPointer<UInt8>, _ offset: inout Int) {
+        while offset < text.count {
+            let byte = text[offset]
+            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
+            offset += 1
+        }
+    }
+
+    /// Just past an opening `{` or `[`: whether `closer` follows (after whitespace), an empty object or array, with
+    /// `offset` moved past it; false with `offset` on the first byte that is not whitespace.
+    static func closesAtOnce(_ closer: UInt8, _ text: UnsafeBufferPointer<UInt8>, _ offset: inout Int) -> Bool {
+        skipWhitespace(text, &offset)
+        guard offset < text.count, text[offset] == closer else { return false }
+        offset += 1
+        return true
+    }
+
+    /// What follows a member of an object or an element of an array (after whitespace).
+    enum Separator {
+        /// A comma: another member or element comes; `offset` is past it.
+        case comma
+        /// The object's or array's closing bracket; `offset` is past it.
+        case close
+        /// Neither (or the end of the text): `offset` is on that byte, for the caller's message.
+        case other
+    }
+
+    /// Reads the separator after a member or an element of the object or array that `closer` ends.
+    static func separator(_ closer: UInt8, _ text: UnsafeBufferPointer<UInt8>, _ offset: inout Int) -> Separator {
+        skipWhitespace(text, &offset)
+        guard offset < text.count else { return .other }
+        switch text[offset] {
+        case UInt8(ascii: ","):
+            offset += 1
+            return .comma
+        case closer:
+            offset += 1
+            return .close
+        default:
+            return .other
+        }
+    }
+
     static func hexValue(_ byte: UInt8) -> UInt32? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte - UInt8(ascii: "0"))

@@ -23,6 +23,12 @@ import Testing
             (report["invariants"]?.arrayValue ?? []).filter { $0["held"]?.boolValue != true }
                 .map { "\($0["name"]?.stringValue ?? "?"): \($0["detail"]?.stringValue ?? "")" }.joined(separator: "; ")
         }
+
+        /// The run exited 0 and its report's verdict is `pass`; a failure shows the failed invariants and the output.
+        func expectPassed(sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(status == 0, "\(failedInvariants)\n\(output)", sourceLocation: sourceLocation)
+            #expect(report["verdict"]?.stringValue == "pass", sourceLocation: sourceLocation)
+        }
     }
 
     /// The folder of the built executables (what `synclab run --bin` takes).
@@ -70,8 +76,7 @@ import Testing
     @Test func quickstartPassesAndAnEditTravels() throws {
         let run = try Self.run("quickstart")
         defer { Self.expectNoneLeft(run) }
-        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
-        #expect(run.report["verdict"]?.stringValue == "pass")
+        run.expectPassed()
         #expect(run.report["seed"]?.intValue == 7)
         #expect(run.report["ops"]?["saved"]?.intValue == 4)
         #expect(run.report["ops"]?["applied"]?.intValue == 4)

@@ -8,10 +8,15 @@ import Testing
 struct ExplainTests {
     static var events: [Event] { TimelineModelTests.events(TimelineModelTests.edit) }
 
-    @Test func anOpKeyIsToldFromItsSaveToTheOtherDevice() {
+    /// The story `synclab explain key` tells of the hand-made events, once `key` is found to name `subject`.
+    private func story(_ key: String, names subject: Explain.Subject) -> [Explain.Line] {
         let explain = Explain(events: Self.events)
-        #expect(explain.subject(of: "k1") == .op("k1"))
-        let lines = explain.story(.op("k1")).map(\.rendered)
+        #expect(explain.subject(of: key) == subject)
+        return explain.story(subject)
+    }
+
+    @Test func anOpKeyIsToldFromItsSaveToTheOtherDevice() {
+        let lines = story("k1", names: .op("k1")).map(\.rendered)
         #expect(lines.first == "10s       a saved op k1 (create draft d1)")
         #expect(lines.contains("12s       server applied it as seq 1 of account acme"))
         #expect(lines.contains("13s       broker accepted hint h-1 for b (head 1)"))
@@ -23,22 +28,18 @@ struct ExplainTests {
     }
 
     @Test func aDeadHintIsToldWithItsReason() {
-        let explain = Explain(events: Self.events)
-        #expect(explain.subject(of: "h-2") == .hint("h-2"))
-        let lines = explain.story(.hint("h-2")).map(\.text)
+        let lines = story("h-2", names: .hint("h-2")).map(\.text)
         #expect(lines.count == 2)
         #expect(lines.last == "broker dropped it: loss: the hint died here")
-        let op = explain.story(.op("k2")).map(\.text)
+        let op = story("k2", names: .op("k2")).map(\.text)
         #expect(op.contains { $0.hasPrefix("broker dropped hint h-2 for b: loss") })
     }
 
     @Test func aDraftMergesTheStoriesOfItsOpsAndAnUnknownKeyNamesNothing() {
-        let explain = Explain(events: Self.events)
-        #expect(explain.subject(of: "d1") == .draft("d1"))
-        let lines = explain.story(.draft("d1")).map(\.text)
+        let lines = story("d1", names: .draft("d1")).map(\.text)
         #expect(lines.first == "draft d1: 2 op(s) saved on it: k1, k2")
         #expect(lines.contains("server applied k2 as seq 2 of account acme"))
-        #expect(explain.subject(of: "nothing-here") == nil)
+        #expect(Explain(events: Self.events).subject(of: "nothing-here") == nil)
     }
 
     @Test func aHintHeldByAKilledBrokerDiesWithItInTheStory() {

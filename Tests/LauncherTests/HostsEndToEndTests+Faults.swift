@@ -16,10 +16,8 @@ extension HostsEndToEndTests {
     /// edits are saved on the device and reach the server only after the heal, and every replica converges.
     @Test(.enabled(if: isRoot, skipped))
     func devicesCutFromTheServerSaveTheirEditsAndConvergeAfterTheHeal() throws {
-        let home = TempFolder()
-        try Bed.with(4) {
-            let run = try EndToEndTests.run(file: try Bed.topology("partition-half-devices", in: home), in: home,
-                                            limit: 240)
+        try Bed.withFolder(4) { home in
+            let run = try Bed.run("partition-half-devices", in: home, limit: 240)
             #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
             for check in ["no-lost-edit", "exactly-once", "convergence", "read-your-writes"] {
                 #expect(run.invariant(check).held, "\(check): \(run.invariant(check).detail)")
@@ -42,16 +40,13 @@ extension HostsEndToEndTests {
             #expect(applied.allSatisfy { ($0["sim"]?.doubleValue ?? 0) >= healAt },
                     "applied before the heal: \(applied)")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     @Test(.enabled(if: isRoot, skipped))
     func aPartitionNemesisAKillAndACrashPointOnHostsAreSurvivedWithTheVerdictUnchanged() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
-            let run = try EndToEndTests.run(file: try Bed.topology("nemesis", in: home), in: home, limit: 240)
-            #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
-            #expect(run.report["verdict"]?.stringValue == "pass")
+        try Bed.withFolder(3) { home in
+            let run = try Bed.run("nemesis", in: home, limit: 240)
+            run.expectPassed()
             // The nemesis drew its cuts from the seed and each was carried out on the hosts, then healed.
             let cuts = Self.events(home, "network.partitioned")
             #expect(cuts.count == 3, "\(cuts)")
@@ -76,7 +71,6 @@ extension HostsEndToEndTests {
             #expect(home.text("run/report.md").contains("| events merged |"))
             #expect(Bed.processesOnHosts(3).isEmpty, "\(Bed.processesOnHosts(3))")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     /// The connection holding the broker is cut mid-run (its sshd session on h2 killed, as a dropped link would):
@@ -85,8 +79,7 @@ extension HostsEndToEndTests {
     /// may mix the two, and its local process is stopped too.
     @Test(.enabled(if: isRoot, skipped))
     func anSSHFailureMidRunStopsEveryProcessOnEveryHostAndTheReportSaysWhere() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
+        try Bed.withFolder(3) { home in
             let topology = try Bed.topology("quickstart", in: home) {
                 $0.replacingOccurrences(of: "hosts: {",
                                         with: "hosts: {\n    local: { address: \"\(Bed.subnet).1\" },")
@@ -131,7 +124,6 @@ extension HostsEndToEndTests {
                 #expect(FileManager.default.fileExists(atPath: home.file("run/\(file)")), "missing \(file)")
             }
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 }
 

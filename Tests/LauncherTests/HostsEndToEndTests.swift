@@ -33,6 +33,20 @@ import Testing
             return try body()
         }
 
+        /// `with(count)`, handing `body` a fresh folder for its topologies and runs; afterwards nothing of the bed may
+        /// be left (namespaces, links, its folder).
+        static func withFolder(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation,
+                               _ body: (TempFolder) throws -> Void) throws {
+            let home = TempFolder()
+            try with(count) { try body(home) }
+            #expect(leftovers().isEmpty, "\(leftovers())", sourceLocation: sourceLocation)
+        }
+
+        /// `synclab run` on the shipped hosts topology `name`, moved onto the bed, into `home`'s `run` folder.
+        static func run(_ name: String, in home: TempFolder, limit: Double) throws -> EndToEndTests.Run {
+            try EndToEndTests.run(file: try topology(name, in: home), in: home, limit: limit)
+        }
+
         /// A shipped topology of topologies/hosts/, moved onto the tests' bed (its subnet and folder).
         static func topology(_ name: String, in home: TempFolder, edit: (String) -> String = { $0 }) throws -> String {
             let text = try String(contentsOf: EndToEndTests.topologies.appendingPathComponent("hosts/\(name).json5"),
@@ -69,11 +83,9 @@ import Testing
 
     @Test(.enabled(if: isRoot, skipped))
     func quickstartOnThreeHostsPassesAndItsRunFolderRechecks() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
-            let run = try EndToEndTests.run(file: try Bed.topology("quickstart", in: home), in: home, limit: 180)
-            #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
-            #expect(run.report["verdict"]?.stringValue == "pass")
+        try Bed.withFolder(3) { home in
+            let run = try Bed.run("quickstart", in: home, limit: 180)
+            run.expectPassed()
             #expect(run.report["ops"]?["applied"]?.intValue == 4)
             #expect(run.report["propagation"]?["count"]?.intValue == 8)
             // Every host's files came back: the run folder reads like a local one.
@@ -98,15 +110,12 @@ import Testing
             let remote = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
             #expect(!remote.contains { $0.hasPrefix("synclab-run-h") }, "a host's run folder was left")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     @Test(.enabled(if: isRoot, skipped))
     func aServerBrokerPartitionDuringEditsPassesWithItsNoticesHeldAndRepairedByThePull() throws {
-        let home = TempFolder()
-        try Bed.with(3) {
-            let run = try EndToEndTests.run(file: try Bed.topology("partition-server-broker", in: home), in: home,
-                                            limit: 180)
+        try Bed.withFolder(3) { home in
+            let run = try Bed.run("partition-server-broker", in: home, limit: 180)
             #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
             #expect(run.invariant("no-lost-edit").held, "\(run.invariant("no-lost-edit").detail)")
             #expect(run.invariant("convergence").held, "\(run.invariant("convergence").detail)")
@@ -126,7 +135,6 @@ import Testing
             let hosts = try JSONValue.parse(home.text("run/hosts.json"))
             #expect(hosts["partitions"]?.arrayValue?.count == 1, "\(hosts)")
         }
-        #expect(Bed.leftovers().isEmpty, "\(Bed.leftovers())")
     }
 
     @Test(.enabled(if: isRoot, skipped))

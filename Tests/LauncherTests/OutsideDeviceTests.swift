@@ -42,8 +42,7 @@ import Testing
     func theQuickstartPassesWithThreePythonDevices() throws {
         let run = try Self.run("quickstart")
         defer { EndToEndTests.expectNoneLeft(run) }
-        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
-        #expect(run.report["verdict"]?.stringValue == "pass")
+        run.expectPassed()
         #expect(run.report["ops"]?["saved"]?.intValue == 4)
         #expect(run.report["ops"]?["applied"]?.intValue == 4)
         #expect(run.report["propagation"]?["count"]?.intValue == 8)

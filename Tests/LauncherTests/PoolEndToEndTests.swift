@@ -10,8 +10,7 @@ import Testing
     @Test func thirtyPooledDevicesPassEveryInvariant() throws {
         let run = try EndToEndTests.run("pooled-30", limit: 90)
         defer { EndToEndTests.expectNoneLeft(run) }
-        #expect(run.status == 0, "\(run.failedInvariants)\n\(run.output)")
-        #expect(run.report["verdict"]?.stringValue == "pass")
+        run.expectPassed()
         for name in ["no-lost-edit", "exactly-once", "convergence", "cursor-safety", "hints-are-references",
                      "hints-accounted"] {
             #expect(run.invariant(name).held, "\(name): \(run.invariant(name).detail)")

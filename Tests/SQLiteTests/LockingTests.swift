@@ -15,12 +15,18 @@ struct LockingTests {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
+    /// A connection to a new file at `path` whose table `t` holds one row.
+    func oneRowTable(_ path: String, locking: Locking) throws -> Database {
+        let database = try Database(path: path, locking: locking)
+        try database.execute("CREATE TABLE t(x)")
+        try database.run("INSERT INTO t VALUES (1)")
+        return database
+    }
+
     @Test("exclusive: no other connection reads or writes while it is open, and no -shm file is made")
     func exclusiveKeepsOthersOut() throws {
         let path = folder.file("exclusive.sqlite")
-        var first: Database? = try Database(path: path, locking: .exclusive)
-        try first?.execute("CREATE TABLE t(x)")
-        try first?.run("INSERT INTO t VALUES (1)")
+        var first: Database? = try oneRowTable(path, locking: .exclusive)
         #expect(try first?.lockingMode() == "exclusive")
         #expect(try first?.journalMode() == "wal")
         #expect(!exists(path + "-shm"))
@@ -38,9 +44,7 @@ struct LockingTests {
     @Test("normal: a second connection reads beside the first (what a single device's status --db relies on)")
     func normalLetsOthersRead() throws {
         let path = folder.file("normal.sqlite")
-        let first = try Database(path: path)
-        try first.execute("CREATE TABLE t(x)")
-        try first.run("INSERT INTO t VALUES (1)")
+        let first = try oneRowTable(path, locking: .normal)
         let second = try Database(path: path, busyTimeoutMs: 50)
         #expect(try second.scalarInt("SELECT count(*) FROM t") == 1)
         #expect(try first.lockingMode() == "normal")

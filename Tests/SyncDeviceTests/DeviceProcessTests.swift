@@ -51,14 +51,12 @@ import ZeroMQ
 
         /// Starts the process (again, on the same files) and waits until it answers `ping`.
         func start() throws -> ChildProcess {
-            let child = try ChildProcess(Binaries.path("synclab-device"), [
+            try startDevice([
                 "--id", "solo", "--account", "acme", "--token", "t-solo", "--platform", "android",
                 "--db", folder.file("solo.sqlite"), "--server", folder.ipc("nobody.sock"), "--control", controlEndpoint,
                 "--events", folder.file("solo.jsonl"), "--reply-timeout-ms", "200", "--start-state", "foreground",
                 "--time-scale", "60",
-            ], log: folder.file("solo.log"))
-            guard control.isReady() else { throw TestFailure.setup("solo did not answer ping: \(child.log)") }
-            return child
+            ], log: folder.file("solo.log"), control: control, who: "solo")
         }
     }
 

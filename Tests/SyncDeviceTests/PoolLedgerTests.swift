@@ -28,13 +28,11 @@ import ZeroMQ
                                   startState: "foreground")
         })
         try spec.encoded().write(to: URL(fileURLWithPath: folder.file("spec.json")))
-        let pool = try ChildProcess(Binaries.path("synclab-device"), [
+        return try startDevice([
             "pool", "--spec", folder.file("spec.json"), "--server", folder.ipc("nobody.sock"),
             "--control", folder.ipc("control.sock"), "--events", folder.file("pool.jsonl"),
             "--reply-timeout-ms", "200", "--time-scale", "60",
-        ], log: folder.file("pool.log"))
-        guard control.isReady() else { throw TestFailure.setup("the pool did not answer ping: \(pool.log)") }
-        return pool
+        ], log: folder.file("pool.log"), control: control, who: "the pool")
     }
 
     @Test func aRunningPoolKeepsItsLedgersAndASIGKILLLosesNoSavedEdit() async throws {

@@ -1,12 +1,21 @@
 import Foundation
 import LabControl
 import LabKit
+import LabTestSupport
 import SyncProtocol
 import ZeroMQ
 
 /// The lab's control client on a test's process (it keeps the ack of `stop`: `liveOnly: false`).
 func controlClient(_ context: Context, endpoint: String) throws -> ControlClient {
     try ControlClient(context: context, endpoint: endpoint, liveOnly: false)
+}
+
+/// Starts `synclab-device` with `arguments`, its output in `log`, and waits until `control` answers `ping`; `who`
+/// names the process in the failure.
+func startDevice(_ arguments: [String], log: String, control: ControlClient, who: String) throws -> ChildProcess {
+    let child = try ChildProcess(Binaries.path("synclab-device"), arguments, log: log)
+    guard control.isReady() else { throw TestFailure.setup("\(who) did not answer ping: \(child.log)") }
+    return child
 }
 
 extension ControlClient {

@@ -16,9 +16,8 @@ struct ContextTests {
         let thread = Thread {
             defer { finished.signal() }
             do {
-                let socket = try Socket(context, .pull)
+                let socket = try Socket.boundInproc(context, .pull, "blocked")
                 defer { socket.close() }
-                try socket.bind("inproc://blocked-\(UUID().uuidString)")
                 started.signal()
                 try wait(socket)
             } catch let failure as ZMQError {

@@ -21,9 +21,7 @@ struct EdgePollerTests {
         let context = try Context()
         // Small high-water marks: the pipe is full after four messages, and every second one its reader takes sends
         // the writer a command (activate_write), which makes the writer's descriptor signal.
-        let pull = try Socket(context, .pull)
-        try pull.setReceiveHighWaterMark(2)
-        try pull.bind("inproc://edge-spurious-\(UUID().uuidString)")
+        let pull = try Socket.boundInproc(context, .pull, "edge-spurious") { try $0.setReceiveHighWaterMark(2) }
         let push = try Socket(context, .push)
         defer { push.close() }
         try push.setSendHighWaterMark(2)

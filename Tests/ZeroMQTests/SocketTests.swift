@@ -104,9 +104,7 @@ struct SocketTests {
     @Test("router-mandatory: a send to an unknown peer returns false, to a known one true")
     func routerMandatoryUnknownPeer() throws {
         let context = try Context()
-        let router = try Socket(context, .router)
-        try router.setRouterMandatory(true)
-        try router.bind("inproc://mandatory-\(UUID().uuidString)")
+        let router = try Socket.boundInproc(context, .router, "mandatory") { try $0.setRouterMandatory(true) }
         #expect(try router.send([bytes("nobody"), bytes("lost?")]) == false)
 
         let dealer = try Socket(context, .dealer)
@@ -122,9 +120,7 @@ struct SocketTests {
     @Test("PUB with a small send HWM drops for a slow SUB and never blocks")
     func pubDropsWithoutBlocking() throws {
         let context = try Context()
-        let pub = try Socket(context, .pub)
-        try pub.setSendHighWaterMark(5)
-        try pub.bind("inproc://pub-\(UUID().uuidString)")
+        let pub = try Socket.boundInproc(context, .pub, "pub") { try $0.setSendHighWaterMark(5) }
 
         // With no subscriber at all, everything is dropped and every send returns.
         for index in 0..<1_000 {

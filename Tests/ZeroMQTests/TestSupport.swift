@@ -9,8 +9,11 @@ extension Socket {
     }
 
     /// A socket of `kind` bound to an inproc endpoint of its own (`name` and a fresh UUID): no two tests share one.
-    static func boundInproc(_ context: Context, _ kind: SocketKind, _ name: String) throws -> Socket {
+    /// `options` sets what must be set before the bind (a high-water mark only applies to pipes made after it).
+    static func boundInproc(_ context: Context, _ kind: SocketKind, _ name: String,
+                            options: (Socket) throws -> Void = { _ in }) throws -> Socket {
         let socket = try Socket(context, kind)
+        try options(socket)
         try socket.bind("inproc://\(name)-\(UUID().uuidString)")
         return socket
     }

@@ -15,13 +15,7 @@ extension DeviceInstance {
                                                    ("message", .string(error.message))]))]
                 + endPass(outcome: .refused, now: now)
         case .pushing(let req, _) where error.req == req:
-            if error.code == .notAuthenticated && !current.reHelloed {
-                // The server lost our session (it restarted): hello again, then resend the same batch.
-                sessionReady = false
-                current.reHelloed = true
-                pass = current
-                return [.log(line)] + proceed(to: .push, now: now)
-            }
+            if let again = helloAgain(after: error, resending: .push, line: line, now: now) { return again }
             // The whole push was refused and nothing was written: a transient failure for every op in it.
             let reason = "server refused the push: \(error.code.rawValue): \(error.message)"
             let outcomes = current.claimed.map { transient($0, reason: reason, now: now) }
@@ -29,16 +23,22 @@ extension DeviceInstance {
             pass = current
             return [.log(line)] + record(outcomes, now: now) + proceed(to: .pull, now: now)
         case .pulling(let req, _) where error.req == req:
-            if error.code == .notAuthenticated && !current.reHelloed {
-                sessionReady = false
-                current.reHelloed = true
-                pass = current
-                return [.log(line)] + proceed(to: .pull, now: now)
-            }
+            if let again = helloAgain(after: error, resending: .pull, line: line, now: now) { return again }
             return [.log(line)] + endPass(outcome: .error, now: now)
         case .hello, .claiming, .pushing, .pulling:
             return [.log(line)]
         }
+    }
+
+    /// The server lost our session (it restarted): hello again, then resend the same batch or pull (`step`). Once a
+    /// pass: nil when `error` is another or this pass has said hello again already, and the error stands.
+    private mutating func helloAgain(after error: ErrorReply, resending step: RunningPass.Step, line: EventLine,
+                                     now: Double) -> [DeviceDirective]? {
+        guard error.code == .notAuthenticated, var current = pass, !current.reHelloed else { return nil }
+        sessionReady = false
+        current.reHelloed = true
+        pass = current
+        return [.log(line)] + proceed(to: step, now: now)
     }
 
     /// Reply timeouts and the execution limit.
