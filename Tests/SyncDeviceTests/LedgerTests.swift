@@ -230,12 +230,18 @@ import Testing
         }
     }
 
+    /// Draft "d" created on this device ("pixel"), sent, and its reply lost: the op waits, its outcome unknown.
+    func sentWithReplyLost(_ ledger: Ledger) throws -> SavedEdit {
+        let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"), device: "pixel",
+                                   wall: 1)
+        _ = try ledger.claim(request(0))
+        try ledger.record([OpOutcome(key: mine.key, kind: .unknown(retryAt: 0, reason: "reply lost"))], wall: 2)
+        return mine
+    }
+
     @Test func aPulledChangeSettlesTheOpItCameFromAndRebuildsTheReplica() throws {
         try withLedger { ledger, _ in
-            let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"),
-                                       device: "pixel", wall: 1)
-            _ = try ledger.claim(request(0))
-            try ledger.record([OpOutcome(key: mine.key, kind: .unknown(retryAt: 0, reason: "reply lost"))], wall: 2)
+            let mine = try sentWithReplyLost(ledger)
             // Another device's edit of another draft, then my own change comes back: no resend needed.
             let settled = try ledger.apply(PageApplication(
                 changes: [change(1, "e"), Change(seq: 2, draft: "d", action: .create, version: 1, title: "mine",
@@ -252,10 +258,7 @@ import Testing
     /// device used, so a change of another origin is never one of them and its settle statement is skipped.
     @Test func onlyAChangeOfThisDevicesOriginSettlesAnOp() throws {
         try withLedger { ledger, _ in
-            let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"),
-                                       device: "pixel", wall: 1)
-            _ = try ledger.claim(request(0))
-            try ledger.record([OpOutcome(key: mine.key, kind: .unknown(retryAt: 0, reason: "reply lost"))], wall: 2)
+            let mine = try sentWithReplyLost(ledger)
             func change(_ seq: Int, origin: String) -> Change {
                 Change(seq: seq, draft: "d", action: .update, version: seq, title: "t\(seq)", body: nil,
                        origin: origin, key: mine.key, conflict: false)
