@@ -35,6 +35,9 @@ public final class Database: @unchecked Sendable {
     private var transactionDepth = 0
     /// A transaction opened by `beginGroup()`: each `transaction` inside it is a savepoint of its own.
     private var groupOpen = false
+    /// `sqlite3_total_changes64` when the open group began: while it is the same, the group has written nothing that
+    /// a failing step must keep, so a step needs no savepoint.
+    private var groupStartChanges: Int64 = 0
 
     /// `pageSize` is the page size a new file is made with (SQLite's default, 4,096, when nil); an existing file keeps
     /// its own. `locking: .exclusive` holds the file for this connection alone until it closes (`Locking`).
@@ -222,10 +225,25 @@ public final class Database: @unchecked Sendable {
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; rolls back and rethrows when it throws. Nested calls join the
-    /// outer transaction; inside a group (`beginGroup`) each is a savepoint, undone alone when it throws.
+    /// outer transaction; inside a group (`beginGroup`) each is a savepoint, undone alone when it throws — but while
+    /// the group has written nothing (its first writing step), there is nothing to keep: undoing the step is undoing
+    /// the group's transaction, so it pays for no savepoint (its statements and the copies of the pages it touches).
     /// The result may be ignored: a body that ends in `run` returns its change count.
     @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth == 1 && groupOpen && sqlite3_total_changes64(handle) == groupStartChanges {
+            transactionDepth = 2
+            let result: T
+            do {
+                result = try body()
+            } catch {
+                transactionDepth = 1
+                restartGroup()
+                throw error
+            }
+            transactionDepth = 1
+            return result
+        }
         if transactionDepth > 0 && groupOpen {
             let savepoint = Savepoint.at(depth: transactionDepth)
             try run(savepoint.open)
@@ -270,6 +288,21 @@ public final class Database: @unchecked Sendable {
         try run("BEGIN IMMEDIATE")
         transactionDepth = 1
         groupOpen = true
+        groupStartChanges = sqlite3_total_changes64(handle)
+    }
+
+    /// A step of a group that had written nothing failed: its writes are the only ones in the transaction; roll it
+    /// back and begin again, so the group stays open and empty, as a savepoint rolled back would have left it. If it
+    /// cannot begin again, the group is closed and the next step opens one.
+    private func restartGroup() {
+        if sqlite3_get_autocommit(handle) == 0 { _ = try? run("ROLLBACK") }
+        do {
+            try run("BEGIN IMMEDIATE")
+            groupStartChanges = sqlite3_total_changes64(handle)
+        } catch {
+            groupOpen = false
+            transactionDepth = 0
+        }
     }
 
     public var inGroup: Bool { groupOpen }

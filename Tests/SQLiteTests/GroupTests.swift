@@ -36,4 +36,44 @@ struct GroupTests {
         try db.transaction { try db.run("INSERT INTO t VALUES (4)") }
         #expect(try reader.scalarInt("SELECT count(*) FROM t") == 3)
     }
+
+    /// A step of a group that has written nothing runs with no savepoint (nothing before it to keep): when it fails,
+    /// the group's transaction is rolled back and begun again, so the step is undone and the group goes on. A write
+    /// made in the group outside any step (a bare `run`) counts as written: a failing step must not undo it.
+    @Test("a failing first step is undone and the group goes on; a bare write before it is kept")
+    func aFailingFirstStepIsUndoneAlone() throws {
+        let folder = TempFolder()
+        let path = folder.file("group.sqlite")
+        let db = try Database(path: path, synchronous: .normal)
+        try db.execute("CREATE TABLE t(x INTEGER PRIMARY KEY)")
+        let reader = try Database(path: path, synchronous: .normal)
+        struct Boom: Error {}
+
+        try db.beginGroup()
+        #expect(throws: Boom.self) {
+            try db.transaction {
+                try db.run("INSERT INTO t VALUES (1)")
+                throw Boom()
+            }
+        }
+        #expect(db.inGroup)
+        try db.transaction { try db.run("INSERT INTO t VALUES (2)") }
+        try db.commitGroup()
+        var seen: [Int] = []
+        try reader.forEach("SELECT x FROM t ORDER BY x", []) { seen.append($0.int(0)) }
+        #expect(seen == [2])
+
+        try db.beginGroup()
+        try db.run("INSERT INTO t VALUES (3)")
+        #expect(throws: Boom.self) {
+            try db.transaction {
+                try db.run("INSERT INTO t VALUES (4)")
+                throw Boom()
+            }
+        }
+        try db.commitGroup()
+        seen = []
+        try reader.forEach("SELECT x FROM t ORDER BY x", []) { seen.append($0.int(0)) }
+        #expect(seen == [2, 3])
+    }
 }
