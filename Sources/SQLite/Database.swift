@@ -43,6 +43,7 @@ public final class Database: @unchecked Sendable {
     /// its own. `locking: .exclusive` holds the file for this connection alone until it closes (`Locking`).
     public init(path: String, synchronous: Synchronous = .full, busyTimeoutMs: Int32 = 5_000,
                 pageSize: Int? = nil, locking: Locking = .normal) throws {
+        _ = Self.configured
         var handle: OpaquePointer?
         let memory = Self.isInMemory(path)
         // URIs only for the in-memory form: a file whose name begins with "file:" stays a file.
@@ -73,6 +74,9 @@ public final class Database: @unchecked Sendable {
         try execute("PRAGMA synchronous=\(synchronous.rawValue)")
         try execute("PRAGMA foreign_keys=ON")
     }
+
+    /// SQLite's process-wide settings, made once before the first connection opens (`synclab_sqlite_memstatus_off`).
+    private static let configured: Int32 = synclab_sqlite_memstatus_off()
 
     deinit {
         cache.removeAll()

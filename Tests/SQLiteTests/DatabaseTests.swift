@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import LabTestSupport
 import SQLite
@@ -7,6 +8,17 @@ import Testing
 struct DatabaseTests {
     /// This test's folder (each test has an instance of the suite of its own).
     let folder = TempFolder()
+
+    /// With its memory statistics on, every allocation SQLite makes takes a global mutex to count itself; the lab
+    /// turns them off before the first connection opens, so SQLite has counted nothing.
+    @Test("SQLite keeps no memory statistics")
+    func noMemoryStatistics() throws {
+        let db = try Database(path: folder.file("stats.sqlite"))
+        try db.execute("CREATE TABLE t(x)")
+        for value in 0..<100 { try db.run("INSERT INTO t VALUES (?)", value) }
+        #expect(sqlite3_memory_used() == 0)
+        #expect(sqlite3_memory_highwater(0) == 0)
+    }
 
     @Test("a connection opens in WAL mode, and the mode persists for the next one")
     func walIsOn() throws {
