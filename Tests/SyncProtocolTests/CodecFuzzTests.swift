@@ -6,7 +6,8 @@ import Testing
 @Suite("Codec fuzzing")
 struct CodecFuzzTests {
     /// Decodes `cases` inputs made by `make` from a generator seeded with `seed`: each one that decodes must survive
-    /// its own round trip and have the same keys read either way, each one refused must say why. How many were decoded and refused.
+    /// its own round trip and give the same keys read either way, each one refused must say why. How many were decoded
+    /// and refused.
     private func fuzz(seed: UInt64, cases: Int, _ make: (Int, inout SplitMix64) -> [[UInt8]])
         -> (decoded: Int, refused: Int)
     {
