@@ -9,17 +9,6 @@ struct DatabaseTests {
     /// This test's folder (each test has an instance of the suite of its own).
     let folder = TempFolder()
 
-    /// With its memory statistics on, every allocation SQLite makes takes a global mutex to count itself; the lab
-    /// turns them off before the first connection opens, so SQLite has counted nothing.
-    @Test("SQLite keeps no memory statistics")
-    func noMemoryStatistics() throws {
-        let db = try Database(path: folder.file("stats.sqlite"))
-        try db.execute("CREATE TABLE t(x)")
-        for value in 0..<100 { try db.run("INSERT INTO t VALUES (?)", value) }
-        #expect(sqlite3_memory_used() == 0)
-        #expect(sqlite3_memory_highwater(0) == 0)
-    }
-
     @Test("a connection opens in WAL mode, and the mode persists for the next one")
     func walIsOn() throws {
         let path = folder.file("wal.sqlite")
@@ -35,6 +24,17 @@ struct DatabaseTests {
         #expect(try db.scalarInt("PRAGMA foreign_keys") == 1)
         #expect(try db.scalarInt("PRAGMA synchronous") == 2)  // FULL
         #expect(try second.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
+    }
+
+    /// With its memory statistics on, every allocation SQLite makes takes a global mutex to count itself; the lab
+    /// turns them off before the first connection opens, so SQLite has counted nothing.
+    @Test("SQLite keeps no memory statistics")
+    func noMemoryStatistics() throws {
+        let db = try Database(path: folder.file("stats.sqlite"))
+        try db.execute("CREATE TABLE t(x)")
+        for value in 0..<100 { try db.run("INSERT INTO t VALUES (?)", value) }
+        #expect(sqlite3_memory_used() == 0)
+        #expect(sqlite3_memory_highwater(0) == 0)
     }
 
     @Test("a new file takes the page size asked for; an existing one keeps its own")

@@ -5,13 +5,20 @@ import Testing
 
 @Suite("Database groups")
 struct GroupTests {
-    @Test("steps in a group reach another connection only at commitGroup; a failed step is undone alone")
-    func groupCommitsOnceAndUndoesAFailedStep() throws {
-        let folder = TempFolder()
+    /// This test's folder (each test has an instance of the suite of its own).
+    let folder = TempFolder()
+
+    /// A connection with table `t(x)` in a new file, and a second connection that reads what it commits.
+    func opened() throws -> (db: Database, reader: Database) {
         let path = folder.file("group.sqlite")
         let db = try Database(path: path, synchronous: .normal)
         try db.execute("CREATE TABLE t(x INTEGER PRIMARY KEY)")
-        let reader = try Database(path: path, synchronous: .normal)
+        return (db, try Database(path: path, synchronous: .normal))
+    }
+
+    @Test("steps in a group reach another connection only at commitGroup; a failed step is undone alone")
+    func groupCommitsOnceAndUndoesAFailedStep() throws {
+        let (db, reader) = try opened()
 
         try db.beginGroup()
         #expect(db.inGroup)
@@ -42,11 +49,7 @@ struct GroupTests {
     /// made in the group outside any step (a bare `run`) counts as written: a failing step must not undo it.
     @Test("a failing first step is undone and the group goes on; a bare write before it is kept")
     func aFailingFirstStepIsUndoneAlone() throws {
-        let folder = TempFolder()
-        let path = folder.file("group.sqlite")
-        let db = try Database(path: path, synchronous: .normal)
-        try db.execute("CREATE TABLE t(x INTEGER PRIMARY KEY)")
-        let reader = try Database(path: path, synchronous: .normal)
+        let (db, reader) = try opened()
         struct Boom: Error {}
 
         try db.beginGroup()
