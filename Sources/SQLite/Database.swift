@@ -343,8 +343,22 @@ public final class Database: @unchecked Sendable {
 
     /// Brings the schema to the newest version: runs each migration whose version is above `PRAGMA user_version`,
     /// each in its own transaction together with the version bump. Returns the versions it ran.
+    ///
+    /// `fresh`: the schema the migrations end at, made at once, with its version, in a file that has no schema yet
+    /// (version 0 and no table): a new file then skips the steps only old files need.
     @discardableResult
-    public func migrate(_ migrations: [Migration]) throws -> [Int] {
+    public func migrate(_ migrations: [Migration], fresh: Migration? = nil) throws -> [Int] {
+        if let fresh {
+            let made = try transaction {
+                let empty = try scalarInt("PRAGMA user_version") == 0
+                    && scalarInt("SELECT count(*) FROM sqlite_master") == 0
+                guard empty else { return false }
+                try execute(fresh.sql)
+                try execute("PRAGMA user_version=\(fresh.version)")
+                return true
+            }
+            if made { return [fresh.version] }
+        }
         var ran: [Int] = []
         for migration in migrations.sorted(by: { $0.version < $1.version }) {
             try transaction {

@@ -22,46 +22,6 @@ public final class Ledger {
     /// another origin settles none of its ops. Nil (before `prepare`): every change's key is looked up.
     public private(set) var ownOrigin: String?
 
-    static let migrations = [
-        Migration(version: 1, sql: """
-            CREATE TABLE ops(
-                key TEXT PRIMARY KEY,
-                local_seq INTEGER NOT NULL UNIQUE,
-                draft TEXT NOT NULL,
-                action TEXT NOT NULL,
-                base INTEGER NOT NULL,
-                title TEXT,
-                body TEXT,
-                status TEXT NOT NULL,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                next_attempt_sim REAL NOT NULL DEFAULT 0,
-                lease_owner TEXT,
-                lease_expires_sim REAL,
-                last_error TEXT,
-                result_seq INTEGER,
-                saved_wall INTEGER NOT NULL,
-                completed_wall INTEGER
-            );
-            CREATE INDEX ops_unsettled ON ops(local_seq) WHERE status NOT IN ('completed', 'needsAttention');
-            CREATE INDEX ops_draft ON ops(draft, local_seq);
-            CREATE TABLE drafts(id TEXT PRIMARY KEY, title TEXT, body TEXT, version INTEGER NOT NULL,
-                                deleted INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE shadow(id TEXT PRIMARY KEY, title TEXT, body TEXT, version INTEGER NOT NULL,
-                                deleted INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE state(key TEXT PRIMARY KEY, value);
-            CREATE TABLE passes(id INTEGER PRIMARY KEY, trigger TEXT NOT NULL, started_sim REAL NOT NULL,
-                                ended_sim REAL, outcome TEXT, sent INTEGER NOT NULL DEFAULT 0,
-                                pulled INTEGER NOT NULL DEFAULT 0, cut_off INTEGER NOT NULL DEFAULT 0,
-                                success INTEGER NOT NULL DEFAULT 0);
-            CREATE TABLE opens(sim REAL NOT NULL, data_age_sec REAL);
-            INSERT INTO state(key, value) VALUES ('cursor', 0), ('head', 0), ('unknown_outcomes', 0);
-            """),
-        // `keyPerAttempt`: the key the last attempt was sent with, when it is not the op's own.
-        Migration(version: 2, sql: "ALTER TABLE ops ADD COLUMN wire_key TEXT;"),
-        // Settling a pulled change finds its op by the key it was sent with: by `key`, or by this index.
-        Migration(version: 3, sql: "CREATE INDEX ops_wire_key ON ops(wire_key) WHERE wire_key IS NOT NULL;"),
-    ]
-
     /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
     /// so a seed gives the same keys on every run).
     private var generator: SeededGenerator?
@@ -86,7 +46,7 @@ public final class Ledger {
                 locking: Locking = .normal, busyTimeoutMs: Int32 = 5_000) throws {
         database = try Database(path: path, synchronous: synchronous, busyTimeoutMs: busyTimeoutMs,
                                 pageSize: Self.pageSize, locking: locking)
-        try database.migrate(Self.migrations)
+        try database.migrate(Self.migrations, fresh: Self.schema)
         let version = try database.schemaVersion()
         guard version <= Self.migrations.count else {
             throw DeviceError.notALedger(path: path, reason: "schema version \(version) is newer than this build's")
