@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func aRemovedShadowRow() throws {
-        let report = try checkAfter(sql: "DELETE FROM shadow WHERE rowid = (SELECT min(rowid) FROM shadow)",
+        let report = try checkAfter(sql: "DELETE FROM shadow WHERE id = (SELECT min(id) FROM shadow)",
                                     onDevice: "laptop")
         expectFails(report, "cursor-safety", "laptop at the end: cursor")
     }
@@ -144,8 +144,7 @@ import Testing
     }
 
     @Test func aReplicaEditedBehindTheLedgersBack() throws {
-        let report = try checkAfter(sql: "UPDATE drafts SET body = 'tampered' WHERE rowid = (SELECT min(rowid) FROM "
-            + "drafts)",
+        let report = try checkAfter(sql: "UPDATE drafts SET body = 'tampered' WHERE id = (SELECT min(id) FROM drafts)",
                                     onDevice: "iphone")
         expectFails(report, "convergence", "body differs")
     }

@@ -190,6 +190,29 @@ struct DatabaseTests {
         #expect(try reopened.schemaVersion() == 3)
     }
 
+    @Test("a fresh schema is made at once in an empty file only; any other file goes through the migrations")
+    func freshSchemaOnlyInAnEmptyFile() throws {
+        let migrations = [
+            Migration(version: 1, sql: "CREATE TABLE drafts(id TEXT PRIMARY KEY, title TEXT)"),
+            Migration(version: 2, sql: "ALTER TABLE drafts ADD COLUMN body TEXT"),
+        ]
+        let fresh = Migration(version: 2, sql: "CREATE TABLE drafts(id TEXT PRIMARY KEY, title TEXT, body TEXT)")
+        let empty = try Database(path: folder.file("empty.sqlite"))
+        #expect(try empty.migrate(migrations, fresh: fresh) == [2])
+        #expect(try empty.schemaVersion() == 2)
+        // At version 1, or at version 0 with a table already there: the steps, not the fresh schema.
+        let old = try Database(path: folder.file("old.sqlite"))
+        #expect(try old.migrate(Array(migrations.prefix(1))) == [1])
+        #expect(try old.migrate(migrations, fresh: fresh) == [2])
+        let unversioned = try Database(path: folder.file("unversioned.sqlite"))
+        try unversioned.execute("CREATE TABLE other(x)")
+        #expect(try unversioned.migrate(migrations, fresh: fresh) == [1, 2])
+        for db in [empty, old, unversioned] {
+            let columns = try db.query("SELECT name FROM pragma_table_info('drafts')") { $0.string(0) }
+            #expect(columns == ["id", "title", "body"])
+        }
+    }
+
     @Test("a failing migration is rolled back with its version, earlier ones stay")
     func failingMigrationRollsBack() throws {
         let db = try Database(path: folder.file("migrate.sqlite"))
