@@ -60,5 +60,14 @@ import Testing
         let serverConnections = Set(hellos.compactMap { $0["peer"]?.stringValue?.prefix(32) })
         #expect(serverConnections.count <= 2 * (1 + restarts.count),
                 "\(serverConnections.count) server connections for 2 pools restarted \(restarts.count) times")
+        // The pulls a pool's devices made in one turn went to the server in bundles (§15), none lost at a full
+        // socket and no reply left without its device: the pools' own counts as they stopped (a killed pool
+        // writes none).
+        let pulls = events.split(separator: "\n").filter { $0.contains("\"type\":\"process.stopped\"") }
+            .compactMap { try? JSONValue.parse(String($0)) }.filter { $0["role"]?.stringValue == "pool" }
+            .compactMap { $0["pulls"] }
+        #expect(!pulls.isEmpty, "the pools' process.stopped lines carry their pull counts")
+        #expect(pulls.contains { ($0["bundles"]?.intValue ?? 0) > 0 }, "no pool sent a bundle: \(pulls)")
+        #expect(pulls.allSatisfy { $0["lost"]?.intValue == 0 && $0["strays"]?.intValue == 0 }, "\(pulls)")
     }
 }

@@ -23,6 +23,7 @@ import ZeroMQ
             let lab = try SecureLab()
             try Self.brokerSide(lab)
             try Self.serverSide(lab)
+            try Self.bundleSide(lab)
         }
     }
 

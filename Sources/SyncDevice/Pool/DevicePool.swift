@@ -73,8 +73,10 @@ public final class DevicePool {
     {
         guard let own, let first = configuration.devices.first, let keys = first.keys else { return (nil, nil) }
         let count = configuration.devices.count
+        // The pulls the devices make in one turn go to the server together (docs/PROTOCOL.md §15).
         let server = try PoolLink(context, endpoint: first.serverEndpoint, own: own,
-                                  serverKey: try CurveKeyPair.read(publicFile: keys.serverKeyFile), devices: count)
+                                  serverKey: try CurveKeyPair.read(publicFile: keys.serverKeyFile), devices: count,
+                                  bundlesPulls: true)
         guard let endpoint = first.brokerEndpoint, let brokerKeyFile = keys.brokerKeyFile else { return (nil, server) }
         return (try PoolLink(context, endpoint: endpoint, own: own,
                              serverKey: try CurveKeyPair.read(publicFile: brokerKeyFile), devices: count), server)
@@ -86,6 +88,7 @@ public final class DevicePool {
         events.emit(.processStarted, [("role", "pool"), ("pid", .int(Int(getpid()))),
                                         ("devices", .int(order.count))])
         for id in order { shells[id]?.begin() }
+        serverLink?.flush()
         var poller = try EdgePoller()
         var owners: [String?] = []
         var indexes: [String: [Int]] = [:]
@@ -139,6 +142,8 @@ public final class DevicePool {
             let ticked = tick(touched, sweep: controlled)
             if controlled { dirty = retireStopped() || dirty }
             expireGathers()
+            // The pulls this turn's passes made, in as few messages as fit (docs/PROTOCOL.md §15).
+            serverLink?.flush()
             // What was used is asked again before the next wait (EdgePoller): a send or receive may have taken its
             // descriptor's signal. A control command may have made any device send (`syncAll`): then every socket.
             if controlled {
@@ -150,10 +155,13 @@ public final class DevicePool {
         }
         for id in order { shells[id]?.finish() }
         shells = [:]
+        serverLink?.flush()
         brokerLink?.close()
         serverLink?.close()
         answerAllGathers()
-        events.emit(.processStopped, [("role", "pool"), ("pid", .int(Int(getpid())))])
+        var stopped: [(String, JSONValue)] = [("role", "pool"), ("pid", .int(Int(getpid())))]
+        if let serverLink { stopped.append(("pulls", serverLink.counters)) }
+        events.emit(.processStopped, stopped)
         try? control?.setLinger(ms: 500)
         control?.close()
         zap?.close()

@@ -247,8 +247,14 @@ public final class ServerDriver {
     /// same key.
     public func send(_ frames: [[UInt8]]) {
         guard let failure = io.sendDevice(frames) else { return }
-        let type = frames.count >= 2 ? String(decoding: frames[frames.count - 2], as: UTF8.self) : ""
-        let peer = Peer(routingID: frames.first ?? []).label
+        replyLost(peer: frames.first ?? [], header: frames.count >= 2 ? frames[frames.count - 2] : [],
+                  reason: failure)
+    }
+
+    /// A reply libzmq did not take: a rate-limited `reply.lost` naming its peer, its header and why.
+    public func replyLost(peer routingID: [UInt8], header: [UInt8], reason failure: String) {
+        let type = String(decoding: header, as: UTF8.self)
+        let peer = Peer(routingID: routingID).label
         let (write, suppressed) = refusals.admit(peer: "lost:" + peer, nanos: io.nanos)
         guard write else { return }
         var fields: [(String, JSONValue)] = [("peer", .string(peer)), ("header", .string(type)),

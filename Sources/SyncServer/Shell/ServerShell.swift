@@ -23,6 +23,9 @@ public final class ServerShell: ServerIO {
     /// Pools' multiplexed connections (docs/PROTOCOL.md §14; CURVE only: a pool is known by its key); empty under
     /// NULL.
     var pooled = PooledPeers(members: [:])
+    /// While a pool's bundle of pulls is handled: its connection and the replies gathered for it, sent together
+    /// when the last entry is done (docs/PROTOCOL.md §15).
+    var bundleReplies: (peer: [UInt8], entries: [MessageBundle.Entry])?
     /// The server's logic over this shell's IO (the store, the instance, crash points); set once in `init`.
     public private(set) var driver: ServerDriver!
 
@@ -237,7 +240,12 @@ public final class ServerShell: ServerIO {
             guard let received else { return }
             let connection = monitor == nil ? -1 : received.connection
             if let pool = received.userID, pooled.isPool(pool), let routing = received.frames.first {
-                onPooledFrames(Array(received.frames.dropFirst()), peer: routing, pool: pool, connection: connection)
+                let frames = Array(received.frames.dropFirst())
+                if MessageBundle.isBundle(frames) {
+                    onPooledBundle(frames[2], peer: routing, pool: pool, connection: connection)
+                } else {
+                    onPooledFrames(frames, peer: routing, pool: pool, connection: connection)
+                }
                 continue
             }
             guard let (peer, payload) = Peer.split(received.frames, user: received.userID, connection: connection)
@@ -284,6 +292,44 @@ public final class ServerShell: ServerIO {
         context.terminate()
     }
 
+    /// A pool's bundle of pulls: each entry handled as the message it stands for (`onPooledFrames`), and the replies
+    /// to them sent back as bundles. A bundle that cannot be read, or holds anything but pulls, is refused whole
+    /// before any entry is handled: a rate-limited `request.refused` (code `badBundle`) and an error to the pool
+    /// under an empty device frame.
+    private func onPooledBundle(_ frame: [UInt8], peer: [UInt8], pool: String, connection: Int32) {
+        let entries: [MessageBundle.Entry]
+        do {
+            entries = try MessageBundle.decode(frame, maxEntries: pooled.members[pool]?.count ?? 0)
+            if let other = entries.firstIndex(where: { $0.header != MessageBundle.pullHeader }) {
+                throw BundleRefusal(message: "entry \(other): a bundle carries pulls only")
+            }
+        } catch {
+            let message = "pool \"\(pool)\"'s bundle refused: \(error); nothing was changed"
+            driver.logRefusal(EventCatalogue.requestRefused.name, [
+                ("code", "badBundle"), ("message", .string(message)),
+                ("peer", .string("pool \(pool)@\(Peer(routingID: peer).label)")),
+            ])
+            _ = send([peer, []] + Codec.encode(.error(ErrorReply(code: .malformed, message: message))), on: devices)
+            return
+        }
+        bundleReplies = (peer, [])
+        for entry in entries {
+            onPooledFrames([entry.device, entry.header, entry.body], peer: peer, pool: pool, connection: connection)
+        }
+        let replies = bundleReplies?.entries ?? []
+        bundleReplies = nil
+        if replies.count == 1, let only = replies.first {
+            if let failure = send([peer, only.device, only.header, only.body], on: devices) {
+                driver.replyLost(peer: peer + [0] + only.device, header: only.header, reason: failure)
+            }
+            return
+        }
+        for bundle in MessageBundle.encode(replies, maxBytes: Int(Socket.maxMessageBytes)) {
+            guard let failure = send([peer, [], MessageBundle.header, bundle.frame], on: devices) else { continue }
+            driver.replyLost(peer: peer, header: MessageBundle.header, reason: "\(failure) (\(bundle.entries) replies)")
+        }
+    }
+
     private func drain(_ socket: Socket, _ handle: ([[UInt8]]) -> Void) throws(ServerError) {
         for _ in 0..<Self.drainBatch {
             // Between messages, not within one: a stop lets the current message finish (and commit).
@@ -311,6 +357,11 @@ public final class ServerShell: ServerIO {
     public func sendDevice(_ frames: [[UInt8]]) -> String? {
         // A pooled device's reply goes to its pool's connection under its envelope.
         if let first = frames.first, let route = pooled.route(first) {
+            if frames.count == 3, bundleReplies?.peer == route.peer {
+                bundleReplies?.entries.append(MessageBundle.Entry(device: route.device, header: frames[1],
+                                                                  body: frames[2]))
+                return nil
+            }
             return send([route.peer, route.device] + frames.dropFirst(), on: devices)
         }
         return send(frames, on: devices)
@@ -372,4 +423,10 @@ public final class ServerShell: ServerIO {
         guard first.due > now else { return 0 }
         return min(Self.maxPollMs, Int((first.due - now + 999_999) / 1_000_000))
     }
+}
+
+/// Why a readable bundle was refused all the same.
+struct BundleRefusal: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }
