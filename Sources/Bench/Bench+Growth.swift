@@ -47,16 +47,11 @@ extension Bench {
     /// scenarios end a second after the last edit's deliveries; healing and quiescing are left out), over the edits
     /// delivered (one edit applied on one other device); and the same for one edit to all its receivers.
     mutating func recordCost(key: String, report: Report) {
-        func total(_ name: String) -> [String: Double] {
-            Dictionary((report.data.stats[name]?.objectValue
-                ?? []).compactMap { pair in pair.1.doubleValue.map { (pair.0, $0) } },
-                       uniquingKeysWith: { a, _ in a })
-        }
-        let end = total("cpuSecondsAtHeal"), start = total("cpuSecondsAtScenario")
-        let spent = end.reduce(0.0) { $0 + $1.value - (start[$1.key] ?? 0) }
+        let scenario = RunCost.scenarioCPUSeconds(report.data.stats)
+        let spent = scenario.values.reduce(0, +)
         let delivered = report.figures.propagation.count
         let edits = report.figures.opsSaved
-        guard delivered > 0, edits > 0, !start.isEmpty, !end.isEmpty else { return }
+        guard delivered > 0, edits > 0, !scenario.isEmpty else { return }
         record("propagation.\(key).cpuMsPerEdit", spent * 1000 / Double(delivered))
         record("propagation.\(key).cpuMsPerEditAll", spent * 1000 / Double(edits))
     }

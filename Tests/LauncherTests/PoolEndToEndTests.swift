@@ -29,6 +29,13 @@ import Testing
         #expect(cost?["pools"]?.intValue == 2)
         #expect(cost?["processes"]?.intValue == 4)
         #expect((cost?["events"]?.intValue ?? 0) > 0)
+        // The scenario's CPU per delivered change, every process counted, and by role (the bench's figure).
+        #expect((cost?["scenarioCpuMsPerDelivered"]?.doubleValue ?? 0) > 0)
+        for role in ["server", "broker", "devices"] {
+            #expect((cost?["scenarioCpuSeconds"]?[role]?.doubleValue ?? 0) > 0, "\(role)'s CPU in the scenario")
+        }
+        let markdown = (try? String(contentsOfFile: "\(run.folder)/report.md", encoding: .utf8)) ?? ""
+        #expect(markdown.contains("ms of CPU per delivered change, every process counted"))
         // The kill of one pooled device took its whole pool down and the restart brought it back.
         let events = (try? String(contentsOfFile: "\(run.folder)/events.jsonl", encoding: .utf8)) ?? ""
         let restarts = events.split(separator: "\n").filter {

@@ -3,7 +3,7 @@ import SyncProtocol
 
 /// What a run cost the machine, so runs of 3, 100 and 1,000 devices can be compared: processes, wall time, events,
 /// resident memory (from stats.json's `residentMB`, read before the stop) and CPU seconds (`cpuSeconds`).
-struct RunCost {
+package struct RunCost {
     var devices = 0
     var processes = 0
     var pools = 0
@@ -25,8 +25,12 @@ struct RunCost {
     var launcherResidentMB: Double?
     var launcherPeakMB: Double?
     var reportPeakMB: Double?
+    /// CPU seconds each process spent in the scenario (`scenarioCPUSeconds`), and the changes delivered in the run
+    /// (one edit applied on one other device): what `synclab bench` divides to set a run beside its peers.
+    var scenarioCPU: [String: Double] = [:]
+    var delivered = 0
 
-    init(_ data: RunData, wallSeconds: Double, reportPeakMB: Double? = nil) {
+    init(_ data: RunData, wallSeconds: Double, delivered: Int = 0, reportPeakMB: Double? = nil) {
         let pooled = data.topology.poolAssignment
         devices = data.devices.count
         pools = Set(pooled.values).count
@@ -57,10 +61,45 @@ struct RunCost {
         launcherResidentMB = data.stats["launcherMB"]?["residentMB"]?.doubleValue
         launcherPeakMB = data.stats["launcherMB"]?["peakMB"]?.doubleValue
         self.reportPeakMB = reportPeakMB
+        scenarioCPU = Self.scenarioCPUSeconds(data.stats)
+        self.delivered = delivered
+    }
+
+    /// Each process's CPU seconds from the scenario's start to the heal's (stats.json `cpuSecondsAtHeal` −
+    /// `cpuSecondsAtScenario`); empty when the run recorded neither (the simulation has no processes).
+    package static func scenarioCPUSeconds(_ stats: JSONValue) -> [String: Double] {
+        func seconds(_ name: String) -> [String: Double] {
+            Dictionary((stats[name]?.objectValue ?? []).compactMap { pair in pair.1.doubleValue.map { (pair.0, $0) } },
+                       uniquingKeysWith: { first, _ in first })
+        }
+        let start = seconds("cpuSecondsAtScenario"), end = seconds("cpuSecondsAtHeal")
+        guard !start.isEmpty else { return [:] }
+        // A process restarted in the scenario whose counter is below where it began counts from its restart (what it
+        // spent before the kill is not known).
+        return end.reduce(into: [:]) { cpu, process in
+            let begun = start[process.key] ?? 0
+            cpu[process.key] = process.value < begun ? process.value : process.value - begun
+        }
+    }
+
+    /// Milliseconds of CPU, every process counted, per change delivered during the scenario; nil without a
+    /// delivery or without the scenario's CPU figures.
+    var cpuMsPerDelivered: Double? {
+        guard delivered > 0, !scenarioCPU.isEmpty else { return nil }
+        return scenarioCPU.values.reduce(0, +) * 1000 / Double(delivered)
+    }
+
+    /// The scenario's CPU by role: the server, the broker, and the device and pool processes together.
+    var scenarioCPUByRole: [(role: String, seconds: Double)] {
+        let devices = scenarioCPU.filter { $0.key != "server" && $0.key != "broker" }.values.reduce(0, +)
+        return [("server", scenarioCPU["server"] ?? 0), ("broker", scenarioCPU["broker"] ?? 0), ("devices", devices)]
     }
 
     var json: JSONValue {
         func rounded(_ value: Double) -> JSONValue { .double((value * 100).rounded() / 100) }
+        let perDelivered: JSONValue = cpuMsPerDelivered.map { .double(($0 * 1000).rounded() / 1000) } ?? .null
+        let byRole: JSONValue = scenarioCPU.isEmpty ? .null
+            : .object(scenarioCPUByRole.map { ($0.role, rounded($0.seconds)) })
         return .object([
             ("devices", .int(devices)), ("processes", .int(processes)), ("pools", .int(pools)),
             ("wallSeconds", rounded(wallSeconds)), ("events", .int(events)),
@@ -72,6 +111,7 @@ struct RunCost {
             ("launcherResidentMB", launcherResidentMB.map(rounded) ?? .null),
             ("launcherPeakMB", launcherPeakMB.map(rounded) ?? .null),
             ("reportPeakMB", reportPeakMB.map(rounded) ?? .null),
+            ("scenarioCpuMsPerDelivered", perDelivered), ("scenarioCpuSeconds", byRole),
             ("poolMemory", .array(poolMemory.map { pool in
                 .object([("pool", .string(pool.pool)), ("devices", .int(pool.devices)),
                          ("residentMB", pool.residentMB.map(rounded) ?? .null),
@@ -99,6 +139,14 @@ struct RunCost {
                 + "\(cell(launcherPeakMB).plain) MB; peak \(cell(reportPeakMB).plain) MB once this report's checks "
                 + "had read the run."),
         ]
+        if let perDelivered = cpuMsPerDelivered {
+            let total = scenarioCPU.values.reduce(0, +)
+            let shares = scenarioCPUByRole.map { String(format: "%@ %.0f %%", $0.role, 100 * $0.seconds / total) }
+            b.append(.paragraph(String(format: "During the scenario: %.3f ms of CPU per delivered change, every process "
+                + "counted (%.2f s over %d deliveries; ", perDelivered, total, delivered)
+                + shares.joined(separator: ", ")
+                + "). `synclab bench` sets this figure beside NATS JetStream and Redis (docs/PERFORMANCE.md)."))
+        }
         guard !poolMemory.isEmpty else { return b }
         b.append(.table(Table(["pool", "devices", "resident MB", "peak MB"], rows: poolMemory.map { pool in
             Table.Row([Table.Cell(pool.pool), count(pool.devices), cell(pool.residentMB), cell(pool.peakMB)])

@@ -45,7 +45,8 @@ extension Report {
         b += [.heading("Seed 001's metrics", level: 2),
               .table(Table(["metric", "value"],
                            rows: f.metrics.map { Table.Row([Table.Cell($0.0), Table.Cell($0.1)]) }))]
-        b += RunCost(data, wallSeconds: f.wallSeconds, reportPeakMB: peakMB).blocks + lineageBlocks
+        b += RunCost(data, wallSeconds: f.wallSeconds, delivered: f.propagation.count, reportPeakMB: peakMB).blocks
+        b += lineageBlocks
         b += [.heading("Files", level: 2),
               .paragraph("`events.jsonl` (every event, merged), `logs/`, `server.sqlite`, `devices/*.sqlite`, "
                 + "`report.json`.")]

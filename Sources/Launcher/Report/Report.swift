@@ -149,7 +149,8 @@ public struct Report {
             ("switchEvents", switchEventsJSON),
             ("residentMB", data.stats["residentMB"] ?? .null),
             ("notes", .array(notes.map { .string($0) })),
-            ("cost", RunCost(data, wallSeconds: f.wallSeconds, reportPeakMB: peakMB).json),
+            ("cost", RunCost(data, wallSeconds: f.wallSeconds, delivered: f.propagation.count,
+                             reportPeakMB: peakMB).json),
         ] + faultFields)
     }
 
