@@ -141,9 +141,9 @@ package struct RunCost {
         ]
         if let perDelivered = cpuMsPerDelivered {
             let total = scenarioCPU.values.reduce(0, +)
-            let shares = scenarioCPUByRole.map { String(format: "%@ %.0f %%", $0.role, 100 * $0.seconds / total) }
-            b.append(.paragraph(String(format: "During the scenario: %.3f ms of CPU per delivered change, every process "
-                + "counted (%.2f s over %d deliveries; ", perDelivered, total, delivered)
+            let shares = scenarioCPUByRole.map { "\($0.role) " + String(format: "%.0f %%", 100 * $0.seconds / total) }
+            b.append(.paragraph(String(format: "During the scenario: %.3f ms of CPU per delivered change, every "
+                + "process counted (%.2f s over %d deliveries; ", perDelivered, total, delivered)
                 + shares.joined(separator: ", ")
                 + "). `synclab bench` sets this figure beside NATS JetStream and Redis (docs/PERFORMANCE.md)."))
         }
