@@ -53,6 +53,41 @@ extension PoolLinkAttackTests {
         }
         #expect(page.req == 23)
         try expectBundlesRefused(lab, pool)
+        try expectRepliesBoundedLikeAPage(lab, pool)
+    }
+
+    /// Replies to a bundle go back in bundles no larger than a page may be (`Limits.maxBodyBytes`): two pages of
+    /// ≈ 640 KB each (ten drafts of 60 KiB) leave as two messages, each under the bound, and both arrive whole.
+    static func expectRepliesBoundedLikeAPage(_ lab: SecureLab, _ pool: TestClient) throws {
+        let body = String(repeating: "x", count: 60 * 1024)
+        for batch in 0..<2 {
+            let ops = (0..<5).map { n in
+                Op(key: "big-\(batch)-\(n)", draft: "big-\(batch)-\(n)", action: .create, base: 0, title: "t",
+                   body: body)
+            }
+            guard case .pushResult? = try Self.request(pool, "pixel", .push(Push(req: 40 + batch, ops: ops)))?.1 else {
+                Issue.record("the large drafts were not pushed\n\(lab.log("server"))")
+                return
+            }
+        }
+        try pool.sendRaw(try Self.bundle([("pixel", .pull(Pull(req: 50, cursor: 1, limit: 10))),
+                                          ("iphone", .pull(Pull(req: 51, cursor: 1, limit: 10)))]))
+        var pages: [String: Int] = [:]
+        var largest = 0
+        while pages.count < 2, let frames = try pool.receiveFrames(timeoutMs: 5_000) {
+            largest = max(largest, frames.last?.count ?? 0)
+            let entries = MessageBundle.isBundle(frames)
+                ? try MessageBundle.decode(frames[2], maxEntries: 2)
+                : [MessageBundle.Entry(device: frames[0], header: frames[1], body: frames[2])]
+            for entry in entries {
+                if case .page(let page) = try Codec.decode([entry.header, entry.body]) {
+                    pages[String(decoding: entry.device, as: UTF8.self)] = page.changes.count
+                }
+            }
+        }
+        #expect(pages == ["pixel": 10, "iphone": 10], "both pages of ten large drafts arrived: \(pages)")
+        #expect(largest > 600_000 && largest <= Limits.maxBodyBytes + 64 * 1024,
+                "the largest reply frame is \(largest) bytes: a bundle weighs no more than a page may")
     }
 
     /// The attacks of `bundleSide`: each bundle refused whole, an error under an empty envelope, nothing changed.

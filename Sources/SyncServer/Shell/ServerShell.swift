@@ -24,8 +24,11 @@ public final class ServerShell: ServerIO {
     /// NULL.
     var pooled = PooledPeers(members: [:])
     /// While a pool's bundle of pulls is handled: its connection and the replies gathered for it, sent together
-    /// when the last entry is done (docs/PROTOCOL.md §15).
-    var bundleReplies: (peer: [UInt8], entries: [MessageBundle.Entry])?
+    /// when the last entry is done or when they reach `bundleReplyBytes` (docs/PROTOCOL.md §15).
+    var bundleReplies: (peer: [UInt8], entries: [MessageBundle.Entry], bytes: Int)?
+    /// The most reply bytes gathered before they go, and the largest bundle of replies: a page's own bound
+    /// (`Limits.maxBodyBytes`), so a bundle weighs on the reply queue no more than one page does (docs/SECURITY.md).
+    static let bundleReplyBytes = Limits.maxBodyBytes
     /// The server's logic over this shell's IO (the store, the instance, crash points); set once in `init`.
     public private(set) var driver: ServerDriver!
 
@@ -312,19 +315,27 @@ public final class ServerShell: ServerIO {
             _ = send([peer, []] + Codec.encode(.error(ErrorReply(code: .malformed, message: message))), on: devices)
             return
         }
-        bundleReplies = (peer, [])
+        bundleReplies = (peer, [], 0)
         for entry in entries {
             onPooledFrames([entry.device, entry.header, entry.body], peer: peer, pool: pool, connection: connection)
         }
-        let replies = bundleReplies?.entries ?? []
+        sendBundleReplies()
         bundleReplies = nil
+    }
+
+    /// Sends the replies gathered for the bundle being handled: one alone as its own message, more as bundles of at
+    /// most `bundleReplyBytes`; a reply libzmq refuses is a `reply.lost`.
+    private func sendBundleReplies() {
+        guard let (peer, replies, _) = bundleReplies, !replies.isEmpty else { return }
+        bundleReplies?.entries.removeAll(keepingCapacity: true)
+        bundleReplies?.bytes = 0
         if replies.count == 1, let only = replies.first {
             if let failure = send([peer, only.device, only.header, only.body], on: devices) {
                 driver.replyLost(peer: peer + [0] + only.device, header: only.header, reason: failure)
             }
             return
         }
-        for bundle in MessageBundle.encode(replies, maxBytes: Int(Socket.maxMessageBytes)) {
+        for bundle in MessageBundle.encode(replies, maxBytes: Self.bundleReplyBytes) {
             guard let failure = send([peer, [], MessageBundle.header, bundle.frame], on: devices) else { continue }
             driver.replyLost(peer: peer, header: MessageBundle.header, reason: "\(failure) (\(bundle.entries) replies)")
         }
@@ -360,6 +371,8 @@ public final class ServerShell: ServerIO {
             if frames.count == 3, bundleReplies?.peer == route.peer {
                 bundleReplies?.entries.append(MessageBundle.Entry(device: route.device, header: frames[1],
                                                                   body: frames[2]))
+                bundleReplies?.bytes += frames[2].count
+                if (bundleReplies?.bytes ?? 0) >= Self.bundleReplyBytes { sendBundleReplies() }
                 return nil
             }
             return send([route.peer, route.device] + frames.dropFirst(), on: devices)
