@@ -133,9 +133,17 @@ import Testing
             #expect(try ledger.idleClaim(begins) == ClaimResult(purpose: .pass(1), ops: [], reclaimed: 0,
                                                                 passDeferred: true))
             #expect(try ledger.idleClaim(request(5)) == nil)  // a claim that does not begin its pass runs as before
-            _ = try ledger.save(LocalEdit(draft: "d1", action: .create, title: "t"), device: "pixel", wall: 1)
+            // The idle answer above is remembered (`knownIdle`); a save must forget it.
+            let saved = try ledger.save(LocalEdit(draft: "d1", action: .create, title: "t"), device: "pixel", wall: 1)
             #expect(try ledger.idleClaim(begins) == nil)
             _ = try ledger.claim(begins)  // the op is `sending` now, under a lease: still unsettled
+            #expect(try ledger.idleClaim(begins) == nil)
+            // Settled: idle again, read anew.
+            try ledger.record([OpOutcome(key: saved.key, kind: .acknowledged(seq: 1))], wall: 2)
+            #expect(try ledger.idleClaim(begins) == ClaimResult(purpose: .pass(1), ops: [], reclaimed: 0,
+                                                                passDeferred: true))
+            // A second edit after an idle answer: the save forgets it again.
+            _ = try ledger.save(LocalEdit(draft: "d2", action: .create, title: "t"), device: "pixel", wall: 3)
             #expect(try ledger.idleClaim(begins) == nil)
         }
     }

@@ -21,6 +21,10 @@ public final class Ledger {
     /// The device this ledger belongs to, as a change's `origin` names it (set by `prepare`): a pulled change of
     /// another origin settles none of its ops. Nil (before `prepare`): every change's key is looked up.
     public private(set) var ownOrigin: String?
+    /// Set when `idleClaim` found no unsettled op; cleared by `save`, the one way an op becomes unsettled (nothing
+    /// moves a settled op back, and this ledger is its file's one writer): while set, a pass's idle claim is answered
+    /// without a read transaction of its own.
+    var knownIdle = false
 
     /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
     /// so a seed gives the same keys on every run).
@@ -173,7 +177,8 @@ public final class Ledger {
     /// transaction; `base` is the replica's version of the draft (0 when it has none). Only after this returns is
     /// the edit "saved on this device".
     public func save(_ edit: LocalEdit, device: String, wall: Int64) throws -> SavedEdit {
-        try database.transaction {
+        knownIdle = false
+        return try database.transaction {
             // Any action on any draft is recorded: the server decides (an update of a draft it does not have, a
             // delete of one already gone); a refusal ends the op in needsAttention and the replica forgets it.
             // What the user saw of the draft as they began the edit: the launcher's read-your-writes observation.
