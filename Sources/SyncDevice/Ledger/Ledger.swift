@@ -25,6 +25,10 @@ public final class Ledger {
     /// moves a settled op back, and this ledger is its file's one writer): while set, a pass's idle claim is answered
     /// without a read transaction of its own.
     var knownIdle = false
+    /// Whether the ledger holds no op at all (nil until first asked); false from the first `save`, the only writer of
+    /// `ops` rows (a device that never saved an edit, every receiver, has none): its rebuilds replay nothing, so they
+    /// skip the read of the draft's ops.
+    var knownEmpty: Bool?
 
     /// Where the lease owner and the install id come from: the system's generator, or a seeded one (the simulation's,
     /// so a seed gives the same keys on every run).
@@ -178,6 +182,7 @@ public final class Ledger {
     /// the edit "saved on this device".
     public func save(_ edit: LocalEdit, device: String, wall: Int64) throws -> SavedEdit {
         knownIdle = false
+        knownEmpty = false
         return try database.transaction {
             // Any action on any draft is recorded: the server decides (an update of a draft it does not have, a
             // delete of one already gone); a refusal ends the op in needsAttention and the replica forgets it.
@@ -210,21 +215,25 @@ public final class Ledger {
         // The shadow holds the server's changes up to `seen` (the cursor, or the end of the page being applied): an
         // acknowledged op applied above it is not in the shadow yet, and without it the user's own write vanishes.
         let above = try seen ?? cursor()
-        try database.forEach(Self.rebuildSQL, [draft, above]) { op in
-            if op.string(3) == "completed" && !keepsOwnWrites {
-                hiddenOwnWrites.append((draft, op.string(4)))
-                return
-            }
-            let version = (row?.version ?? 0) + 1
-            switch DraftAction(rawValue: op.string(0)) ?? .update {
-            case .create:
-                row = ShadowRow(title: op.optionalString(1), body: op.optionalString(2), version: version,
-                                deleted: false)
-            case .update:
-                row = ShadowRow(title: op.optionalString(1) ?? row?.title, body: op.optionalString(2) ?? row?.body,
-                                version: version, deleted: false)
-            case .delete:
-                row = ShadowRow(title: row?.title, body: row?.body, version: version, deleted: true)
+        if knownEmpty == nil { knownEmpty = try database.scalarInt("SELECT NOT EXISTS(SELECT 1 FROM ops)") == 1 }
+        // A ledger with no op at all (`knownEmpty`) has nothing to replay.
+        if knownEmpty != true {
+            try database.forEach(Self.rebuildSQL, [draft, above]) { op in
+                if op.string(3) == "completed" && !keepsOwnWrites {
+                    hiddenOwnWrites.append((draft, op.string(4)))
+                    return
+                }
+                let version = (row?.version ?? 0) + 1
+                switch DraftAction(rawValue: op.string(0)) ?? .update {
+                case .create:
+                    row = ShadowRow(title: op.optionalString(1), body: op.optionalString(2), version: version,
+                                    deleted: false)
+                case .update:
+                    row = ShadowRow(title: op.optionalString(1) ?? row?.title, body: op.optionalString(2) ?? row?.body,
+                                    version: version, deleted: false)
+                case .delete:
+                    row = ShadowRow(title: row?.title, body: row?.body, version: version, deleted: true)
+                }
             }
         }
         if let row {
