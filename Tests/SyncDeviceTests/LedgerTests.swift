@@ -317,7 +317,8 @@ import Testing
         try withLedger { ledger, _ in
             try ledger.apply(PageApplication(changes: [change(1, "d", title: "server")], from: 0, to: 1, pass: 1),
                              wall: 1)
-            // The first page found no op at all (`knownEmpty`, no replay); the save ends that, or "local" is lost below.
+            // The first page found no op at all (`knownEmpty`, no replay); the save ends that, or "local" is lost
+            // below.
             let mine = try ledger.save(LocalEdit(draft: "d", action: .update, title: "local"), device: "pixel", wall: 2)
             try ledger.apply(PageApplication(changes: [change(2, "d", .update, title: "remote")], from: 1, to: 2,
                                              pass: 2), wall: 3)
