@@ -34,6 +34,8 @@ public enum MessageBundle {
         case tooManyEntries(limit: Int)
         case badDevice(entry: Int)
         case badHeader(entry: Int)
+        /// An entry of another type than the bundle may carry (`decode`'s `only`).
+        case notAllowed(entry: Int)
 
         public var description: String {
             switch self {
@@ -44,6 +46,7 @@ public enum MessageBundle {
                 return "entry \(entry): a device frame is 1 to \(Limits.maxIDBytes) bytes"
             case .badHeader(let entry):
                 return "entry \(entry): a header frame is 1 to \(Limits.maxHeaderBytes) bytes"
+            case .notAllowed(let entry): return "entry \(entry): a bundle carries pulls only"
             }
         }
     }
@@ -79,9 +82,17 @@ public enum MessageBundle {
         return frames
     }
 
+    /// The messages that carry `entries`, in order, with how many entries each holds: one entry alone as its own
+    /// `[device, header, body]`, more as bundles `["", "SL1 bundle", entries]` of at most `maxBytes` each.
+    public static func messages(_ entries: [Entry], maxBytes: Int) -> [(frames: [[UInt8]], entries: Int)] {
+        if entries.count == 1, let only = entries.first { return [([only.device, only.header, only.body], 1)] }
+        return encode(entries, maxBytes: maxBytes).map { ([[], header, $0.frame], $0.entries) }
+    }
+
     /// The entries of one bundle's entry frame, at most `maxEntries`; throws without reading further on the first
-    /// entry that is cut short or whose device or header frame is out of bounds.
-    public static func decode(_ frame: [UInt8], maxEntries: Int) throws(Failure) -> [Entry] {
+    /// entry that is cut short or whose device or header frame is out of bounds, and, with `only`, when a read entry's
+    /// header is another (a server takes bundles of pulls alone).
+    public static func decode(_ frame: [UInt8], maxEntries: Int, only: [UInt8]? = nil) throws(Failure) -> [Entry] {
         var entries: [Entry] = []
         var at = 0
         func part(_ entry: Int) throws(Failure) -> [UInt8] {
@@ -102,6 +113,7 @@ public enum MessageBundle {
             entries.append(Entry(device: device, header: header, body: try part(index)))
         }
         guard !entries.isEmpty else { throw .empty }
+        if let only, let other = entries.firstIndex(where: { $0.header != only }) { throw .notAllowed(entry: other) }
         return entries
     }
 }

@@ -60,16 +60,12 @@ final class PoolLink {
     func flush() {
         guard !held.isEmpty else { return }
         defer { held.removeAll(keepingCapacity: true) }
-        if held.count == 1, let only = held.first {
-            if send([only.device, only.header, only.body]) != nil { lostPulls += 1 }
-            return
-        }
-        for bundle in MessageBundle.encode(held, maxBytes: Int(Socket.maxMessageBytes)) {
-            if send([[], MessageBundle.header, bundle.frame]) != nil {
-                lostPulls += bundle.entries
-            } else {
+        for message in MessageBundle.messages(held, maxBytes: Int(Socket.maxMessageBytes)) {
+            if send(message.frames) != nil {
+                lostPulls += message.entries
+            } else if held.count > 1 {
                 bundlesSent += 1
-                pullsBundled += bundle.entries
+                pullsBundled += message.entries
             }
         }
     }

@@ -302,10 +302,8 @@ public final class ServerShell: ServerIO {
     private func onPooledBundle(_ frame: [UInt8], peer: [UInt8], pool: String, connection: Int32) {
         let entries: [MessageBundle.Entry]
         do {
-            entries = try MessageBundle.decode(frame, maxEntries: pooled.members[pool]?.count ?? 0)
-            if let other = entries.firstIndex(where: { $0.header != MessageBundle.pullHeader }) {
-                throw BundleRefusal(message: "entry \(other): a bundle carries pulls only")
-            }
+            entries = try MessageBundle.decode(frame, maxEntries: pooled.members[pool]?.count ?? 0,
+                                               only: MessageBundle.pullHeader)
         } catch {
             let message = "pool \"\(pool)\"'s bundle refused: \(error); nothing was changed"
             driver.logRefusal(EventCatalogue.requestRefused.name, [
@@ -329,15 +327,12 @@ public final class ServerShell: ServerIO {
         guard let (peer, replies, _) = bundleReplies, !replies.isEmpty else { return }
         bundleReplies?.entries.removeAll(keepingCapacity: true)
         bundleReplies?.bytes = 0
-        if replies.count == 1, let only = replies.first {
-            if let failure = send([peer, only.device, only.header, only.body], on: devices) {
-                driver.replyLost(peer: peer + [0] + only.device, header: only.header, reason: failure)
-            }
-            return
-        }
-        for bundle in MessageBundle.encode(replies, maxBytes: Self.bundleReplyBytes) {
-            guard let failure = send([peer, [], MessageBundle.header, bundle.frame], on: devices) else { continue }
-            driver.replyLost(peer: peer, header: MessageBundle.header, reason: "\(failure) (\(bundle.entries) replies)")
+        for message in MessageBundle.messages(replies, maxBytes: Self.bundleReplyBytes) {
+            guard let failure = send([peer] + message.frames, on: devices) else { continue }
+            // A reply alone is its device's (its virtual peer); a bundle's, the pool connection's.
+            let device = message.frames[0]
+            driver.replyLost(peer: device.isEmpty ? peer : peer + [0] + device, header: message.frames[1],
+                             reason: device.isEmpty ? "\(failure) (\(message.entries) replies)" : failure)
         }
     }
 
@@ -436,10 +431,4 @@ public final class ServerShell: ServerIO {
         guard first.due > now else { return 0 }
         return min(Self.maxPollMs, Int((first.due - now + 999_999) / 1_000_000))
     }
-}
-
-/// Why a readable bundle was refused all the same.
-struct BundleRefusal: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }
