@@ -19,10 +19,12 @@ let package = Package(
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // The few OS calls Swift cannot import (prctl is variadic).
         .target(name: "CSystem"),
+        // A VFS that hands a WAL commit's writes to the kernel in one write (for connections with exclusive locking).
+        .target(name: "CSQLiteWAL", dependencies: ["CSQLite"]),
 
         // Thin bindings.
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "SQLite", dependencies: ["CSQLite", "CSQLiteWAL"]),
 
         // The one HTML/SVG builder and escaper of the report, compare.html and the bench's plot.
         .target(name: "Markup"),

@@ -61,6 +61,8 @@ struct LockingTests {
         for n in 1...200 {
             try writer.transaction { try writer.run("INSERT INTO t VALUES (?, ?)", n, "row \(n)") }
         }
+        // Written through the gathering VFS, so the copies below read what its commits handed the kernel.
+        #expect(try #require(writer.walWrites).made >= 200)
         try writer.beginGroup()
         try writer.run("INSERT INTO t VALUES (?, ?)", 201, "never committed")
         // What the kill leaves: the WAL holds the commits (no checkpoint ran: a WAL under 1,000 pages), no -shm.
@@ -80,5 +82,52 @@ struct LockingTests {
             #expect(try reopened.integrityCheck() == "ok", "\(locking)")
         }
         try writer.rollbackGroup()
+    }
+
+    @Test("exclusive: a commit's WAL frames reach the file as one write; a normal connection's are not gathered")
+    func commitIsOneWrite() throws {
+        let writer = try Database(path: folder.file("gathered.sqlite"), synchronous: .normal, pageSize: 1_024,
+                                  locking: .exclusive)
+        try writer.execute("CREATE TABLE a(x INTEGER PRIMARY KEY, body TEXT); CREATE TABLE b(y TEXT PRIMARY KEY)")
+        let before = try #require(writer.walWrites)
+        for n in 1...50 {
+            try writer.transaction {
+                try writer.run("INSERT INTO a VALUES (?, ?)", n, String(repeating: "x", count: 300))
+                try writer.run("INSERT INTO b VALUES (?)", "key \(n)")
+            }
+        }
+        let after = try #require(writer.walWrites)
+        // Two pages a commit at the least (a and b), each a frame header and a page: four writes asked, one made.
+        #expect(after.asked - before.asked >= 4 * 50)
+        #expect(after.made - before.made == 50)
+        #expect(try writer.scalarInt("SELECT count(*) FROM a") == 50)
+        let normal = try Database(path: folder.file("plain.sqlite"), locking: .normal)
+        try normal.execute("CREATE TABLE t(x)")
+        #expect(normal.walWrites == nil)
+    }
+
+    /// A transaction larger than the page cache spills frames into the WAL before its commit and reads them back:
+    /// every read of the WAL first writes what is gathered.
+    @Test("exclusive: a transaction that spills past the page cache reads its own frames back, then recovers whole")
+    func spilledTransaction() throws {
+        let path = folder.file("spilled.sqlite")
+        let writer = try Database(path: path, synchronous: .normal, pageSize: 1_024, locking: .exclusive)
+        try writer.execute("PRAGMA cache_size=50; CREATE TABLE t(x INTEGER PRIMARY KEY, body TEXT)")
+        try writer.transaction {
+            for n in 1...3_000 { try writer.run("INSERT INTO t VALUES (?, ?)", n, "row \(n) " + String(n * 7)) }
+            // Pages spilled out of the 50-page cache are read back from the WAL within the transaction.
+            for n in stride(from: 1, through: 3_000, by: 97) {
+                #expect(try writer.first("SELECT body FROM t WHERE x = ?", n) { $0.string(0) }
+                        == "row \(n) " + String(n * 7))
+            }
+            try writer.run("UPDATE t SET body = 'changed' WHERE x % 10 = 0")
+        }
+        #expect(try writer.integrityCheck() == "ok")
+        let copy = folder.file("spilled-copy.sqlite")
+        for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix) }
+        let reopened = try Database(path: copy, synchronous: .normal)
+        #expect(try reopened.scalarInt("SELECT count(*) FROM t") == 3_000)
+        #expect(try reopened.scalarInt("SELECT count(*) FROM t WHERE body = 'changed'") == 300)
+        #expect(try reopened.integrityCheck() == "ok")
     }
 }
