@@ -73,7 +73,8 @@ extension EventType {
         open: true,
         "a process started")
     public static let processStopped = EventType(
-        "process.stopped", [.server, .broker, .device], "role pid:i hints:o? pulls:o? refusalsSuppressed:i?",
+        "process.stopped", [.server, .broker, .device],
+        "role pid:i hints:o? hintBundles:o? pulls:o? hintLink:o? refusalsSuppressed:i?",
         "a process stopped cleanly")
     public static let requestRefused = EventType(
         "request.refused", [.server, .broker, .device], "code message peer? device? suppressed:i?",

@@ -10,6 +10,8 @@ public enum MessageBundle {
     /// The one kind of request a pool bundles: a pull (a read; a push keeps its own message, so a crash point after
     /// its reply means the reply left).
     public static let pullHeader: [UInt8] = Array("SL\(Limits.version) pull".utf8)
+    /// The one kind of message a broker bundles to a pool (§16): a hint.
+    public static let hintHeader: [UInt8] = Array("SL\(Limits.version) hint".utf8)
 
     /// One message of the bundle.
     public struct Entry: Equatable, Sendable {

@@ -76,5 +76,13 @@ import Testing
         #expect(!pulls.isEmpty, "the pools' process.stopped lines carry their pull counts")
         #expect(pulls.contains { ($0["bundles"]?.intValue ?? 0) > 0 }, "no pool sent a bundle: \(pulls)")
         #expect(pulls.allSatisfy { $0["lost"]?.intValue == 0 && $0["strays"]?.intValue == 0 }, "\(pulls)")
+        // And a notice's hints to a pool's devices came from the broker in bundles (§16), each read whole.
+        let stopped = events.split(separator: "\n").filter { $0.contains("\"type\":\"process.stopped\"") }
+            .compactMap { try? JSONValue.parse(String($0)) }
+        let sent = stopped.first { $0["role"]?.stringValue == "broker" }?["hintBundles"]
+        #expect((sent?["bundles"]?.intValue ?? 0) > 0, "the broker sent no bundle of hints: \(String(describing: sent))")
+        let received = stopped.filter { $0["role"]?.stringValue == "pool" }.compactMap { $0["hintLink"] }
+        #expect(received.contains { ($0["bundles"]?.intValue ?? 0) > 0 }, "no pool read a bundle: \(received)")
+        #expect(received.allSatisfy { $0["strays"]?.intValue == 0 }, "\(received)")
     }
 }

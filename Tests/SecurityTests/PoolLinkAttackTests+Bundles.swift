@@ -2,6 +2,7 @@ import Foundation
 import LabTestSupport
 import SyncProtocol
 import Testing
+import ZeroMQ
 
 extension PoolLinkAttackTests {
     /// A pool's bundled pulls on its server connection (docs/PROTOCOL.md §15), after `serverSide` (acme has one
@@ -128,5 +129,40 @@ extension PoolLinkAttackTests {
     static func bundle(_ messages: [(String, Message)]) throws -> [[UInt8]] {
         let entries = try messages.map { try bundleEntry($0.0, $0.1) }
         return [[], MessageBundle.header, MessageBundle.encode(entries, maxBytes: 1 << 20)[0].frame]
+    }
+
+    /// The broker's side of bundles (docs/PROTOCOL.md §16), after `brokerSide` registered pixel through the pool: with
+    /// iphone registered through it too, one notice's two hints reach the pool as one bundle of two hint entries,
+    /// each under its own device, and the broker's `hint.delivered` lines say both were delivered.
+    static func expectHintsBundled(_ lab: SecureLab, _ pool: TestClient, _ server: Socket) throws {
+        guard case .registered? = try Self.request(pool, "iphone", .register(Register(
+            device: "iphone", account: "acme", platform: .ios, token: SecureLab.token("iphone"))))?.1 else {
+            Issue.record("the pool could not register iphone\n\(lab.log("broker"))")
+            return
+        }
+        _ = try server.send(Codec.encode(.notice(Notice(account: "acme", head: 2, origin: "elsewhere",
+            changes: [ChangeRef(seq: 2, draft: "d1", version: 2)]))))
+        let frames = try pool.receiveFrames(timeoutMs: 5_000) ?? []
+        guard MessageBundle.isBundle(frames) else {
+            Issue.record("the notice's two hints did not come as one bundle: \(frames.count) frames")
+            return
+        }
+        let entries = try MessageBundle.decode(frames[2], maxEntries: 2, only: MessageBundle.hintHeader)
+        #expect(Set(entries.map { String(decoding: $0.device, as: UTF8.self) }) == ["pixel", "iphone"])
+        for entry in entries {
+            guard case .hint(let hint) = try Codec.decode([entry.header, entry.body]) else {
+                Issue.record("not a hint: \(entry)")
+                continue
+            }
+            #expect(hint.account == "acme" && hint.head == 2)
+        }
+        // The broker writes its `hint.delivered` lines after the bundle left: read until they are there (5 s at most).
+        var delivered: Set<String> = []
+        for _ in 0..<100 where delivered.count < 2 {
+            delivered = Set(lab.events(lab.brokerEvents, type: "hint.delivered").filter { $0["head"]?.intValue == 2 }
+                .compactMap { $0["device"]?.stringValue })
+            if delivered.count < 2 { usleep(50_000) }
+        }
+        #expect(delivered == ["pixel", "iphone"])
     }
 }

@@ -90,5 +90,6 @@ import ZeroMQ
             return
         }
         #expect(body.account == "acme")
+        try expectHintsBundled(lab, pool, server)
     }
 }

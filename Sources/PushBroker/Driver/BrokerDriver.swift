@@ -14,6 +14,13 @@ public protocol BrokerIO: EventEmitter {
     func flushEvents()
     /// Sends a hint whose body frame is `body` to `peer` on the device socket; nil when it was taken.
     func sendHint(to peer: [UInt8], body: [UInt8]) -> SendFailure?
+    /// When `peer` is a device on a pool's connection: the connection's routing id and the device's envelope frame,
+    /// so its hints may go in bundles with the other hints of the same directives to that connection
+    /// (docs/PROTOCOL.md §16); nil when its hints go one message each.
+    func bundleRoute(_ peer: [UInt8]) -> (connection: [UInt8], device: [UInt8])?
+    /// Sends hints (each a device's envelope and a hint body) to one pool connection as bundles (one alone as its own
+    /// message); returns each hint's outcome, in order: nil when libzmq took the message that carried it.
+    func sendHints(on connection: [UInt8], _ hints: [(device: [UInt8], body: [UInt8])]) -> [SendFailure?]
     /// Sends `frames` to `peer` on `socket`; a peer gone before its answer is nobody's loss.
     func reply(on socket: BrokerSocket, to peer: [UInt8], _ frames: [[UInt8]])
     /// The instance asked to be ticked at simulated second `at` (the earliest one asked so far is `wakeAt`).
@@ -30,6 +37,10 @@ public enum BrokerBoundary: String, Sendable, CaseIterable {
 }
 
 extension BrokerIO {
+    public func bundleRoute(_ peer: [UInt8]) -> (connection: [UInt8], device: [UInt8])? { nil }
+    public func sendHints(on connection: [UInt8], _ hints: [(device: [UInt8], body: [UInt8])]) -> [SendFailure?] {
+        hints.map { _ in .unreachable }
+    }
     public func tickRequested(at: Double) {}
     public func dies(after boundary: BrokerBoundary) -> Bool { false }
 }
@@ -57,6 +68,23 @@ public final class BrokerDriver {
     var mortality: Mortality
     /// Bounds the `request.refused` lines a flood can write (per peer and in all).
     public internal(set) var refusals = RefusalLimiter()
+    /// Hints to the devices of one pool connection held until the directives that made them are carried out (or
+    /// something else must leave first), then sent as bundles; and that connection.
+    var heldHints: [HeldHint] = []
+    var heldConnection: [UInt8] = []
+    /// How often a pool connection got more than one hint at once, and those hints (`process.stopped`'s
+    /// `hintBundles`).
+    public internal(set) var hintBundles = 0
+    public internal(set) var hintsBundled = 0
+
+    /// A hint on its way to a pool connection, with what its outcome needs.
+    struct HeldHint {
+        let target: HintTarget
+        let hint: HintRef
+        let copy: DeliveryCopy
+        let device: [UInt8]
+        let body: [UInt8]
+    }
 
     public init(_ configuration: BrokerConfiguration, directory: AccountDirectory, io: BrokerIO) {
         self.configuration = configuration
@@ -87,10 +115,13 @@ public final class BrokerDriver {
         }
     }
 
-    /// The fields of `process.stopped`.
+    /// The fields of `process.stopped` (`hintBundles` once a pool got hints in bundles).
     public func stopped(pid: Int) -> [(String, JSONValue)] {
-        [("role", "broker"), ("pid", .int(pid)), ("hints", .object(instance.counters.fields)),
-         ("refusalsSuppressed", .int(refusals.suppressedTotal))]
+        let bundles: [(String, JSONValue)] = hintBundles == 0 ? [] : [
+            ("hintBundles", .object([("bundles", .int(hintBundles)), ("bundled", .int(hintsBundled))])),
+        ]
+        return [("role", "broker"), ("pid", .int(pid)), ("hints", .object(instance.counters.fields))] + bundles
+            + [("refusalsSuppressed", .int(refusals.suppressedTotal))]
     }
 
     // MARK: - Messages
@@ -151,6 +182,7 @@ public final class BrokerDriver {
         for index in directives.indices {
             try carryOut(directives[index], io: io, outcome: outcome)
         }
+        try sendHeldHints(io)
     }
 
     /// One directive of a list, then the boundary after it (crash-anywhere's kill point).
@@ -158,13 +190,24 @@ public final class BrokerDriver {
         try mortality.alive()
         switch directive {
         case let .deliver(target, peer, hint, copy):
-            flushIfNeeded(io)
             target.writeBody(of: hint, into: &hintBody)
             if carriesData, let data = instance.hintData[hint.id] {
                 // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
                 hintBody.removeLast()
                 hintBody += Array(",\"changes\":\(data.description)}".utf8)
             }
+            if let route = io.bundleRoute(peer) {
+                // A bundle holds one hint a device: the pool reads at most one entry per device it hosts.
+                if route.connection != heldConnection || heldHints.contains(where: { $0.device == route.device }) {
+                    try sendHeldHints(io)
+                }
+                heldConnection = route.connection
+                heldHints.append(HeldHint(target: target, hint: hint, copy: copy, device: route.device,
+                                          body: hintBody))
+                break
+            }
+            try sendHeldHints(io)
+            flushIfNeeded(io)
             let failure = io.sendHint(to: peer, body: hintBody)
             // The outcome is carried out as a list of one would be: its own boundary after it.
             if let outcome = instance.sent(target, hint: hint, copy: copy, failure: failure, now: io.nowSim) {
@@ -175,6 +218,7 @@ public final class BrokerDriver {
                 try boundary(.send, io)
             }
         case let .reply(socket, peer, message):
+            try sendHeldHints(io)
             flushIfNeeded(io)
             io.reply(on: socket, to: peer, [peer] + Codec.encode(message))
         case let .scheduleTick(at):
@@ -199,6 +243,7 @@ public final class BrokerDriver {
             io.emitHintEvent(directive)
             if !outcome { flushBeforeSend = true }
         case let .armCrash(control, peer):
+            try sendHeldHints(io)
             // The crash points are the driver's (it does the killing); the instance answers.
             let answer: (ok: Bool, detail: String)
             do {
@@ -208,9 +253,36 @@ public final class BrokerDriver {
             }
             try carryOut(instance.onCrashArmed(ok: answer.ok, detail: answer.detail, control: control, peer: peer))
         case .stop:
+            try sendHeldHints(io)
             stopping = true
         }
         try boundary(.directive, io)
+    }
+
+    /// Sends the held hints to their pool connection in bundles, then gives each hint's outcome to the instance and
+    /// carries it out, each with the crash point and boundary that follow a sent hint, as for a hint sent alone: its
+    /// `hint.accepted` line was written before it left, its `hint.delivered` (or `hint.dropped`) says what libzmq
+    /// did with the message that carried it.
+    func sendHeldHints(_ io: BrokerIO) throws {
+        guard !heldHints.isEmpty else { return }
+        let held = heldHints
+        heldHints.removeAll(keepingCapacity: true)
+        flushIfNeeded(io)
+        let failures = io.sendHints(on: heldConnection, held.map { ($0.device, $0.body) })
+        if held.count > 1 {
+            hintBundles += 1
+            hintsBundled += held.count
+        }
+        for (item, failure) in zip(held, failures) {
+            if let outcome = instance.sent(item.target, hint: item.hint, copy: item.copy, failure: failure,
+                                           now: io.nowSim) {
+                try carryOut(outcome, io: io, outcome: true)
+            }
+            if failure == nil {
+                try reach(.brokerAfterDeliver, io)
+                try boundary(.send, io)
+            }
+        }
     }
 
     /// `io`: the caller's strong reference, so the unowned one is not taken again for every step of a hint.

@@ -230,6 +230,21 @@ public final class BrokerShell: BrokerIO {
         return failure { try devices.send(to: peer, header: hintHeader, body: body, dontWait: true) }
     }
 
+    public func bundleRoute(_ peer: [UInt8]) -> (connection: [UInt8], device: [UInt8])? {
+        pooled.route(peer).map { ($0.peer, $0.device) }
+    }
+
+    public func sendHints(on connection: [UInt8], _ hints: [(device: [UInt8], body: [UInt8])]) -> [SendFailure?] {
+        let entries = hints.map { MessageBundle.Entry(device: $0.device, header: hintHeader, body: $0.body) }
+        var failures: [SendFailure?] = []
+        failures.reserveCapacity(hints.count)
+        for message in MessageBundle.messages(entries, maxBytes: Int(Socket.maxMessageBytes)) {
+            let failure = send([connection] + message.frames, on: devices)
+            failures += repeatElement(failure, count: message.entries)
+        }
+        return failures
+    }
+
     public func reply(on socket: BrokerSocket, to peer: [UInt8], _ frames: [[UInt8]]) {
         guard let target = socket == .devices ? devices : control else { return }
         if socket == .devices, let route = pooled.route(peer) {

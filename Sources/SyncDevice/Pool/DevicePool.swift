@@ -78,8 +78,10 @@ public final class DevicePool {
                                   serverKey: try CurveKeyPair.read(publicFile: keys.serverKeyFile), devices: count,
                                   bundlesPulls: true)
         guard let endpoint = first.brokerEndpoint, let brokerKeyFile = keys.brokerKeyFile else { return (nil, server) }
+        // The broker sends a notice's hints to this pool's devices in bundles of hints (docs/PROTOCOL.md §16).
         return (try PoolLink(context, endpoint: endpoint, own: own,
-                             serverKey: try CurveKeyPair.read(publicFile: brokerKeyFile), devices: count), server)
+                             serverKey: try CurveKeyPair.read(publicFile: brokerKeyFile), devices: count,
+                             bundledHeader: MessageBundle.hintHeader), server)
     }
 
     /// Serves until `stop` (without `args.device`), SIGTERM or SIGINT; then stops every device and returns.
@@ -161,6 +163,7 @@ public final class DevicePool {
         answerAllGathers()
         var stopped: [(String, JSONValue)] = [("role", "pool"), ("pid", .int(Int(getpid())))]
         if let serverLink { stopped.append(("pulls", serverLink.counters)) }
+        if let brokerLink { stopped.append(("hintLink", brokerLink.receivedCounters)) }
         events.emit(.processStopped, stopped)
         try? control?.setLinger(ms: 500)
         control?.close()

@@ -21,6 +21,9 @@ final class PoolLink {
     /// Bundles sent and the pulls they carried (a pull alone goes as its own message and is not counted).
     private(set) var bundlesSent = 0
     private(set) var pullsBundled = 0
+    /// Bundles received and the entries read from them.
+    private(set) var bundlesReceived = 0
+    private(set) var entriesReceived = 0
     /// Pulls held before they go without waiting for the turn's end, so the server works on the first ones while
     /// the pool is still making the rest. Eight pay libzmq's and CURVE's cost per message once for eight pulls and
     /// kept the bench's pooled p50 (bundles of a whole turn cost it 20–30 %: docs/PERFORMANCE.md, "bundled pulls").
@@ -29,10 +32,13 @@ final class PoolLink {
     let bundlesPulls: Bool
     /// The most entries a bundle from the other side may hold: one per device this pool hosts.
     let maxBundleEntries: Int
+    /// The one header a bundle from the other side may carry (the broker's: hints, docs/PROTOCOL.md §16); nil: any.
+    let bundledHeader: [UInt8]?
 
     init(_ context: Context, endpoint: String, own: CurveKeyPair, serverKey: String, devices: Int,
-         bundlesPulls: Bool = false) throws {
+         bundlesPulls: Bool = false, bundledHeader: [UInt8]? = nil) throws {
         self.bundlesPulls = bundlesPulls
+        self.bundledHeader = bundledHeader
         maxBundleEntries = max(devices, 1)
         socket = try Socket(context, .dealer)
         try socket.setMaxMessageSize(Socket.maxMessageBytes)
@@ -84,10 +90,13 @@ final class PoolLink {
         var touched: Set<String> = []
         while let frames = try socket.receive(dontWait: true) {
             if MessageBundle.isBundle(frames) {
-                guard let entries = try? MessageBundle.decode(frames[2], maxEntries: maxBundleEntries) else {
+                guard let entries = try? MessageBundle.decode(frames[2], maxEntries: maxBundleEntries,
+                                                              only: bundledHeader) else {
                     strays += 1
                     continue
                 }
+                bundlesReceived += 1
+                entriesReceived += entries.count
                 for entry in entries {
                     guard let device = String(validating: entry.device, as: UTF8.self),
                           deliver(device, [entry.header, entry.body])
@@ -110,10 +119,16 @@ final class PoolLink {
         return touched
     }
 
-    /// The counts for the pool's `process.stopped` (`pulls`).
+    /// The server link's counts for the pool's `process.stopped` (`pulls`).
     var counters: JSONValue {
         .object([("bundles", .int(bundlesSent)), ("bundled", .int(pullsBundled)), ("lost", .int(lostPulls)),
                  ("strays", .int(strays))])
+    }
+
+    /// The broker link's counts for the pool's `process.stopped` (`hintLink`): bundles of hints received, the hints
+    /// in them, and strays.
+    var receivedCounters: JSONValue {
+        .object([("bundles", .int(bundlesReceived)), ("bundled", .int(entriesReceived)), ("strays", .int(strays))])
     }
 
     func close() { socket.close() }
