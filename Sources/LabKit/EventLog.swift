@@ -9,44 +9,53 @@ import SyncProtocol
 public final class EventLog: EventEmitter, @unchecked Sendable {
     public let process: String
     public let clock: SimClock
-    private let fd: Int32
     private let echo: Bool
     /// `,"proc":"<process>","type":"`, the same on every line, written once.
     private let procJSON: [UInt8]
+    /// The file and the lines not written yet: this log's own, or another's it shares (`init(sharing:process:)`).
+    private let output: EventOutput
+    private var fd: Int32 { output.fd }
 
     /// Opens (creating, appending) `path`; nil path means events go nowhere but `echo` to stderr.
     public init(path: String?, process: String, clock: SimClock, echo: Bool = false) throws {
         self.process = process
         self.clock = clock
         self.echo = echo
-        var procJSON = Array(",\"proc\":".utf8)
-        JSONValue.writeString(process, to: &procJSON)
-        procJSON.append(contentsOf: ",\"type\":".utf8)
-        self.procJSON = procJSON
+        procJSON = Self.procJSON(process)
         if let path {
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
             guard fd >= 0 else {
                 throw LabError.io("cannot open event log \(path): \(String(cString: strerror(errno)))")
             }
-            self.fd = fd
+            output = EventOutput(fd: fd)
         } else {
-            self.fd = -1
+            output = EventOutput(fd: -1)
         }
+    }
+
+    /// A log of `process`'s own that writes into `log`'s file and pending lines (a pool's devices into the pool's):
+    /// one hold, one flush and one `write(2)` for the lines of all the logs that share them.
+    public init(sharing log: EventLog, process: String) {
+        self.process = process
+        clock = log.clock
+        echo = log.echo
+        procJSON = Self.procJSON(process)
+        output = log.output
+    }
+
+    private static func procJSON(_ process: String) -> [UInt8] {
+        var procJSON = Array(",\"proc\":".utf8)
+        JSONValue.writeString(process, to: &procJSON)
+        procJSON.append(contentsOf: ",\"type\":".utf8)
+        return procJSON
     }
 
     /// What the lock guards: the lines emitted while held, not yet written, and how deep the hold is. A `Mutex`
     /// hands them to the line being written as one `inout`, with no exclusivity check of a stored property besides.
     /// `@unchecked Sendable`: its bytes are only ever reached through `state`'s lock.
-    private struct Pending: ~Copyable, @unchecked Sendable {
+    fileprivate struct Pending: ~Copyable, @unchecked Sendable {
         var lines = EventFields()
         var holdDepth = 0
-    }
-
-    private let state = Mutex(Pending())
-
-    deinit {
-        state.withLock { writePending(&$0) }
-        if fd >= 0 { close(fd) }
     }
 
     /// Keeps the lines emitted from now on in memory until `flush()` or the matching `release()`, then writes them
@@ -55,12 +64,12 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
     /// per event keeps, at one system call per batch. A SIGKILL while held loses only events of effects that nobody
     /// outside has seen yet; the databases, not the events, are what the checks trust for those.
     public func hold() {
-        state.withLock { $0.holdDepth += 1 }
+        output.state.withLock { $0.holdDepth += 1 }
     }
 
     /// Ends one `hold()`; the outermost release writes what is pending.
     public func release() {
-        state.withLock { pending in
+        output.state.withLock { pending in
             pending.holdDepth = max(0, pending.holdDepth - 1)
             if pending.holdDepth == 0 { writePending(&pending) }
         }
@@ -68,14 +77,10 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
 
     /// Writes what is pending now (before a send), staying held.
     public func flush() {
-        state.withLock { writePending(&$0) }
+        output.state.withLock { writePending(&$0) }
     }
 
-    private func writePending(_ pending: inout Pending) {
-        guard pending.lines.count > 0 else { return }
-        if fd >= 0 { writeAll(fd, pending.lines.bytes(from: 0)) }
-        pending.lines.removeAll()
-    }
+    private func writePending(_ pending: inout Pending) { output.writePending(&pending) }
 
     /// Records an event of `type` with `fields` (in order, after the four standard ones).
     public func emit(_ type: String, _ fields: [(String, JSONValue)] = []) {
@@ -121,7 +126,7 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
         guard fd >= 0 || echo else { return }
         let wall = SimClock.wallMicros()
         let simMillis = (clock.sim(atWall: wall) * 1000).rounded()
-        state.withLock { pending in
+        output.state.withLock { pending in
             Self.writeLine(wall: Int(wall), simMillis: simMillis, procJSON: procJSON, echo: echo, body: body,
                            to: &pending.lines)
             if pending.holdDepth == 0 { writePending(&pending) }
@@ -153,6 +158,26 @@ public final class EventLog: EventEmitter, @unchecked Sendable {
         var line = EventFields(capacity: 32)
         writeSim(millis, to: &line)
         bytes.append(contentsOf: line.bytes(from: 0))
+    }
+}
+
+/// An event file and the lines not written to it yet, shared by the logs that write into it; written and closed when
+/// the last of them goes.
+private final class EventOutput: @unchecked Sendable {
+    let fd: Int32
+    let state = Mutex(EventLog.Pending())
+
+    init(fd: Int32) { self.fd = fd }
+
+    deinit {
+        state.withLock { writePending(&$0) }
+        if fd >= 0 { close(fd) }
+    }
+
+    func writePending(_ pending: inout EventLog.Pending) {
+        guard pending.lines.count > 0 else { return }
+        if fd >= 0 { writeAll(fd, pending.lines.bytes(from: 0)) }
+        pending.lines.removeAll()
     }
 }
 

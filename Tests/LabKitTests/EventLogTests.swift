@@ -63,6 +63,38 @@ struct EventLogTests {
         #expect(try lines().count == 4, "not held: written at once")
     }
 
+    /// A pool's devices write into the pool's log: each line names its own process, one hold (the pool's turn)
+    /// keeps every log's lines, one flush from any of them writes them all, and the file closes with the last log.
+    @Test("logs sharing one file: own proc per line, one hold and one write for all, closed by the last to go")
+    func sharedLogs() throws {
+        let path = eventsFile
+        func lines() throws -> [String] {
+            try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        }
+        var pool: EventLog? = try EventLog(path: path, process: "pool-1", clock: SimClock(epochMicros: 0, scale: 1))
+        let red = EventLog(sharing: pool!, process: "red-1")
+        let blue = EventLog(sharing: pool!, process: "blue-2")
+        pool?.hold()
+        red.hold()
+        red.emit("pass.start", [("pass", 1)])
+        red.release()
+        blue.emit("pass.start", [("pass", 7)])
+        #expect(try lines().isEmpty, "held by the pool's turn")
+        blue.flush()
+        #expect(try lines().count == 2, "one device's flush writes every device's lines")
+        red.emit("pass.end", [("pass", 1)])
+        pool?.release()
+        let all = try lines()
+        #expect(all.count == 3)
+        #expect(all[0].contains(#""proc":"red-1","type":"pass.start""#))
+        #expect(all[1].contains(#""proc":"blue-2","type":"pass.start""#))
+        #expect(all[2].contains(#""proc":"red-1","type":"pass.end""#))
+        // The pool's log goes first; the devices' still write into the file.
+        pool = nil
+        blue.emit("process.stopped")
+        #expect(try lines().count == 4)
+    }
+
     @Test("events from several threads at once arrive as whole lines, none lost")
     func concurrentWriters() throws {
         let path = eventsFile

@@ -51,13 +51,18 @@ public final class DevicePool {
         let links = try Self.links(configuration, context: context, own: own)
         brokerLink = links.broker
         serverLink = links.server
+        // The devices write into the pool's event log, which the links write out before anything leaves on them.
+        let shared = configuration.devices.allSatisfy { $0.eventsPath == configuration.eventsPath }
+        for link in [links.broker, links.server].compactMap({ $0 }) where shared {
+            link.beforeSend = { [events] in events.flush() }
+        }
         for device in configuration.devices {
             var own = device
             own.controlEndpoint = nil
             // Nothing else opens a pooled device's file while the pool runs (the launcher reads them after it
             // stopped): each ledger keeps its file to itself, without SQLite's `-shm` locks on every transaction.
             let shell = try DeviceShell(own, context: context, brokerLink: brokerLink, serverLink: serverLink,
-                                        ledgerLocking: .exclusive)
+                                        ledgerLocking: .exclusive, sharedEvents: shared ? events : nil)
             shell.replySocket = control
             shells[device.identity.device] = shell
             order.append(device.identity.device)
@@ -89,8 +94,10 @@ public final class DevicePool {
         Signals.install()
         events.emit(.processStarted, [("role", "pool"), ("pid", .int(Int(getpid()))),
                                         ("devices", .int(order.count))])
+        events.hold()
         for id in order { shells[id]?.begin() }
         serverLink?.flush()
+        events.release()
         var poller = try EdgePoller()
         var owners: [String?] = []
         var indexes: [String: [Int]] = [:]
@@ -109,6 +116,10 @@ public final class DevicePool {
             } catch let error as ZMQError where error.isTerminated {
                 break
             }
+            // A turn's events go out in one write: at its end, or where a message leaves before it (the links, a
+            // device's own socket, a control reply).
+            events.hold()
+            defer { events.release() }
             // Readable, or holding replies that fall due (ZapHandler).
             if let zap, zap.holding || ready.contains(where: { poller.sockets[$0] === zap.socket }) {
                 try zap.serve()

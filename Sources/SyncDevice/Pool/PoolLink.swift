@@ -30,6 +30,9 @@ final class PoolLink {
     static let bundleEntries = 8
     /// Whether pulls wait for `flush` (the server link) or go at once.
     let bundlesPulls: Bool
+    /// Runs before anything leaves on the socket: the pool writes its devices' pending events (they go before the
+    /// messages they describe).
+    var beforeSend: () -> Void = {}
     /// The most entries a bundle from the other side may hold: one per device this pool hosts.
     let maxBundleEntries: Int
     /// The one header a bundle from the other side may carry (the broker's: hints, docs/PROTOCOL.md §16); nil: any.
@@ -77,6 +80,7 @@ final class PoolLink {
     }
 
     private func send(_ frames: [Frame]) -> String? {
+        beforeSend()
         do {
             return try socket.send(frames, dontWait: true) ? nil : "would block"
         } catch {

@@ -30,6 +30,10 @@ public final class DeviceShell: DeviceIO {
     /// How the ledger holds its file: `.exclusive` in a pool, whose files nothing else opens while it runs (no
     /// `-shm` lock calls per transaction); `.normal` alone, so `status --db` reads a running device.
     let ledgerLocking: Locking
+    /// The device writes into its pool's event log (`EventLog(sharing:process:)`): what it emitted is written where
+    /// a message actually leaves (the pool's links, its own sockets, the control reply), so a pull the pool holds for
+    /// a bundle, and the pool's turn, cost one `write(2)` for every device's lines.
+    let sharesEvents: Bool
     /// The device's logic over this shell's IO; set once in `init`.
     public private(set) var driver: DeviceDriver!
     /// The sockets sent on since the loop last waited (`run`): each is asked for its events before the next wait.
@@ -47,14 +51,16 @@ public final class DeviceShell: DeviceIO {
     }
 
     init(_ configuration: DeviceConfiguration, context shared: Context?, brokerLink: PoolLink?,
-         serverLink: PoolLink?, ledgerLocking: Locking = .normal) throws
+         serverLink: PoolLink?, ledgerLocking: Locking = .normal, sharedEvents: EventLog? = nil) throws
     {
         self.configuration = configuration
         self.ledgerLocking = ledgerLocking
         self.brokerLink = brokerLink
         self.serverLink = serverLink
         envelope = Array(configuration.identity.device.utf8)
-        events = try EventLog(path: configuration.eventsPath, process: configuration.name, clock: configuration.clock)
+        events = try sharedEvents.map { EventLog(sharing: $0, process: configuration.name) }
+            ?? EventLog(path: configuration.eventsPath, process: configuration.name, clock: configuration.clock)
+        sharesEvents = sharedEvents != nil
         self.context = try shared ?? Context()
         ownsContext = shared == nil
         let keys = try configuration.keys?.load()
@@ -194,13 +200,14 @@ public final class DeviceShell: DeviceIO {
     public func emit(_ event: PassEvent) { events.emit(event.quoted) { event.write(to: &$0) } }
     public func stepBegan() { events.hold() }
     public func stepEnded() { events.release() }
-    public func flushEvents() { events.flush() }
+    public func flushEvents() { if !sharesEvents { events.flush() } }
 
     public func transmit(_ message: Message, to peer: DevicePeer) -> String? {
         if peer == .broker, let brokerLink { return brokerLink.send(Codec.encode(message), for: envelope) }
         if peer == .server, let serverLink { return serverLink.send(Codec.encode(message), for: envelope) }
         guard let socket = peer == .server ? server : broker else { return "no \(peer.rawValue) link" }
         if peer == .server { sentOn.server = true } else { sentOn.broker = true }
+        if sharesEvents { events.flush() }
         do {
             return try socket.send(Codec.encode(message), dontWait: true) ? nil : "would block"
         } catch {
@@ -210,6 +217,7 @@ public final class DeviceShell: DeviceIO {
 
     public func answerControl(_ message: Message, to peer: [UInt8]) {
         sentOn.control = true
+        if sharesEvents { events.flush() }
         _ = try? replySocket?.send([peer] + Codec.encode(message), dontWait: true)
     }
 
