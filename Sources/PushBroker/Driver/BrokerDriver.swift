@@ -68,10 +68,10 @@ public final class BrokerDriver {
     var mortality: Mortality
     /// Bounds the `request.refused` lines a flood can write (per peer and in all).
     public internal(set) var refusals = RefusalLimiter()
-    /// Hints to the devices of one pool connection held until the directives that made them are carried out (or
-    /// something else must leave first), then sent as bundles; and that connection.
+    /// Hints to the devices of pool connections held until the directives that made them are carried out (or
+    /// something else must leave first), then sent as one bundle a connection; and the slots of their devices.
     var heldHints: [HeldHint] = []
-    var heldConnection: [UInt8] = []
+    var heldSlots: Set<Int> = []
     /// How often a pool connection got more than one hint at once, and those hints (`process.stopped`'s
     /// `hintBundles`).
     public internal(set) var hintBundles = 0
@@ -79,6 +79,7 @@ public final class BrokerDriver {
 
     /// A hint on its way to a pool connection, with what its outcome needs.
     struct HeldHint {
+        let connection: [UInt8]
         let target: HintTarget
         let hint: HintRef
         let copy: DeliveryCopy
@@ -198,12 +199,10 @@ public final class BrokerDriver {
             }
             if let route = io.bundleRoute(peer) {
                 // A bundle holds one hint a device: the pool reads at most one entry per device it hosts.
-                if route.connection != heldConnection || heldHints.contains(where: { $0.device == route.device }) {
-                    try sendHeldHints(io)
-                }
-                heldConnection = route.connection
-                heldHints.append(HeldHint(target: target, hint: hint, copy: copy, device: route.device,
-                                          body: hintBody))
+                if heldSlots.contains(target.slot) { try sendHeldHints(io) }
+                heldSlots.insert(target.slot)
+                heldHints.append(HeldHint(connection: route.connection, target: target, hint: hint, copy: copy,
+                                          device: route.device, body: hintBody))
                 break
             }
             try sendHeldHints(io)
@@ -265,10 +264,27 @@ public final class BrokerDriver {
     /// did with the message that carried it.
     func sendHeldHints(_ io: BrokerIO) throws {
         guard !heldHints.isEmpty else { return }
-        let held = heldHints
+        let all = heldHints
         heldHints.removeAll(keepingCapacity: true)
+        heldSlots.removeAll(keepingCapacity: true)
         flushIfNeeded(io)
-        let failures = io.sendHints(on: heldConnection, held.map { ($0.device, $0.body) })
+        // One group a connection, in the order the connections first came; each keeps its hints' order.
+        var groups: [[HeldHint]] = []
+        var groupOf: [[UInt8]: Int] = [:]
+        for item in all {
+            if let index = groupOf[item.connection] {
+                groups[index].append(item)
+            } else {
+                groupOf[item.connection] = groups.count
+                groups.append([item])
+            }
+        }
+        for held in groups { try send(held, io) }
+    }
+
+    /// Sends one connection's held hints and carries out each one's outcome.
+    private func send(_ held: [HeldHint], _ io: BrokerIO) throws {
+        let failures = io.sendHints(on: held[0].connection, held.map { ($0.device, $0.body) })
         if held.count > 1 {
             hintBundles += 1
             hintsBundled += held.count
