@@ -80,7 +80,7 @@ import Testing
         let stopped = events.split(separator: "\n").filter { $0.contains("\"type\":\"process.stopped\"") }
             .compactMap { try? JSONValue.parse(String($0)) }
         let sent = stopped.first { $0["role"]?.stringValue == "broker" }?["hintBundles"]
-        #expect((sent?["bundles"]?.intValue ?? 0) > 0, "the broker sent no bundle of hints: \(String(describing: sent))")
+        #expect((sent?["bundles"]?.intValue ?? 0) > 0, "the broker bundled no hints: \(String(describing: sent))")
         let received = stopped.filter { $0["role"]?.stringValue == "pool" }.compactMap { $0["hintLink"] }
         #expect(received.contains { ($0["bundles"]?.intValue ?? 0) > 0 }, "no pool read a bundle: \(received)")
         #expect(received.allSatisfy { $0["strays"]?.intValue == 0 }, "\(received)")
