@@ -258,7 +258,7 @@ public final class BrokerDriver {
         try boundary(.directive, io)
     }
 
-    /// Sends the held hints to their pool connection in bundles, then gives each hint's outcome to the instance and
+    /// Sends the held hints to their pool connections in bundles, then gives each hint's outcome to the instance and
     /// carries it out, each with the crash point and boundary that follow a sent hint, as for a hint sent alone: its
     /// `hint.accepted` line was written before it left, its `hint.delivered` (or `hint.dropped`) says what libzmq
     /// did with the message that carried it.
