@@ -144,4 +144,23 @@ struct StatementTests {
         #expect(try db.query("SELECT x FROM t WHERE x < ?", 3) { $0.int(0) } == [0, 1, 2])
         #expect(try db.run("DELETE FROM t WHERE x < ?", 10) == 10)
     }
+
+    /// The table in front of the cache finds a statement by where its text's bytes are: a text built anew each time
+    /// (whose bytes the allocator puts where the last one's were) must still get its own statement, and an equal text
+    /// elsewhere the same one.
+    @Test("a statement is found by its text, never by where its bytes happen to lie")
+    func statementFoundByText() throws {
+        let db = try Database(path: folder.file("texts.sqlite"))
+        try db.execute("CREATE TABLE t(x INTEGER)")
+        try db.run("INSERT INTO t VALUES (7)")
+        for n in 0..<300 {
+            let sql = "SELECT x + \(n) FROM t"
+            let statement = try db.statement(sql)
+            #expect(statement.sql == sql)
+            #expect(try db.scalarInt(sql) == 7 + n)
+        }
+        let literal = try db.statement("SELECT x FROM t")
+        let built = try db.statement(["SELECT", "x", "FROM", "t"].joined(separator: " "))
+        #expect(built === literal, "an equal text elsewhere in memory is the same statement")
+    }
 }
