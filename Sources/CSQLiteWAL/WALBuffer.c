@@ -56,6 +56,18 @@ static int bufferedRead(sqlite3_file *file, void *out, int amount, sqlite3_int64
     FLUSHED(file, xRead(buffered->real, out, amount, offset));
 }
 
+// Makes room for `amount` more gathered bytes; 0 when there is no memory for them.
+static int reserve(BufferedFile *buffered, int amount) {
+    if (buffered->length + amount <= buffered->capacity) return 1;
+    int capacity = buffered->capacity ? buffered->capacity : 8192;
+    while (capacity < buffered->length + amount) capacity *= 2;
+    unsigned char *grown = realloc(buffered->bytes, (size_t)capacity);
+    if (!grown) return 0;
+    buffered->bytes = grown;
+    buffered->capacity = capacity;
+    return 1;
+}
+
 static int bufferedWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
     BufferedFile *buffered = (BufferedFile *)file;
     if (buffered->failed) return buffered->failed;
@@ -64,26 +76,14 @@ static int bufferedWrite(sqlite3_file *file, const void *data, int amount, sqlit
     if (!follows || buffered->length + amount > GATHER_MAX) {
         int rc = flush(buffered);
         if (rc != SQLITE_OK) return rc;
-        // A write that could never be gathered goes as it is.
-        if (amount > GATHER_MAX) {
-            buffered->flushes += 1;
-            return buffered->real->pMethods->xWrite(buffered->real, data, amount, offset);
-        }
         buffered->start = offset;
     }
-    if (buffered->length + amount > buffered->capacity) {
-        int capacity = buffered->capacity ? buffered->capacity : 8192;
-        while (capacity < buffered->length + amount) capacity *= 2;
-        unsigned char *grown = realloc(buffered->bytes, (size_t)capacity);
-        if (!grown) {
-            // No memory to gather in: what is gathered goes, then this write as it is.
-            int rc = flush(buffered);
-            if (rc != SQLITE_OK) return rc;
-            buffered->flushes += 1;
-            return buffered->real->pMethods->xWrite(buffered->real, data, amount, offset);
-        }
-        buffered->bytes = grown;
-        buffered->capacity = capacity;
+    // A write that could never be gathered, or no memory to gather in: what is gathered goes, then this write as it is.
+    if (amount > GATHER_MAX || !reserve(buffered, amount)) {
+        int rc = flush(buffered);
+        if (rc != SQLITE_OK) return rc;
+        buffered->flushes += 1;
+        return buffered->real->pMethods->xWrite(buffered->real, data, amount, offset);
     }
     memcpy(buffered->bytes + buffered->length, data, (size_t)amount);
     buffered->length += amount;

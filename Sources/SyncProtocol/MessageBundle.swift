@@ -36,8 +36,8 @@ public enum MessageBundle {
         case tooManyEntries(limit: Int)
         case badDevice(entry: Int)
         case badHeader(entry: Int)
-        /// An entry of another type than the bundle may carry (`decode`'s `only`).
-        case notAllowed(entry: Int)
+        /// An entry of another type than the bundle may carry (`decode`'s `only`, whose header names the type).
+        case notAllowed(entry: Int, only: [UInt8])
 
         public var description: String {
             switch self {
@@ -48,7 +48,9 @@ public enum MessageBundle {
                 return "entry \(entry): a device frame is 1 to \(Limits.maxIDBytes) bytes"
             case .badHeader(let entry):
                 return "entry \(entry): a header frame is 1 to \(Limits.maxHeaderBytes) bytes"
-            case .notAllowed(let entry): return "entry \(entry): a bundle carries pulls only"
+            case .notAllowed(let entry, let only):
+                let type = String(decoding: only.drop { $0 != UInt8(ascii: " ") }.dropFirst(), as: UTF8.self)
+                return "entry \(entry): a bundle carries \(type)s only"
             }
         }
     }
@@ -115,7 +117,7 @@ public enum MessageBundle {
             entries.append(Entry(device: device, header: header, body: try part(index)))
         }
         guard !entries.isEmpty else { throw .empty }
-        if let only, let other = entries.firstIndex(where: { $0.header != only }) { throw .notAllowed(entry: other) }
+        if let only, let other = entries.firstIndex(where: { $0.header != only }) { throw .notAllowed(entry: other, only: only) }
         return entries
     }
 }

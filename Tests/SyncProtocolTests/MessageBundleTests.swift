@@ -8,6 +8,15 @@ import Testing
         MessageBundle.Entry(device: Array(device.utf8), header: MessageBundle.pullHeader, body: Array(body.utf8))
     }
 
+    /// The headers a bundle's entries are checked against are the codec's own (the broker now sends hints with
+    /// `hintHeader`, which it used to take from the codec).
+    @Test func entryHeadersAreTheCodecs() throws {
+        #expect(MessageBundle.pullHeader == Codec.encode(.pull(Pull(req: 1, cursor: 0, limit: 1)))[0])
+        #expect(MessageBundle.hintHeader == Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0])
+        let refused = MessageBundle.Failure.notAllowed(entry: 2, only: MessageBundle.pullHeader)
+        #expect(refused.description == "entry 2: a bundle carries pulls only")
+    }
+
     @Test func entriesRoundTripInOrder() throws {
         let entries = (0..<50).map { Self.entry("device-\($0)", #"{"req":\#($0),"cursor":7}"#) }
         let bundles = MessageBundle.encode(entries, maxBytes: 1 << 20)

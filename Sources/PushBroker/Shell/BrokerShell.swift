@@ -18,7 +18,7 @@ public final class BrokerShell: BrokerIO {
     private let hintAccepted = EventCatalogue.hintAccepted.quoted
     private let hintDelivered = EventCatalogue.hintDelivered.quoted
     /// The header frame of every hint.
-    private let hintHeader = Codec.encode(.hint(Hint(hint: "h-0", account: "a", head: 0)))[0]
+    private let hintHeader = MessageBundle.hintHeader
     /// CURVE: the ZAP handler (devices: the accounts file's keys; control: the launcher's; notices: the server's) and
     /// the monitor that ends a registration's binding when its connection closes. nil under NULL.
     private let zap: ZapHandler?
