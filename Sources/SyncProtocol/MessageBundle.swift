@@ -117,7 +117,9 @@ public enum MessageBundle {
             entries.append(Entry(device: device, header: header, body: try part(index)))
         }
         guard !entries.isEmpty else { throw .empty }
-        if let only, let other = entries.firstIndex(where: { $0.header != only }) { throw .notAllowed(entry: other, only: only) }
+        if let only, let other = entries.firstIndex(where: { $0.header != only }) {
+            throw .notAllowed(entry: other, only: only)
+        }
         return entries
     }
 }
