@@ -181,7 +181,10 @@ import Testing
         #expect(!Bed.leftovers().isEmpty, "the bed is not up")
         // What a crashed run leaves: a process inside a host and a partition rule in it.
         let ns = "\(Bed.prefix)-1"
-        _ = try ChildProcess.run("/usr/sbin/ip", ["netns", "exec", ns, "sh", "-c", "sleep 300 >/dev/null 2>&1 &"])
+        // A duration no other process has (this test process's pid in it): the check below must find this test's
+        // sleeper, not one of another suite running on the machine at the same time.
+        let sleeper = "sleep 300.\(getpid())"
+        _ = try ChildProcess.run("/usr/sbin/ip", ["netns", "exec", ns, "sh", "-c", "\(sleeper) >/dev/null 2>&1 &"])
         _ = try ChildProcess.run("/usr/sbin/ip", ["netns", "exec", ns, "iptables", "-w", "-N", "SYNCLAB"])
         #expect(!Bed.processesOnHosts(1).isEmpty, "no process was left to clean up")
         let down = try Bed.hosts(["down"])
@@ -192,10 +195,10 @@ import Testing
         #expect(try ChildProcess.run("/usr/sbin/iptables", ["-w", "-S"]).output == rootRules)
         // `down` waits until the namespace holds no process; a SIGKILLed one may still be finishing its exit on a
         // loaded machine (seen once in a fresh-clone CI run), so allow it a bounded moment to be gone.
-        var sleepers = EndToEndTests.processCommandLines().filter { $0 == "sleep 300" }
+        var sleepers = EndToEndTests.processCommandLines().filter { $0 == sleeper }
         for _ in 0..<100 where !sleepers.isEmpty {
             usleep(100_000)
-            sleepers = EndToEndTests.processCommandLines().filter { $0 == "sleep 300" }
+            sleepers = EndToEndTests.processCommandLines().filter { $0 == sleeper }
         }
         #expect(sleepers.isEmpty, "a process of a host outlived the bed")
     }
