@@ -1,8 +1,8 @@
 import Testing
 @testable import SyncDevice
 
-/// A pool's ticks with a clock of the test's own: a turn ticks what it received for; a sweep, when some device's
-/// wake or idle tick has come, ticks what is due; no turn in between looks at the others.
+/// A pool's ticks with a clock of the test's own: a turn ticks what it received for and is due; a sweep, when some
+/// device's wake or idle tick has come, ticks what is due; no turn in between looks at the others.
 @Suite struct PoolTicksTests {
     static let ms: UInt64 = 1_000_000
     static let order = ["a", "b", "c"]
@@ -16,15 +16,16 @@ import Testing
         return ticks
     }
 
-    @Test("between sweeps a turn ticks only the devices it received for and asks no other whether it is due")
+    @Test("between sweeps a turn ticks only the devices it received for that are due, and asks no other")
     func betweenSweeps() {
         var ticks = Self.swept(wakes: ["a": 50, "b": 80, "c": 100])
         var asked: [String] = []
-        let (ids, sweeping) = ticks.plan(wall: 10 * Self.ms, forced: false, touched: ["b"], order: Self.order) {
+        let (ids, sweeping) = ticks.plan(wall: 10 * Self.ms, forced: false, touched: ["b", "c"], order: Self.order) {
             asked.append($0)
-            return true
+            return $0 == "b"
         }
-        #expect(!sweeping && ids == ["b"] && asked.isEmpty, "\(ids) \(asked)")
+        #expect(!sweeping && ids == ["b"] && asked == ["b", "c"], "\(ids) \(asked)")
+        #expect(ticks.lastTick["c"] == 0, "c received something but was not due: not ticked")
         #expect(ticks.timeoutMs(wall: 10 * Self.ms) == 40, "the soonest wake, a's at 50 ms")
     }
 

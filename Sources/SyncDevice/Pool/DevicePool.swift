@@ -212,13 +212,13 @@ public final class DevicePool {
     /// Real ms until the next sweep (the soonest any device may have something to do), at most 100.
     func pollTimeoutMs() -> Int { ticks.timeoutMs(wall: SimClock.monotonicNanos()) }
 
-    /// Ticks the devices that received something and, at a sweep (its time has come, or `sweep`), every device that
-    /// is due or idle for long (`PoolTicks`). Returns the devices it ticked.
+    /// Ticks the devices that received something and are due and, at a sweep (its time has come, or `sweep`), every
+    /// device that is due or idle for long (`PoolTicks`). Returns the devices it ticked.
     func tick(_ touched: Set<String>, sweep: Bool) -> Set<String> {
         let wall = SimClock.monotonicNanos()
         let nowSim = now
-        // A sweep reads each untouched device's next wake once: a device it does not tick keeps that wake (devices
-        // never change one another within a turn), so the wakes below use it again instead of asking anew.
+        // Each device the turn looks at has its next wake read once: a device it does not tick keeps that wake
+        // (devices never change one another within a turn), so the wakes below use it again instead of asking anew.
         let (ids, sweeping) = ticks.plan(wall: wall, forced: sweep, touched: touched, order: order) { id in
             guard let shell = shells[id] else { return false }
             let wake = shell.driver.nextWake
@@ -227,7 +227,7 @@ public final class DevicePool {
         }
         for id in ids { shells[id]?.tick() }
         let ticked = Set(ids)
-        for id in sweeping ? order : ids {
+        for id in sweeping ? order : Array(touched) {
             guard let shell = shells[id] else { continue }
             let wake = ticked.contains(id) ? shell.driver.nextWake : shell.sweptWake
             ticks.wakes(id, inMs: shell.pollTimeoutMs(wake: wake), wall: wall)

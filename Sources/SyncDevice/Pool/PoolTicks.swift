@@ -2,10 +2,11 @@
 /// IO: `DevicePool` gives it the monotonic clock and what each device says of its next wake; `PoolTicksTests` drives
 /// it with a clock of its own.
 ///
-/// A turn ticks the devices it received for. Only at a sweep — when the soonest wake of any device has come, or an
-/// idle tick is owed, or a control command may have changed any device — does it look at every device and tick those
-/// that are due or have not been ticked for `idleTickNanos`. Looking at every device on every turn made a pass cost
-/// O(devices in the pool).
+/// A turn ticks the devices it received for whose wake has come: what a device received was handled as it came, and an
+/// instance needs a tick only at its `nextWake` (the simulation gives it no others). Only at a sweep — when the
+/// soonest wake of any device has come, or an idle tick is owed, or a control command may have changed any device —
+/// does it look at every device and tick those that are due or have not been ticked for `idleTickNanos`. Looking at
+/// every device on every turn made a pass cost O(devices in the pool).
 struct PoolTicks {
     /// An idle device's tick at least this often. A device in its own process wakes every 100 ms at most, but only to
     /// notice signals: its instance needs ticks at `nextWake` alone (the simulation gives it no others), and ticking
@@ -19,19 +20,19 @@ struct PoolTicks {
     /// Monotonic ns each device was last ticked.
     private(set) var lastTick: [String: UInt64] = [:]
 
-    /// The devices to tick this turn, in `order`: the `touched` ones, and at a sweep (`sweepAt` reached, or `forced`)
-    /// also every device that is `due` or stale. Records their tick. After ticking them, tell `wakes` of each
-    /// device the turn looked at: every device at a sweep (`sweeping`), the ticked ones otherwise.
+    /// The devices to tick this turn, in `order`: the `touched` ones that are `due`, and at a sweep (`sweepAt`
+    /// reached, or `forced`) every device that is `due` or stale. Records their tick. After ticking them, tell `wakes`
+    /// of each device the turn looked at: every device at a sweep (`sweeping`), the touched ones otherwise.
     mutating func plan(wall: UInt64, forced: Bool, touched: Set<String>, order: [String],
                        due: (String) -> Bool) -> (ids: [String], sweeping: Bool) {
         let sweeping = forced || wall >= sweepAt
         var ids: [String] = []
         if sweeping {
             sweepAt = wall &+ Self.maxWaitNanos
-            for id in order where touched.contains(id) || due(id) || stale(id, wall: wall) { ids.append(id) }
+            for id in order where due(id) || stale(id, wall: wall) { ids.append(id) }
         } else {
             // Independent instances: the order does not matter, only that a turn costs what it received.
-            ids = touched.sorted()
+            ids = touched.sorted().filter(due)
         }
         for id in ids { lastTick[id] = wall }
         return (ids, sweeping)
