@@ -238,6 +238,45 @@ import Testing
         }
     }
 
+    /// A ledger that never saved an op (every receiver) copies each shadow row to the replica within SQLite; one with
+    /// an op reads the row back and replays its ops. With nothing to replay both must leave the same replica.
+    @Test func aLedgerWithNoOpLeavesTheReplicaARebuildWould() throws {
+        try withLedger { receiver, _ in
+            try withLedger { editor, _ in
+                // The editor's own op is on a draft no page touches: nothing to replay on d1 or d2, but it has ops.
+                _ = try editor.save(LocalEdit(draft: "own", action: .create, title: "o"), device: "pixel", wall: 1)
+                func change(_ seq: Int, _ draft: String, _ action: DraftAction, _ title: String?, _ body: String?)
+                    -> Change
+                {
+                    Change(seq: seq, draft: draft, action: action, version: seq, title: title, body: body,
+                           origin: "other", key: "other-\(seq)", conflict: false)
+                }
+                let pages = [
+                    [change(1, "d1", .create, "a", "x"), change(2, "d2", .create, "b", nil)],
+                    // An update keeps what it does not carry; a delete keeps the row, marked.
+                    [change(3, "d1", .update, nil, "y"), change(4, "d2", .delete, nil, nil)],
+                    // A create over a deleted draft; two changes of one draft in one page.
+                    [change(5, "d2", .create, "c", "z"), change(6, "d1", .update, "e", nil),
+                     change(7, "d1", .update, nil, "w")],
+                ]
+                var seq = 0
+                for (index, changes) in pages.enumerated() {
+                    let page = PageApplication(changes: changes, from: seq, to: seq + changes.count, pass: index + 1)
+                    seq += changes.count
+                    try receiver.apply(page, wall: 1)
+                    try editor.apply(page, wall: 1)
+                    #expect(receiver.knownEmpty == true && editor.knownEmpty == false, "both ways taken")
+                    #expect(try receiver.drafts() == editor.drafts().filter { $0.id != "own" }, "after page \(index)")
+                    #expect(try receiver.cursor() == seq)
+                }
+                #expect(try receiver.drafts() == [
+                    DraftRow(id: "d1", title: "e", body: "w", version: 7, deleted: false),
+                    DraftRow(id: "d2", title: "c", body: "z", version: 5, deleted: false),
+                ])
+            }
+        }
+    }
+
     /// Draft "d" created on this device ("pixel"), sent, and its reply lost: the op waits, its outcome unknown.
     func sentWithReplyLost(_ ledger: Ledger) throws -> SavedEdit {
         let mine = try ledger.save(LocalEdit(draft: "d", action: .create, title: "mine", body: "m"), device: "pixel",

@@ -35,6 +35,15 @@ extension Ledger {
     /// whole draft, also over a deleted one with the same id; an update keeps the fields it does not carry.
     static func shadowSQL(_ action: DraftAction) -> String {
         switch action {
+        case .create: shadowCreateReturningSQL
+        case .update: shadowUpdateReturningSQL
+        case .delete: shadowDeleteReturningSQL
+        }
+    }
+
+    /// The same write, returning nothing (a ledger with no op: `copyShadowSQL` then makes the replica row).
+    static func shadowWriteSQL(_ action: DraftAction) -> String {
+        switch action {
         case .create: shadowCreateSQL
         case .update: shadowUpdateSQL
         case .delete: shadowDeleteSQL
@@ -45,18 +54,28 @@ extension Ledger {
         INSERT INTO shadow(id, title, body, version, deleted) VALUES (?1, ?2, ?3, ?4, 0)
         ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, version = excluded.version,
             deleted = 0
-        RETURNING title, body, version, deleted
         """
     private static let shadowUpdateSQL = """
         INSERT INTO shadow(id, title, body, version, deleted) VALUES (?1, ?2, ?3, ?4, 0)
         ON CONFLICT(id) DO UPDATE SET title = coalesce(excluded.title, shadow.title),
             body = coalesce(excluded.body, shadow.body), version = excluded.version, deleted = 0
-        RETURNING title, body, version, deleted
         """
     private static let shadowDeleteSQL = """
         INSERT INTO shadow(id, title, body, version, deleted) VALUES (?1, NULL, NULL, ?4, 1)
         ON CONFLICT(id) DO UPDATE SET version = excluded.version, deleted = 1
-        RETURNING title, body, version, deleted
+        """
+    private static let returning = "\nRETURNING title, body, version, deleted"
+    private static let shadowCreateReturningSQL = shadowCreateSQL + returning
+    private static let shadowUpdateReturningSQL = shadowUpdateSQL + returning
+    private static let shadowDeleteReturningSQL = shadowDeleteSQL + returning
+
+    /// A ledger with no op: the replica's row of draft ?1 is its shadow row as it is (a rebuild with nothing to
+    /// replay), copied within SQLite.
+    static let copyShadowSQL = """
+        INSERT INTO drafts(id, title, body, version, deleted) SELECT id, title, body, version, deleted FROM shadow
+            WHERE id = ?1
+        ON CONFLICT(id) DO UPDATE SET title = excluded.title, body = excluded.body, version = excluded.version,
+            deleted = excluded.deleted
         """
 
     static let rebuildSQL = """

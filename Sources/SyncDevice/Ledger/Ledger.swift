@@ -215,9 +215,8 @@ public final class Ledger {
         // The shadow holds the server's changes up to `seen` (the cursor, or the end of the page being applied): an
         // acknowledged op applied above it is not in the shadow yet, and without it the user's own write vanishes.
         let above = try seen ?? cursor()
-        if knownEmpty == nil { knownEmpty = try database.scalarInt("SELECT NOT EXISTS(SELECT 1 FROM ops)") == 1 }
-        // A ledger with no op at all (`knownEmpty`) has nothing to replay.
-        if knownEmpty != true {
+        // A ledger with no op at all has nothing to replay.
+        if try !holdsNoOps() {
             try database.forEach(Self.rebuildSQL, [draft, above]) { op in
                 if op.string(3) == "completed" && !keepsOwnWrites {
                     hiddenOwnWrites.append((draft, op.string(4)))
@@ -245,6 +244,12 @@ public final class Ledger {
         } else {
             try database.run("DELETE FROM drafts WHERE id = ?", draft)
         }
+    }
+
+    /// Whether the ledger holds no op at all (`knownEmpty`, asked of the file once).
+    func holdsNoOps() throws -> Bool {
+        if knownEmpty == nil { knownEmpty = try database.scalarInt("SELECT NOT EXISTS(SELECT 1 FROM ops)") == 1 }
+        return knownEmpty == true
     }
 
     // MARK: - The pass
@@ -378,6 +383,19 @@ public final class Ledger {
             let current = try cursor()
             let expected = page.cursorCommitted ? page.to : page.from
             guard current == expected else { throw DeviceError.cursorMoved(expected: expected, found: current) }
+            // A ledger with no op (every receiver) has no op a change could settle and nothing to replay on a shadow
+            // row: each draft's replica row is its shadow row, copied by SQLite, with no row read back.
+            if try holdsNoOps() {
+                var drafts: Set<String> = []
+                for change in page.changes {
+                    try database.run(Self.shadowWriteSQL(change.action), change.draft, change.title, change.body,
+                                     change.version)
+                    drafts.insert(change.draft)
+                }
+                for draft in drafts { try database.run(Self.copyShadowSQL, draft) }
+                if !page.cursorCommitted { try database.run(Self.cursorSQL, page.to, page.to) }
+                return []
+            }
             // Each draft's shadow row as the page's last change of it left it (the upsert returns it): the rebuild
             // below starts from it instead of reading it again.
             var shadows: [String: ShadowRow] = [:]
