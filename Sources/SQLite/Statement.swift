@@ -43,10 +43,10 @@ public final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
-    /// Resets the statement and binds `values` to its parameters, in order.
+    /// Resets the statement and binds `values` to its parameters, in order. Every parameter is bound anew (the count
+    /// is checked first), so the last use's bindings need no clearing.
     func reset(binding values: [SQLBindable]) throws {
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard values.count == expected else {
             throw SQLiteError(
