@@ -17,11 +17,20 @@ struct CostTarget: Equatable {
     var verdict: String {
         let bound = (atMost ? "≤ " : "≥ ") + Self.number(limit)
         guard let met else { return "not measured (\(bound))" }
-        return (met ? "met" : "MISSED") + " (\(Self.number(ratio)) against \(bound))"
+        return (met ? "met" : "MISSED") + " (\(Self.number(ratio, beside: limit)) against \(bound))"
     }
 
     static func number(_ x: Double) -> String {
         x.isFinite ? String(format: "%.2f", x) : "—"
+    }
+
+    /// `x` with two decimals, or with up to four when two would write it as `limit` though it is not: a growth of
+    /// N^1.004 reads "MISSED (1.004 against ≤ 1.00)", not "MISSED (1.00 against ≤ 1.00)".
+    static func number(_ x: Double, beside limit: Double) -> String {
+        guard x.isFinite, x != limit else { return number(x) }
+        let written = (2...4).map { String(format: "%.\($0)f", x) }
+        return (2...4).first { String(format: "%.\($0)f", limit) != written[$0 - 2] }.map { written[$0 - 2] }
+            ?? written[2]
     }
 
     /// The targets of a run whose figures `value` reads (NaN for a figure not measured).

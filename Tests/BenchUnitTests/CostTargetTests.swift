@@ -46,6 +46,11 @@ import Testing
         let over = Self.judge(Self.figures(lab: 1.01, redis: 1, broker: 74, raw: 150, growth: 1.01))
             .filter { !$0.key.hasPrefix("p99.devices100") }
         #expect(over.values.allSatisfy { $0.met == false }, "\(over.values.filter { $0.met != false })")
+        // A ratio a hair off its bound is written with the decimals that show which side it is on.
+        let hair = Self.judge(Self.figures(lab: 1.004, redis: 1, growth: 0.998))
+        #expect(hair["p50.devices3"]?.verdict == "MISSED (1.004 against ≤ 1.00)")
+        #expect(hair["growth.pooled"]?.verdict == "met (0.998 against ≤ 1.00)")
+        #expect(atLimit["p50.devices3"]?.verdict == "met (1.00 against ≤ 1.00)")
         // p99 at 100 devices (processes or pooled) may be up to twice the best peer's.
         let p99 = Self.judge(Self.figures(lab: 1.9, redis: 1))["p99.devices100"]
         #expect(p99?.met == true && Self.judge(Self.figures(lab: 2.1, redis: 1))["p99.devices100"]?.met == false)
