@@ -73,6 +73,16 @@ import Testing
         }
     }
 
+    @Test func aReceiversReplicaCopyReadsOnlyThatDraftsShadowRow() throws {
+        try withLedger { ledger, _ in
+            var plan: [String] = []
+            try ledger.database.forEach("EXPLAIN QUERY PLAN " + Ledger.copyShadowSQL, values: [.text("d")]) {
+                plan.append($0.string(3))
+            }
+            #expect(plan == ["SEARCH shadow USING PRIMARY KEY (id=?)"], "\(plan)")
+        }
+    }
+
     @Test func aClaimHoldsALeaseAndAnExpiredLeaseIsReclaimed() throws {
         try withLedger { ledger, _ in
             for index in 1...3 {
