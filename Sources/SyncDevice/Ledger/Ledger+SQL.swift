@@ -26,10 +26,6 @@ extension Ledger {
         WHERE status NOT IN ('completed', 'needsAttention') AND status = 'sending' AND lease_expires_sim IS NULL
         """
 
-    /// The ops `rebuild(draft:)` replays on the shadow, in the order they were saved (draft, then the shadow's seq):
-    /// the draft's unsettled ops and those completed above the shadow. Through `ops_draft`, so it reads every op the
-    /// draft ever had: two partial indexes that would read only those two kinds were measured and not kept, since
-    /// they cost more WAL frames per op than they saved (docs/PERFORMANCE.md, "tried and not kept").
     /// Writes a pulled change onto its draft's shadow row and returns the row as it now is (`ShadowRow`): draft,
     /// title, body, version bound as ?1…?4 for every action (a delete leaves ?2 and ?3 unread). A create sets the
     /// whole draft, also over a deleted one with the same id; an update keeps the fields it does not carry.
@@ -78,6 +74,10 @@ extension Ledger {
             deleted = excluded.deleted
         """
 
+    /// The ops `rebuild(draft:)` replays on the shadow, in the order they were saved (draft, then the shadow's seq):
+    /// the draft's unsettled ops and those completed above the shadow. Through `ops_draft`, so it reads every op the
+    /// draft ever had: two partial indexes that would read only those two kinds were measured and not kept, since
+    /// they cost more WAL frames per op than they saved (docs/PERFORMANCE.md, "tried and not kept").
     static let rebuildSQL = """
         SELECT action, title, body, status, key FROM ops WHERE draft = ? AND (status NOT IN ('completed',
             'needsAttention') OR (status = 'completed' AND result_seq > ?))

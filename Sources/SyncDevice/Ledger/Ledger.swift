@@ -374,9 +374,9 @@ public final class Ledger {
     }
 
     /// Applies a page and moves the cursor, in ONE transaction: the server's state goes to `shadow`, the replica is
-    /// rebuilt for each draft touched, and an op whose own change arrives is completed (the pull settles an unknown
-    /// outcome). Refuses (changing nothing) when the cursor is not where the page starts. Returns the keys of local
-    /// ops this page completed.
+    /// rebuilt for each draft touched (copied from `shadow` in a ledger with no op), and an op whose own change
+    /// arrives is completed (the pull settles an unknown outcome). Refuses (changing nothing) when the cursor is not
+    /// where the page starts. Returns the keys of local ops this page completed.
     @discardableResult
     public func apply(_ page: PageApplication, wall: Int64) throws -> [String] {
         try database.transaction {
