@@ -427,10 +427,6 @@ private func writeAll(_ fd: Int32, _ buffer: UnsafeBufferPointer<UInt8>) -> Bool
     return true
 }
 
-/// A statement cache's key: the SQL, hashed by its length and sixteen of its bytes spread over it rather than all of
-/// them. A statement's SQL is hundreds of bytes and is looked up on every call: hashing it whole cost a receiving
-/// pass ≈ 11 k instructions (callgrind of a device, 2026-12-06). Equal keys are equal SQL, so a shared hash only
-/// costs a comparison.
 /// A small table in front of the statement cache, found by where a SQL string's bytes are rather than by hashing
 /// them: a statement run from a literal has its bytes at the same address every time, so its slot is a shift and a
 /// mask away. A hit is the slot's statement only when its text equals `sql` (the same literal compares equal at
@@ -453,6 +449,10 @@ struct RecentStatements {
     mutating func remember(_ statement: Statement, at slot: Int) { entries[slot] = statement }
 }
 
+/// A statement cache's key: the SQL, hashed by its length and sixteen of its bytes spread over it rather than all of
+/// them. A statement's SQL is hundreds of bytes and is looked up on every call: hashing it whole cost a receiving
+/// pass ≈ 11 k instructions (callgrind of a device, 2026-12-06). Equal keys are equal SQL, so a shared hash only
+/// costs a comparison.
 struct StatementKey: Hashable {
     let sql: String
 
