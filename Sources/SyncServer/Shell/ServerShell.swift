@@ -273,8 +273,7 @@ public final class ServerShell: ServerIO {
             ])
             // Nobody answers an error, not even a refused one: no error loops between two peers.
             guard frames.count < 2 || frames[1] != ServerInstance.errorHeader else { return }
-            _ = send([peer, envelope] + Codec.encode(.error(ErrorReply(code: .unknownDevice, message: message))),
-                     on: devices)
+            _ = sendNow([peer, envelope] + Codec.encode(.error(ErrorReply(code: .unknownDevice, message: message))))
         }
     }
 
@@ -313,18 +312,23 @@ public final class ServerShell: ServerIO {
             _ = send([peer, []] + Codec.encode(.error(ErrorReply(code: .malformed, message: message))), on: devices)
             return
         }
+        // The bundle's events are held until its replies leave (`sendBundleReplies` writes them first): one write
+        // for the bundle instead of one before each reply it gathers.
+        events.hold()
         bundleReplies = (peer, [], 0)
         for entry in entries {
             onPooledFrames([entry.device, entry.header, entry.body], peer: peer, pool: pool, connection: connection)
         }
         sendBundleReplies()
         bundleReplies = nil
+        events.release()
     }
 
     /// Sends the replies gathered for the bundle being handled: one alone as its own message, more as bundles of at
     /// most `bundleReplyBytes`; a reply libzmq refuses is a `reply.lost`.
     private func sendBundleReplies() {
         guard let (peer, replies, _) = bundleReplies, !replies.isEmpty else { return }
+        events.flush()
         bundleReplies?.entries.removeAll(keepingCapacity: true)
         bundleReplies?.bytes = 0
         for message in MessageBundle.messages(replies, maxBytes: Self.bundleReplyBytes) {
@@ -358,7 +362,12 @@ public final class ServerShell: ServerIO {
     public func emit(_ type: String, _ fields: [(String, JSONValue)]) { events.emit(type, fields) }
     public func stepBegan() { events.hold() }
     public func stepEnded() { events.release() }
-    public func flushEvents() { events.flush() }
+    /// While a bundle of pulls is answered its replies are gathered, not sent: they leave with `sendBundleReplies`,
+    /// which writes the events first, and anything else sent meanwhile flushes for itself (`sendNow`).
+    public func flushEvents() {
+        guard bundleReplies == nil else { return }
+        events.flush()
+    }
 
     public func sendDevice(_ frames: [[UInt8]]) -> String? {
         // A pooled device's reply goes to its pool's connection under its envelope.
@@ -370,8 +379,15 @@ public final class ServerShell: ServerIO {
                 if (bundleReplies?.bytes ?? 0) >= Self.bundleReplyBytes { sendBundleReplies() }
                 return nil
             }
-            return send([route.peer, route.device] + frames.dropFirst(), on: devices)
+            return sendNow([route.peer, route.device] + frames.dropFirst())
         }
+        return sendNow(frames)
+    }
+
+    /// A device reply that leaves at once: during a bundle the driver's flush before it was skipped, so it is made
+    /// here.
+    private func sendNow(_ frames: [[UInt8]]) -> String? {
+        if bundleReplies != nil { events.flush() }
         return send(frames, on: devices)
     }
 
