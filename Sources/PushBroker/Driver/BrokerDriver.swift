@@ -10,6 +10,8 @@ public protocol BrokerIO: EventEmitter {
     var nowSim: Double { get }
     /// Writes `hint.accepted` or `hint.delivered` (a real shell straight into its pending bytes, with no field list).
     func emitHintEvent(_ directive: BrokerDirective)
+    /// Writes `hint.accepted` for a hint of a fan-out (not a resync), as `emitHintEvent` writes it.
+    func emitHintAccepted(_ target: HintTarget, hint: HintRef, notice: NoticeFields)
     /// Writes what the events hold before something leaves the process.
     func flushEvents()
     /// Sends a hint whose body frame is `body` to `peer` on the device socket; nil when it was taken.
@@ -37,6 +39,9 @@ public enum BrokerBoundary: String, Sendable, CaseIterable {
 }
 
 extension BrokerIO {
+    public func emitHintAccepted(_ target: HintTarget, hint: HintRef, notice: NoticeFields) {
+        emitHintEvent(.hintAccepted(target, hint: hint, notice: notice, resync: false))
+    }
     public func bundleRoute(_ peer: [UInt8]) -> (connection: [UInt8], device: [UInt8])? { nil }
     public func sendHints(on connection: [UInt8], _ hints: [(device: [UInt8], body: [UInt8])]) -> [SendFailure?] {
         hints.map { _ in .unreachable }
@@ -191,31 +196,9 @@ public final class BrokerDriver {
         try mortality.alive()
         switch directive {
         case let .deliver(target, peer, hint, copy):
-            target.writeBody(of: hint, into: &hintBody)
-            if carriesData, let data = instance.hintData[hint.id] {
-                // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
-                hintBody.removeLast()
-                hintBody += Array(",\"changes\":\(data.description)}".utf8)
-            }
-            if let route = io.bundleRoute(peer) {
-                // A bundle holds one hint a device: the pool reads at most one entry per device it hosts.
-                if heldSlots.contains(target.slot) { try sendHeldHints(io) }
-                heldSlots.insert(target.slot)
-                heldHints.append(HeldHint(connection: route.connection, target: target, hint: hint, copy: copy,
-                                          device: route.device, body: hintBody))
-                break
-            }
-            try sendHeldHints(io)
-            flushIfNeeded(io)
-            let failure = io.sendHint(to: peer, body: hintBody)
-            // The outcome is carried out as a list of one would be: its own boundary after it.
-            if let outcome = instance.sent(target, hint: hint, copy: copy, failure: failure, now: io.nowSim) {
-                try carryOut(outcome, io: io, outcome: true)
-            }
-            if failure == nil {
-                try reach(.brokerAfterDeliver, io)
-                try boundary(.send, io)
-            }
+            try deliver(hint, to: target, peer: peer, copy: copy, io)
+        case let .fanOut(fanOut):
+            try carryOut(fanOut, io: io, outcome: outcome)
         case let .reply(socket, peer, message):
             try sendHeldHints(io)
             flushIfNeeded(io)
@@ -236,8 +219,7 @@ public final class BrokerDriver {
             if !outcome { flushBeforeSend = true }
         case .hintAccepted:
             io.emitHintEvent(directive)
-            if !outcome { flushBeforeSend = true }
-            try reach(.brokerAfterAcceptBeforeDeliver, io)
+            try accepted(io, outcome: outcome)
         case .hintDelivered:
             io.emitHintEvent(directive)
             if !outcome { flushBeforeSend = true }
@@ -256,6 +238,64 @@ public final class BrokerDriver {
             stopping = true
         }
         try boundary(.directive, io)
+    }
+
+    /// A fan-out's directives, each carried out as it would be in the list, with the boundary after it (the last
+    /// one's is the caller's, as for any directive).
+    private func carryOut(_ fanOut: FanOut, io: BrokerIO, outcome: Bool) throws {
+        let count = fanOut.targets.count
+        for index in 0..<count {
+            if index > 0 { try nextDirective(io) }
+            io.emitHintAccepted(fanOut.targets[index], hint: fanOut.hint(index), notice: fanOut.notice)
+            try accepted(io, outcome: outcome)
+        }
+        for index in 0..<count {
+            try nextDirective(io)
+            try deliver(fanOut.hint(index), to: fanOut.targets[index], peer: fanOut.peers[index], copy: .original, io)
+        }
+    }
+
+    /// The boundary after one directive and the check before the next, for the directives a fan-out stands for.
+    private func nextDirective(_ io: BrokerIO) throws {
+        try boundary(.directive, io)
+        try mortality.alive()
+    }
+
+    /// After a hint's `hint.accepted` line: a send must not overtake it; the crash point between it and the send.
+    private func accepted(_ io: BrokerIO, outcome: Bool) throws {
+        if !outcome { flushBeforeSend = true }
+        try reach(.brokerAfterAcceptBeforeDeliver, io)
+    }
+
+    /// Sends `hint` to `target` at `peer` (held for a bundle when the device is on a pool's connection) and carries
+    /// out its outcome, then the crash point and boundary of a sent hint.
+    private func deliver(_ hint: HintRef, to target: HintTarget, peer: [UInt8], copy: DeliveryCopy,
+                         _ io: BrokerIO) throws {
+        target.writeBody(of: hint, into: &hintBody)
+        if carriesData, let data = instance.hintData[hint.id] {
+            // `hintCarriesData`: the body's last `}` becomes `,"changes":[…]}`.
+            hintBody.removeLast()
+            hintBody += Array(",\"changes\":\(data.description)}".utf8)
+        }
+        if let route = io.bundleRoute(peer) {
+            // A bundle holds one hint a device: the pool reads at most one entry per device it hosts.
+            if heldSlots.contains(target.slot) { try sendHeldHints(io) }
+            heldSlots.insert(target.slot)
+            heldHints.append(HeldHint(connection: route.connection, target: target, hint: hint, copy: copy,
+                                      device: route.device, body: hintBody))
+            return
+        }
+        try sendHeldHints(io)
+        flushIfNeeded(io)
+        let failure = io.sendHint(to: peer, body: hintBody)
+        // The outcome is carried out as a list of one would be: its own boundary after it.
+        if let outcome = instance.sent(target, hint: hint, copy: copy, failure: failure, now: io.nowSim) {
+            try carryOut(outcome, io: io, outcome: true)
+        }
+        if failure == nil {
+            try reach(.brokerAfterDeliver, io)
+            try boundary(.send, io)
+        }
     }
 
     /// Sends the held hints to their pool connections in bundles, then gives each hint's outcome to the instance and

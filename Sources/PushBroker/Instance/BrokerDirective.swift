@@ -18,6 +18,9 @@ public enum BrokerDirective: Sendable {
     case hintAccepted(HintTarget, hint: HintRef, notice: NoticeFields, resync: Bool)
     /// Write `hint.delivered`: libzmq took `hint` for `target`, `waitedSec` simulated seconds after it was accepted.
     case hintDelivered(HintTarget, hint: HintRef, waitedSec: Double)
+    /// Carry out the `hintAccepted` and `deliver` directives of a notice's hints that nothing can hold back, one after
+    /// another as if each stood in the list (`FanOut.directives`).
+    case fanOut(FanOut)
     /// Arm or disarm a crash point (the control command `crashAt` from `peer`), then report to
     /// `BrokerInstance.onCrashArmed`.
     case armCrash(Control, peer: [UInt8])
@@ -40,12 +43,14 @@ extension BrokerDirective: Equatable {
             return t1 == t2 && h1 == h2 && n1 == n2 && r1 == r2
         case let (.hintDelivered(h1, d1, w1), .hintDelivered(h2, d2, w2)):
             return h1 == h2 && d1 == d2 && w1 == w2
+        case let (.fanOut(f1), .fanOut(f2)):
+            return f1 == f2
         case let (.armCrash(c1, p1), .armCrash(c2, p2)):
             return c1.req == c2.req && c1.command == c2.command && c1.args == c2.args && p1 == p2
         case (.stop, .stop):
             return true
         case (.deliver, _), (.reply, _), (.scheduleTick, _), (.log, _), (.hintAccepted, _), (.hintDelivered, _),
-             (.armCrash, _), (.stop, _):
+             (.fanOut, _), (.armCrash, _), (.stop, _):
             return false
         }
     }
@@ -63,6 +68,8 @@ extension BrokerDirective: CustomStringConvertible {
             return "tick at \(at)"
         case .log, .hintAccepted, .hintDelivered:
             return event?.description ?? ""
+        case let .fanOut(fanOut):
+            return fanOut.directives.map(\.description).joined(separator: "\n")
         case let .armCrash(control, peer):
             return "arm crash \(JSONValue.object(control.args.keys.sorted().map { ($0, control.args[$0]!) })) "
                 + "for \(PeerName.describe(peer))"
@@ -73,7 +80,8 @@ extension BrokerDirective: CustomStringConvertible {
 }
 
 extension BrokerDirective {
-    /// The event a directive writes, as type and fields in the order of the line; nil when it writes none.
+    /// The event a directive writes, as type and fields in the order of the line; nil when it writes none, or several
+    /// (a fan-out: those of its `directives`).
     public var event: EventLine? {
         switch self {
         case let .log(line):
@@ -88,7 +96,7 @@ extension BrokerDirective {
                 ("hint", .string(hint.id)), ("device", .string(target.id)), ("head", .int(hint.head)),
                 ("waitedSec", .double(waitedSec)),
             ])
-        case .deliver, .reply, .scheduleTick, .armCrash, .stop:
+        case .deliver, .reply, .scheduleTick, .fanOut, .armCrash, .stop:
             return nil
         }
     }

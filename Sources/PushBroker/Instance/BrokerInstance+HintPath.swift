@@ -6,6 +6,11 @@ import SyncProtocol
 extension BrokerInstance {
     // MARK: - The path of a hint
 
+    /// Design switch `hintCarriesData`, for `account`: its hints carry their notice's changes.
+    func attachesData(_ account: String) -> Bool {
+        hintCarriesData && hintDataAccounts.map { $0.contains(account) } != false
+    }
+
     /// `hintCarriesData`: the hint will carry the notice's changes (the data) as well as the reference.
     mutating func attachData(_ changes: [ChangeRef], to hint: String, into out: inout [BrokerDirective]) {
         let data = JSONValue.array(changes.map {
@@ -29,7 +34,7 @@ extension BrokerInstance {
         return PendingHint(ref: hint, account: devices[slot].account, acceptedAt: now)
     }
 
-    private func chaosSettings(for slot: Int) -> ChaosSettings {
+    func chaosSettings(for slot: Int) -> ChaosSettings {
         chaosByDevice.isEmpty ? chaos : chaosByDevice[devices[slot].id] ?? chaos
     }
 

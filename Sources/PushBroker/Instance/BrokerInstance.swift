@@ -35,6 +35,9 @@ public struct BrokerInstance: Sendable {
     public var hintCarriesData = false
     /// The accounts `hintCarriesData` applies to; nil: all.
     public var hintDataAccounts: Set<String>?
+    /// A notice whose hints nothing can hold back is decided as one `fanOut`; false: every hint goes the path of
+    /// `accept` and `enterChaos` (`FanOutTests` compares the two).
+    var fansOut = true
     /// The change data a hint carries, by hint id (`hintCarriesData` only).
     public internal(set) var hintData: [String: JSONValue] = [:]
     var hintDataOrder: [String] = []
@@ -251,6 +254,11 @@ public struct BrokerInstance: Sendable {
             ("account", .string(notice.account)), ("head", .int(notice.head)), ("origin", .string(notice.origin)),
             ("seqs", seqs), ("hints", .int(targets.count)),
         ])))
+        if let fanOut = fanOut(targets, account: notice.account, head: notice.head, notice: fields,
+                               newDraft: newDraft, now: now) {
+            out.append(.fanOut(fanOut))
+            return out
+        }
         // Every hint of the notice is accepted before the first goes on: the shell writes their events with one
         // write(2) before the sends, instead of one write per hint.
         var accepted: [PendingHint] = []
@@ -258,7 +266,7 @@ public struct BrokerInstance: Sendable {
         for slot in targets {
             var pending = accept(slot: slot, head: notice.head, notice: fields, resync: false, now: now, into: &out)
             pending.newDraft = newDraft
-            if hintCarriesData && hintDataAccounts.map({ $0.contains(notice.account) }) != false {
+            if attachesData(notice.account) {
                 attachData(notice.changes, to: pending.id, into: &out)
             }
             accepted.append(pending)

@@ -205,13 +205,7 @@ public final class BrokerShell: BrokerIO {
     public func emitHintEvent(_ directive: BrokerDirective) {
         switch directive {
         case let .hintAccepted(target, hint, notice, resync):
-            // The fields in the order of `BrokerDirective.event`: hint, device, account, head, origin, seqs, reason.
-            events.emit(hintAccepted) { line in
-                line.add("hint", prefix: "h-", hint.number)
-                line.add(target.acceptedFields, hint.head)
-                line.add(notice.fields)
-                if resync { line.add("reason", "resync") }
-            }
+            writeAccepted(target, hint: hint, notice: notice, resync: resync)
         case let .hintDelivered(target, hint, waitedSec):
             events.emit(hintDelivered) { line in
                 line.add("hint", prefix: "h-", hint.number)
@@ -220,6 +214,20 @@ public final class BrokerShell: BrokerIO {
             }
         default:
             if let line = directive.event { events.emit(line.type, line.fields) }
+        }
+    }
+
+    public func emitHintAccepted(_ target: HintTarget, hint: HintRef, notice: NoticeFields) {
+        writeAccepted(target, hint: hint, notice: notice, resync: false)
+    }
+
+    /// The fields in the order of `BrokerDirective.event`: hint, device, account, head, origin, seqs, reason.
+    private func writeAccepted(_ target: HintTarget, hint: HintRef, notice: NoticeFields, resync: Bool) {
+        events.emit(hintAccepted) { line in
+            line.add("hint", prefix: "h-", hint.number)
+            line.add(target.acceptedFields, hint.head)
+            line.add(notice.fields)
+            if resync { line.add("reason", "resync") }
         }
     }
 

@@ -16,6 +16,8 @@ struct InstanceDriver {
     private(set) var stopped = false
     /// Devices whose sends fail, and how.
     var failing: [String: SendFailure] = [:]
+    /// How many notices were decided as one `fanOut`.
+    private(set) var fanOuts = 0
     private var wakeAt: Double?
 
     init(_ instance: BrokerInstance) {
@@ -97,6 +99,12 @@ struct InstanceDriver {
 
     private mutating func run(_ list: [BrokerDirective]) {
         for directive in list {
+            if case .fanOut(let fanOut) = directive {
+                // Logged and carried out as the directives it stands for, as the driver carries them out.
+                fanOuts += 1
+                run(fanOut.directives)
+                continue
+            }
             directives.append(directive)
             switch directive {
             case let .deliver(target, _, hint, copy):
@@ -110,7 +118,7 @@ struct InstanceDriver {
                 replies.append((peer, message))
             case let .scheduleTick(at):
                 wakeAt = min(wakeAt ?? at, at)
-            case .log, .hintAccepted, .hintDelivered:
+            case .log, .hintAccepted, .hintDelivered, .fanOut:
                 break
             case let .armCrash(control, peer):
                 // No crash points here: the harness arms nothing and says so.
