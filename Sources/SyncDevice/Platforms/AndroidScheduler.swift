@@ -101,14 +101,22 @@ public struct AndroidScheduler: PlatformScheduler {
         StandbyBucket.from(opensPerDay: environment.opensPerDay, foreground: environment.isForeground)
     }
 
+    /// The earliest of the scheduler's times still ahead. Read with no list built: a pool asks it of every device
+    /// that received something, at every turn of its loop.
     public var nextWake: Double? {
-        var candidates: [Double] = []
-        if let nextRun { candidates.append(nextRun) }
-        if let idleSince, dozeStart == nil { candidates.append(idleSince + rules.dozeAfter) }
-        if let nextMaintenance { candidates.append(nextMaintenance) }
-        if let quotaFree = quotaFreeAt(now) { candidates.append(quotaFree) }
-        if let session = rareSessionFreeAt(now) { candidates.append(session) }
-        return candidates.filter { $0 > now }.min()
+        let now = self.now
+        var earliest = Self.sooner(nil, nextRun, after: now)
+        if let idleSince, dozeStart == nil { earliest = Self.sooner(earliest, idleSince + rules.dozeAfter, after: now) }
+        earliest = Self.sooner(earliest, nextMaintenance, after: now)
+        earliest = Self.sooner(earliest, quotaFreeAt(now), after: now)
+        return Self.sooner(earliest, rareSessionFreeAt(now), after: now)
+    }
+
+    /// `time` when it is after `now` and before `earliest` (or there is none yet), otherwise `earliest`.
+    private static func sooner(_ earliest: Double?, _ time: Double?, after now: Double) -> Double? {
+        guard let time, time > now else { return earliest }
+        guard let earliest else { return time }
+        return Swift.min(earliest, time)
     }
 
     public mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {
