@@ -28,33 +28,8 @@ public enum BrokerDirective: Sendable {
     case stop
 }
 
-extension BrokerDirective: Equatable {
-    public static func == (lhs: BrokerDirective, rhs: BrokerDirective) -> Bool {
-        switch (lhs, rhs) {
-        case let (.deliver(d1, p1, h1, c1), .deliver(d2, p2, h2, c2)):
-            return d1 == d2 && p1 == p2 && h1 == h2 && c1 == c2
-        case let (.reply(s1, p1, m1), .reply(s2, p2, m2)):
-            return s1 == s2 && p1 == p2 && m1 == m2
-        case let (.scheduleTick(a1), .scheduleTick(a2)):
-            return a1 == a2
-        case let (.log(l1), .log(l2)):
-            return l1 == l2
-        case let (.hintAccepted(t1, h1, n1, r1), .hintAccepted(t2, h2, n2, r2)):
-            return t1 == t2 && h1 == h2 && n1 == n2 && r1 == r2
-        case let (.hintDelivered(h1, d1, w1), .hintDelivered(h2, d2, w2)):
-            return h1 == h2 && d1 == d2 && w1 == w2
-        case let (.fanOut(f1), .fanOut(f2)):
-            return f1 == f2
-        case let (.armCrash(c1, p1), .armCrash(c2, p2)):
-            return c1.req == c2.req && c1.command == c2.command && c1.args == c2.args && p1 == p2
-        case (.stop, .stop):
-            return true
-        case (.deliver, _), (.reply, _), (.scheduleTick, _), (.log, _), (.hintAccepted, _), (.hintDelivered, _),
-             (.fanOut, _), (.armCrash, _), (.stop, _):
-            return false
-        }
-    }
-}
+/// Every payload compared (`Control` by its request, command and arguments).
+extension BrokerDirective: Equatable {}
 
 extension BrokerDirective: CustomStringConvertible {
     /// One line per directive: the decision log compared by the reproducibility tests.
