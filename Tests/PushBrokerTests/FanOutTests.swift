@@ -110,9 +110,11 @@ import Testing
 
     static let devices = ["p0", "p1", "p2", "p3", "solo", "other"]
 
-    /// Registers the devices, then five notices from elsewhere and one from p0; returns the IO's log and whether a
-    /// notice was a fan-out.
-    static func run(fansOut: Bool, crashAt: [ArmedCrash] = []) throws -> (log: [String], killed: Bool) {
+    /// Registers the devices, then five notices from elsewhere and one from p0; returns the IO's log, whether the
+    /// driver was killed, and whether the instance decides the first notice as a fan-out.
+    static func run(fansOut: Bool, crashAt: [ArmedCrash] = []) throws
+        -> (log: [String], killed: Bool, fannedOut: Bool)
+    {
         let directory = try AccountDirectory(devices.map {
             AccountDirectory.Entry(device: $0, account: "acme", platform: .android, token: "t-\($0)")
         })
@@ -127,17 +129,22 @@ import Testing
                                   peer: RecordingIO.peer(device), now: 0)
         }
         io.log.removeAll()
-        for head in 1...6 {
-            driver.onNoticeFrames(Codec.encode(.notice(Notice(account: "acme", head: head,
-                origin: head == 6 ? "p0" : "elsewhere", changes: [ChangeRef(seq: head, draft: "d", version: head)]))),
-                now: Double(head))
+        let notices = (1...6).map { head in
+            Notice(account: "acme", head: head, origin: head == 6 ? "p0" : "elsewhere",
+                   changes: [ChangeRef(seq: head, draft: "d", version: head)])
         }
-        return (io.log, driver.killed)
+        var copy = driver.instance
+        let fannedOut = copy.onNotice(notices[0], now: 1).contains { if case .fanOut = $0 { true } else { false } }
+        for notice in notices {
+            driver.onNoticeFrames(Codec.encode(.notice(notice)), now: Double(notice.head))
+        }
+        return (io.log, driver.killed, fannedOut)
     }
 
     @Test func theSameCallsInTheSameOrder() throws {
         let fast = try Self.run(fansOut: true)
         let slow = try Self.run(fansOut: false)
+        #expect(fast.fannedOut && !slow.fannedOut)
         #expect(fast.log.filter { $0.hasPrefix("boundary") }.count > 100)
         #expect(fast.log.count == slow.log.count)
         for (index, (one, other)) in zip(fast.log, slow.log).enumerated() where one != other {
@@ -152,7 +159,7 @@ import Testing
         let armed = [ArmedCrash(point: point, nth: 9)]
         let fast = try Self.run(fansOut: true, crashAt: armed)
         let slow = try Self.run(fansOut: false, crashAt: armed)
-        #expect(fast.killed && slow.killed)
+        #expect(fast.fannedOut && fast.killed && slow.killed)
         #expect(fast.log.contains("die \(point.rawValue) 9"))
         #expect(fast.log == slow.log)
     }
