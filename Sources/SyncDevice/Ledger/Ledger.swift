@@ -383,39 +383,46 @@ public final class Ledger {
             let current = try cursor()
             let expected = page.cursorCommitted ? page.to : page.from
             guard current == expected else { throw DeviceError.cursorMoved(expected: expected, found: current) }
-            var completed: [String] = []
-            if try holdsNoOps() {
-                // No op a change could settle and nothing to replay on a shadow row (every receiver): each draft's
-                // replica row is its shadow row, copied by SQLite, with no row read back.
-                var drafts: Set<String> = []
-                for change in page.changes {
-                    try database.run(Self.shadowWriteSQL(change.action), change.draft, change.title, change.body,
-                                     change.version)
-                    drafts.insert(change.draft)
-                }
-                for draft in drafts { try database.run(Self.copyShadowSQL, draft) }
-            } else {
-                // Each draft's shadow row as the page's last change of it left it (the upsert returns it): the
-                // rebuild below starts from it instead of reading it again.
-                var shadows: [String: ShadowRow] = [:]
-                for change in page.changes {
-                    shadows[change.draft] = try database.first(Self.shadowSQL(change.action), change.draft,
-                                                               change.title, change.body, change.version,
-                                                               map: ShadowRow.init)
-                    // Only this device's own ops can be settled by a change, and the server writes the device that
-                    // sent an op as its change's origin (a key another device used is refused): another origin's
-                    // change settles nothing, and its statement is skipped.
-                    guard ownOrigin.map({ $0 == change.origin }) ?? true else { continue }
-                    let settled = try database.run(Self.settleSQL, change.seq, wall, change.key, change.key)
-                    if settled > 0 { completed.append(change.key) }
-                }
-                for (draft, shadow) in shadows { try rebuild(draft: draft, shadow: shadow, shadowAt: page.to) }
-            }
+            let completed = try holdsNoOps() ? try copyFromShadow(page) : try applyOverOps(page, wall: wall)
             guard !page.cursorCommitted else { return completed }
             // The cursor and the head (never lowered) in one statement.
             try database.run(Self.cursorSQL, page.to, page.to)
             return completed
         }
+    }
+
+    /// `apply` in a ledger with no op (every receiver): no op a change could settle and nothing to replay on a shadow
+    /// row, so each draft's replica row is its shadow row, copied by SQLite with no row read back. Completes nothing.
+    private func copyFromShadow(_ page: PageApplication) throws -> [String] {
+        var drafts: Set<String> = []
+        for change in page.changes {
+            try database.run(Self.shadowWriteSQL(change.action), change.draft, change.title, change.body,
+                             change.version)
+            drafts.insert(change.draft)
+        }
+        for draft in drafts { try database.run(Self.copyShadowSQL, draft) }
+        return []
+    }
+
+    /// `apply` in a ledger with ops: settles this device's own ops by their changes and rebuilds each touched draft's
+    /// replica from its shadow row and its ops. Returns the keys it completed.
+    private func applyOverOps(_ page: PageApplication, wall: Int64) throws -> [String] {
+        // Each draft's shadow row as the page's last change of it left it (the upsert returns it): the rebuild below
+        // starts from it instead of reading it again.
+        var shadows: [String: ShadowRow] = [:]
+        var completed: [String] = []
+        for change in page.changes {
+            shadows[change.draft] = try database.first(Self.shadowSQL(change.action), change.draft, change.title,
+                                                       change.body, change.version, map: ShadowRow.init)
+            // Only this device's own ops can be settled by a change, and the server writes the device that sent an
+            // op as its change's origin (a key another device used is refused): another origin's change settles
+            // nothing, and its statement is skipped.
+            guard ownOrigin.map({ $0 == change.origin }) ?? true else { continue }
+            let settled = try database.run(Self.settleSQL, change.seq, wall, change.key, change.key)
+            if settled > 0 { completed.append(change.key) }
+        }
+        for (draft, shadow) in shadows { try rebuild(draft: draft, shadow: shadow, shadowAt: page.to) }
+        return completed
     }
 
     /// Records how a pass ended, the head last seen, the next desired run and, for a successful pass, the sync time.

@@ -362,8 +362,9 @@ public final class ServerShell: ServerIO {
     public func emit(_ type: String, _ fields: [(String, JSONValue)]) { events.emit(type, fields) }
     public func stepBegan() { events.hold() }
     public func stepEnded() { events.release() }
-    /// While a bundle of pulls is answered its replies are gathered, not sent: they leave with `sendBundleReplies`,
-    /// which writes the events first, and anything else sent meanwhile flushes for itself (`sendNow`).
+    /// While a bundle is answered (it holds pulls only, so all it sends are device replies) the replies are gathered,
+    /// not sent: they leave with `sendBundleReplies`, which writes the events first; one sent at once flushes in
+    /// `sendNow`.
     public func flushEvents() {
         guard bundleReplies == nil else { return }
         events.flush()
