@@ -74,27 +74,20 @@ public struct DeviceInstance: Sendable {
         // Read field by field, with no list built and no copy of the pass: the shell asks after every step.
         var earliest = scheduler.nextWake
         if pass != nil {
-            earliest = Self.earlier(earliest, pass?.deadline)
-            earliest = Self.earlier(earliest, pass?.pendingPage?.due)
+            earliest = earlier(earliest, pass?.deadline)
+            earliest = earlier(earliest, pass?.pendingPage?.due)
             switch pass?.phase {
             case .hello(let deadline, _)?, .pushing(_, let deadline)?, .pulling(_, let deadline)?:
-                earliest = Self.earlier(earliest, deadline)
+                earliest = earlier(earliest, deadline)
             case .claiming?, nil:
                 break
             }
         }
         switch brokerLink {
-        case .registering(let retryAt), .refused(_, let retryAt): earliest = Self.earlier(earliest, retryAt)
+        case .registering(let retryAt), .refused(_, let retryAt): earliest = earlier(earliest, retryAt)
         case .disabled, .registered: break
         }
         return earliest
-    }
-
-    /// The earlier of two times, either of which may be missing.
-    private static func earlier(_ a: Double?, _ b: Double?) -> Double? {
-        guard let a else { return b }
-        guard let b else { return a }
-        return Swift.min(a, b)
     }
 
     // MARK: - Start and time

@@ -383,7 +383,7 @@ public final class Ledger {
             let current = try cursor()
             let expected = page.cursorCommitted ? page.to : page.from
             guard current == expected else { throw DeviceError.cursorMoved(expected: expected, found: current) }
-            let completed = try holdsNoOps() ? try copyFromShadow(page) : try applyOverOps(page, wall: wall)
+            let completed = try holdsNoOps() ? copyFromShadow(page) : applyOverOps(page, wall: wall)
             guard !page.cursorCommitted else { return completed }
             // The cursor and the head (never lowered) in one statement.
             try database.run(Self.cursorSQL, page.to, page.to)

@@ -105,18 +105,12 @@ public struct AndroidScheduler: PlatformScheduler {
     /// that received something, at every turn of its loop.
     public var nextWake: Double? {
         let now = self.now
-        var earliest = Self.sooner(nil, nextRun, after: now)
-        if let idleSince, dozeStart == nil { earliest = Self.sooner(earliest, idleSince + rules.dozeAfter, after: now) }
-        earliest = Self.sooner(earliest, nextMaintenance, after: now)
-        earliest = Self.sooner(earliest, quotaFreeAt(now), after: now)
-        return Self.sooner(earliest, rareSessionFreeAt(now), after: now)
-    }
-
-    /// `time` when it is after `now` and before `earliest` (or there is none yet), otherwise `earliest`.
-    private static func sooner(_ earliest: Double?, _ time: Double?, after now: Double) -> Double? {
-        guard let time, time > now else { return earliest }
-        guard let earliest else { return time }
-        return Swift.min(earliest, time)
+        let ahead = { (time: Double?) in time.flatMap { $0 > now ? $0 : nil } }
+        var earliest = ahead(nextRun)
+        if let idleSince, dozeStart == nil { earliest = earlier(earliest, ahead(idleSince + rules.dozeAfter)) }
+        earliest = earlier(earliest, ahead(nextMaintenance))
+        earliest = earlier(earliest, ahead(quotaFreeAt(now)))
+        return earlier(earliest, ahead(rareSessionFreeAt(now)))
     }
 
     public mutating func register(now: Double, rng: inout SeededGenerator) -> SchedulerOutput {

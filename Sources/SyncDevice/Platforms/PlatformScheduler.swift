@@ -53,3 +53,10 @@ public func makeScheduler(_ platform: Platform, environment: DeviceEnvironment, 
         return WebScheduler(environment: environment, desiredInterval: desired, triggers: settings.webTriggers)
     }
 }
+
+/// The earlier of two simulated times, either of which may be missing (the wakes of an instance and its scheduler).
+func earlier(_ a: Double?, _ b: Double?) -> Double? {
+    guard let a else { return b }
+    guard let b else { return a }
+    return Swift.min(a, b)
+}
