@@ -42,11 +42,13 @@ struct Bench {
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         let ipc = "ipc://\(out)/floor.sock"
         progress("floor: zmq round trip, SQLite commit")
-        let rt = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 2_000 : 20_000)
-        let rtTCP = try Floors.zmqRoundTripMicros(endpoint: "tcp://127.0.0.1:*", count: quick ? 2_000 : 20_000)
-        let rtIdle = try Floors.zmqRoundTripMicros(endpoint: ipc, count: quick ? 50 : 300, idleMicros: 10_000)
-        let rtCurve = try Floors.zmqRoundTripMicros(endpoint: "ipc://\(out)/floor-curve.sock",
-                                                    count: quick ? 2_000 : 20_000, curve: true)
+        let rt = try Floors.zmqRoundTrip(endpoint: ipc, count: quick ? 2_000 : 20_000).micros
+        let rtTCP = try Floors.zmqRoundTrip(endpoint: "tcp://127.0.0.1:*", count: quick ? 2_000 : 20_000).micros
+        let idle = try Floors.zmqRoundTrip(endpoint: ipc, count: quick ? 50 : 300, idleMicros: 10_000)
+        let socketIdle = try Floors.socketRoundTrip(count: quick ? 50 : 300, idleMicros: 10_000)
+        let rtIdle = idle.micros
+        let rtCurve = try Floors.zmqRoundTrip(endpoint: "ipc://\(out)/floor-curve.sock",
+                                              count: quick ? 2_000 : 20_000, curve: true).micros
         // The processes the bench starts run WAL with synchronous=normal (their default): that commit is the floor;
         // the fsync'ing FULL commit is measured beside it.
         let commit = try Floors.sqliteCommitMicros(folder: out, count: quick ? 500 : 5_000, synchronous: .normal)
@@ -54,6 +56,9 @@ struct Bench {
         record("floor.zmqRoundTripUs", rt)
         record("floor.zmqRoundTripTcpUs", rtTCP)
         record("floor.zmqRoundTripIdleUs", rtIdle)
+        record("floor.zmqRoundTripIdleCpuUs", idle.cpuMicros)
+        record("floor.socketRoundTripIdleUs", socketIdle.micros)
+        record("floor.socketRoundTripIdleCpuUs", socketIdle.cpuMicros)
         record("floor.zmqRoundTripCurveUs", rtCurve)
         record("floor.sqliteCommitUs", commit)
         record("floor.sqliteCommitFullUs", commitFull)
@@ -62,6 +67,7 @@ struct Bench {
         // The same path with every hop starting from idle threads: what this machine's wake-ups add (context only;
         // the targets are against the floor above).
         record("floor.propagationIdleMs", (3 * commit + 2.5 * rtIdle) / 1000)
+        record("floor.devices3WakeCpuMsPerEdit", Self.wakeFloorCPUMs(idleRoundTripCpuUs: idle.cpuMicros, receivers: 2))
 
         section("server: exactly-once apply and pulls") { try $0.measureServer() }
         section("server: the same with CURVE") { try $0.measureServer(curve: true) }
@@ -302,7 +308,13 @@ struct Bench {
             String(format: "full (fsync) %.1f µs", value("floor.sqliteCommitFullUs")), "floor")
         row("push-path floor", String(format: "%.3f ms", floor), "3 commits + 2.5 round trips", "floor")
         row("zmq round trip from idle (ipc)", String(format: "%.1f µs", value("floor.zmqRoundTripIdleUs")),
-            String(format: "path floor from idle %.3f ms", value("floor.propagationIdleMs")), "context")
+            String(format: "path floor from idle %.3f ms; CPU %.1f µs a round trip", value("floor.propagationIdleMs"),
+                   value("floor.zmqRoundTripIdleCpuUs")), "context")
+        row("socket round trip from idle (no zmq)", String(format: "%.1f µs", value("floor.socketRoundTripIdleUs")),
+            String(format: "CPU %.1f µs a round trip; zmq %.1f× the time, %.1f× the CPU",
+                   value("floor.socketRoundTripIdleCpuUs"),
+                   value("floor.zmqRoundTripIdleUs") / value("floor.socketRoundTripIdleUs"),
+                   value("floor.zmqRoundTripIdleCpuUs") / value("floor.socketRoundTripIdleCpuUs")), "context")
         let p50 = value("propagation.devices3.p50Ms"), p99 = value("propagation.devices3.p99Ms")
         row("propagation p50, 3 devices", String(format: "%.3f ms", p50),
             String(format: "%.1f× floor, %.1f× from idle", p50 / floor, p50 / value("floor.propagationIdleMs")),

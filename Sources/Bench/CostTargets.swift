@@ -97,6 +97,29 @@ extension Bench {
         let met = targets.filter { $0.met == true }.count, judged = targets.filter { $0.met != nil }.count
         return "\nissue 24's targets (SyncLab ÷ the best peer of this run): \(met) of \(judged) met\n"
             + targets.map { $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.verdict }
-                .joined(separator: "\n") + "\n"
+                .joined(separator: "\n") + "\n" + wakeFloorText
+    }
+
+    /// What ZeroMQ's wake-ups alone cost the 3-device figures on this machine, with no work at all, beside the best
+    /// peer's whole figure: a ratio near 1 here means the target is out of reach of any change to the lab's work.
+    /// The path: five hops from idle and three commits (`floor.propagationIdleMs`). The CPU: an edit is
+    /// `5 + 3 × receivers` one-way messages (the edit's control command and its answer, the push and its answer, the
+    /// notice; a hint, a pull and a page for each receiver), each half an idle round trip's CPU (two threads of one
+    /// process: fewer wake-ups than between processes, so the floor is low if anything).
+    var wakeFloorText: String {
+        func best(_ key: String) -> Double {
+            ["nats", "redis"].map { value("peers.\($0).\(key)") }.filter(\.isFinite).min() ?? .nan
+        }
+        let path = value("floor.propagationIdleMs"), cpu = value("floor.devices3WakeCpuMsPerEdit")
+        let peerP50 = best("devices3.p50Ms"), peerCPU = best("devices3.cpuMsPerEdit")
+        guard path.isFinite, cpu.isFinite, peerP50.isFinite, peerCPU.isFinite else { return "" }
+        return String(format: "zmq's wake-ups alone, no work (3 devices): path from idle %.3f ms = %.2f× the best "
+            + "peer's p50; CPU %.3f ms per delivered edit = %.2f× the best peer's\n", path, path / peerP50, cpu,
+            cpu / peerCPU)
+    }
+
+    /// The CPU ms per delivered edit that an edit's messages cost in wake-ups alone (see `wakeFloorText`).
+    static func wakeFloorCPUMs(idleRoundTripCpuUs: Double, receivers: Int) -> Double {
+        Double(5 + 3 * receivers) * idleRoundTripCpuUs / 2 / Double(receivers) / 1000
     }
 }

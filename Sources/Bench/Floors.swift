@@ -8,12 +8,18 @@ import ZeroMQ
 /// The machine's own floor, measured in the same run as the lab's figures: what one zmq round trip and one SQLite
 /// WAL commit cost here, and a raw ROUTER fan-out to compare the broker with.
 enum Floors {
-    /// Median µs of a DEALER → ROUTER → DEALER round trip of a small message between two threads. With `idleMicros`
-    /// the sender sleeps that long before each message, so every round trip starts from idle threads, as an edit
-    /// does in the propagation runs (one every 10 ms): the machine's wake-up cost, beside the hot figure.
-    /// With `curve`, both ends speak CURVE (no ZAP handler: libzmq's own cost of the mechanism, nothing of the lab's).
-    static func zmqRoundTripMicros(endpoint: String, count: Int, idleMicros: UInt32 = 0, curve: Bool = false) throws
-        -> Double
+    /// One way of making a round trip, measured: the median µs a round trip took, and the CPU µs the whole process
+    /// spent per round trip (every thread's, libzmq's IO threads and the sleeps' wake-ups included).
+    struct RoundTrip {
+        let micros: Double, cpuMicros: Double
+    }
+
+    /// A DEALER → ROUTER → DEALER round trip of a small message between two threads. With `idleMicros` the sender
+    /// sleeps that long before each message, so every round trip starts from idle threads, as an edit does in the
+    /// propagation runs (one every 10 ms): the machine's wake-up cost, beside the hot figure. With `curve`, both
+    /// ends speak CURVE (no ZAP handler: libzmq's own cost of the mechanism, nothing of the lab's).
+    static func zmqRoundTrip(endpoint: String, count: Int, idleMicros: UInt32 = 0, curve: Bool = false) throws
+        -> RoundTrip
     {
         let context = try Context()
         let router = try Socket(context, .router)
@@ -38,17 +44,63 @@ enum Floors {
         let payload = Array("SL1 hint".utf8)
         var samples: [Double] = []
         samples.reserveCapacity(count)
+        var cpuStart = 0.0
         for i in 0..<(count + 200) {
+            if i == 200 { cpuStart = processCPUMicros() }
             if idleMicros > 0 && i >= 200 { usleep(idleMicros) }
             let start = SimClock.monotonicNanos()
             try dealer.send([payload])
             _ = try dealer.receive()
             if i >= 200 { samples.append(Double(SimClock.monotonicNanos() - start) / 1000) }
         }
+        let cpu = (processCPUMicros() - cpuStart) / Double(count)
         try dealer.send([[0x71]])
         _ = try dealer.receive()
         while echo.isExecuting { usleep(1000) }
-        return median(samples) ?? 0
+        return RoundTrip(micros: median(samples) ?? 0, cpuMicros: cpu)
+    }
+
+    /// The same round trip over a plain Unix stream socket pair (one `write` and one blocking `read` each way, no
+    /// libzmq): each one-way hop wakes one thread, where a ZeroMQ hop between processes wakes three (the sender's
+    /// IO thread, the receiver's IO thread, the receiver's own). What a peer's hop from idle costs on this machine.
+    static func socketRoundTrip(count: Int, idleMicros: UInt32) throws -> RoundTrip {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+            throw LabError.io("bench: socketpair failed (errno \(errno))")
+        }
+        let (near, far) = (pair[0], pair[1])
+        defer { close(near); close(far) }
+        let echo = Thread {
+            var byte: UInt8 = 0
+            while read(far, &byte, 1) == 1 && byte != 0x71 { _ = write(far, &byte, 1) }
+        }
+        echo.start()
+        var byte: UInt8 = 0x68
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        var cpuStart = 0.0
+        for i in 0..<(count + 50) {
+            if i == 50 { cpuStart = processCPUMicros() }
+            if i >= 50 { usleep(idleMicros) }
+            let start = SimClock.monotonicNanos()
+            guard write(near, &byte, 1) == 1, read(near, &byte, 1) == 1 else {
+                throw LabError.io("bench: the socket pair's echo stopped (errno \(errno))")
+            }
+            if i >= 50 { samples.append(Double(SimClock.monotonicNanos() - start) / 1000) }
+        }
+        let cpu = (processCPUMicros() - cpuStart) / Double(count)
+        var quit: UInt8 = 0x71
+        _ = write(near, &quit, 1)
+        while echo.isExecuting { usleep(1000) }
+        return RoundTrip(micros: median(samples) ?? 0, cpuMicros: cpu)
+    }
+
+    /// The CPU µs this process has spent so far, user and system, all threads.
+    static func processCPUMicros() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
     }
 
     /// Median µs of one small INSERT committed in its own transaction, WAL, with `synchronous` (the lab's processes

@@ -161,10 +161,6 @@ struct PeerRun {
 
     /// This process's CPU seconds (every device thread and the clients' own threads) plus the server's.
     static func cpuSeconds(serverPID: pid_t) -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        let own = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        return own + (ProcessCPU.seconds(pid: serverPID) ?? .nan)
+        Floors.processCPUMicros() / 1e6 + (ProcessCPU.seconds(pid: serverPID) ?? .nan)
     }
 }

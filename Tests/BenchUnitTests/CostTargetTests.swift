@@ -65,4 +65,17 @@ import Testing
         // The broker and the growth are judged against the run's own figures, so they still are.
         #expect(t["broker"]?.met == true && t["growth.pooled"]?.met == true)
     }
+
+    @Test("the wake floor: an edit's 11 messages at half an idle round trip's CPU each, over its 2 receivers")
+    func wakeFloor() {
+        // 134 µs of CPU a round trip from idle: 11 × 67 µs = 737 µs an edit, 0.3685 ms per delivered edit.
+        #expect(abs(Bench.wakeFloorCPUMs(idleRoundTripCpuUs: 134, receivers: 2) - 0.3685) < 1e-9)
+        var bench = Bench(out: "/nonexistent", bin: "/nonexistent", quick: true)
+        #expect(bench.wakeFloorText.isEmpty, "no line without the figures it compares")
+        for (key, value) in Self.figures(lab: 1, redis: 0.4) { bench.record(key, value) }
+        bench.record("floor.propagationIdleMs", 0.42)
+        bench.record("floor.devices3WakeCpuMsPerEdit", 0.3685)
+        #expect(bench.wakeFloorText == "zmq's wake-ups alone, no work (3 devices): path from idle 0.420 ms = 1.05× "
+            + "the best peer's p50; CPU 0.369 ms per delivered edit = 0.92× the best peer's\n")
+    }
 }

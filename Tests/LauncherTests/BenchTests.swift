@@ -21,6 +21,9 @@ import Testing
         "simulation.sevenDays.wallSec", "simulation.sevenDays.reportSec", "simulation.sevenDays.deviceDaysPerSec",
         "simulation.scale.devices", "simulation.scale.wallSec", "simulation.scale.deviceDaysPerSec",
         "simulation.scale.memoryPerDeviceKB", "simulation.scale.events",
+        // Issue 24: what a hop from idle costs with and without libzmq, and the wake floor of the 3-device path.
+        "floor.zmqRoundTripIdleCpuUs", "floor.socketRoundTripIdleUs", "floor.socketRoundTripIdleCpuUs",
+        "floor.devices3WakeCpuMsPerEdit",
     ]
 
     static func figure(_ json: JSONValue, _ key: String) -> Double? {
