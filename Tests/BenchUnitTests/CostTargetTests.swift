@@ -74,8 +74,8 @@ import Testing
         #expect(bench.wakeFloorText.isEmpty, "no line without the figures it compares")
         for (key, value) in Self.figures(lab: 1, redis: 0.4) { bench.record(key, value) }
         bench.record("floor.propagationIdleMs", 0.42)
-        bench.record("floor.devices3WakeCpuMsPerEdit", 0.3685)
+        bench.record("floor.devices3WakeCpuMsPerEdit", 0.36)
         #expect(bench.wakeFloorText == "zmq's wake-ups alone, no work (3 devices): path from idle 0.420 ms = 1.05× "
-            + "the best peer's p50; CPU 0.369 ms per delivered edit = 0.92× the best peer's\n")
+            + "the best peer's p50; CPU 0.360 ms per delivered edit = 0.90× the best peer's\n")
     }
 }
