@@ -26,7 +26,8 @@ public enum BenchCommand {
             Flag("bin", value: "DIR",
                 help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
-        footer: "Figures: floor (zmq round trip hot and from idle, SQLite commit normal and full, push-path floor),\n"
+        footer: "Figures: floor (zmq round trip hot and from idle, with the CPU a round trip from idle costs beside a\n"
+            + "plain socket's, SQLite commit normal and full, push-path floor),\n"
             + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
             + "broker hints/s beside a raw fan-out, resident memory, the simulation's speed and memory per device\n"
             + "(seven-days, a day of 1,000 devices, seed 000 at 400 installs per platform for 7 days; --quick: 100\n"
@@ -38,7 +39,9 @@ public enum BenchCommand {
             + "devices) on NATS JetStream and on Redis streams, started by the bench on free ports (peers.nats,\n"
             + "peers.redis), printed beside SyncLab's with the ratio.\n"
             + "Targets are printed as met or missed with the ratio; the last block judges the cost targets against\n"
-            + "the best peer of the same run (bench.json targets.*); docs/PERFORMANCE.md says where the time goes.")
+            + "the best peer of the same run (bench.json targets.*), then what zmq's wake-ups alone cost the 3-device\n"
+            + "path with no work (floor.propagationIdleMs, floor.devices3WakeCpuMsPerEdit) beside the best peer;\n"
+            + "docs/PERFORMANCE.md says where the time goes.")
 
     public static func main(_ arguments: [String]) -> Int32 {
         let options = spec.parseOrExit(arguments)

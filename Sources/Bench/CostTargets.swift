@@ -104,8 +104,10 @@ extension Bench {
     /// peer's whole figure: a ratio near 1 here means the target is out of reach of any change to the lab's work.
     /// The path: five hops from idle and three commits (`floor.propagationIdleMs`). The CPU: an edit is
     /// `5 + 3 × receivers` one-way messages (the edit's control command and its answer, the push and its answer, the
-    /// notice; a hint, a pull and a page for each receiver), each half an idle round trip's CPU (two threads of one
-    /// process: fewer wake-ups than between processes, so the floor is low if anything).
+    /// notice; a hint, a pull and a page for each receiver), each half an idle round trip's CPU. That round trip
+    /// (two threads of one process) wakes five threads: the sleeper, libzmq's IO thread twice, the echo, the sender
+    /// again; a one-way message between processes wakes three (the sender's IO thread, the receiver's IO thread and
+    /// the receiver), three fifths of it: half is low if anything.
     var wakeFloorText: String {
         func best(_ key: String) -> Double {
             ["nats", "redis"].map { value("peers.\($0).\(key)") }.filter(\.isFinite).min() ?? .nan
