@@ -67,8 +67,10 @@ struct Bench {
         // The same path with every hop starting from idle threads: what this machine's wake-ups add (context only;
         // the targets are against the floor above).
         record("floor.propagationIdleMs", (3 * commit + 2.5 * rtIdle) / 1000)
-        record("floor.devices3WakeCpuMsPerEdit", Self.wakeFloorCPUMs(idleRoundTripCpuUs: idle.cpuMicros, receivers: 2))
 
+        section("floor: the lab's messages with no work, 3 and \(quick ? 20 : 100) processes") {
+            try $0.measureSkeleton()
+        }
         section("server: exactly-once apply and pulls") { try $0.measureServer() }
         section("server: the same with CURVE") { try $0.measureServer(curve: true) }
         section("broker: hints against a raw fan-out") { try $0.measureBroker() }
@@ -315,6 +317,12 @@ struct Bench {
                    value("floor.socketRoundTripIdleCpuUs"),
                    value("floor.zmqRoundTripIdleUs") / value("floor.socketRoundTripIdleUs"),
                    value("floor.zmqRoundTripIdleCpuUs") / value("floor.socketRoundTripIdleCpuUs")), "context")
+        for (key, label) in [("devices3", "3"), ("devices100", quick ? "20" : "100")] {
+            let base = "floor.skeleton.\(key)"
+            row("no work at all, \(label) devices: p50", String(format: "%.3f ms", value("\(base).p50Ms")),
+                String(format: "p99 %.3f ms; CPU %.3f ms per delivered edit (the lab's messages alone)",
+                       value("\(base).p99Ms"), value("\(base).cpuMsPerEdit")), "context")
+        }
         let p50 = value("propagation.devices3.p50Ms"), p99 = value("propagation.devices3.p99Ms")
         row("propagation p50, 3 devices", String(format: "%.3f ms", p50),
             String(format: "%.1f× floor, %.1f× from idle", p50 / floor, p50 / value("floor.propagationIdleMs")),

@@ -27,7 +27,8 @@ public enum BenchCommand {
                 help: "where the synclab-* executables are (default: beside synclab, or $SYNCLAB_BIN)"),
         ],
         footer: "Figures: floor (zmq round trip hot and from idle, with the CPU a round trip from idle costs beside a\n"
-            + "plain socket's, SQLite commit normal and full, push-path floor),\n"
+            + "plain socket's, SQLite commit normal and full, push-path floor, and the skeleton: the lab's messages\n"
+            + "for 3 and 100 devices, one process a role, with none of its work),\n"
             + "propagation with 3 and 100 devices (100 processes, and one pool), server ops/s and pulled changes/s,\n"
             + "broker hints/s beside a raw fan-out, resident memory, the simulation's speed and memory per device\n"
             + "(seven-days, a day of 1,000 devices, seed 000 at 400 installs per platform for 7 days; --quick: 100\n"
@@ -39,11 +40,12 @@ public enum BenchCommand {
             + "devices) on NATS JetStream and on Redis streams, started by the bench on free ports (peers.nats,\n"
             + "peers.redis), printed beside SyncLab's with the ratio.\n"
             + "Targets are printed as met or missed with the ratio; the last block judges the cost targets against\n"
-            + "the best peer of the same run (bench.json targets.*), then what zmq's wake-ups alone cost the 3-device\n"
-            + "path with no work (floor.propagationIdleMs, floor.devices3WakeCpuMsPerEdit) beside the best peer;\n"
-            + "docs/PERFORMANCE.md says where the time goes.")
+            + "the best peer of the same run (bench.json targets.*), each beside the skeleton's ratio to the same\n"
+            + "peer (no work at all); docs/PERFORMANCE.md says where the time goes.")
 
     public static func main(_ arguments: [String]) -> Int32 {
+        // A process of the skeleton (`Skeleton.measure` starts them): not a user's command, so not in the help.
+        if arguments.first == "--skeleton-node" { return Skeleton.node(Array(arguments.dropFirst())) }
         let options = spec.parseOrExit(arguments)
         guard options.positional.isEmpty else {
             Output.stderr("synclab bench: unexpected argument \(options.positional[0])\n")

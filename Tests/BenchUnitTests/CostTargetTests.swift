@@ -66,16 +66,21 @@ import Testing
         #expect(t["broker"]?.met == true && t["growth.pooled"]?.met == true)
     }
 
-    @Test("the wake floor: an edit's 11 messages at half an idle round trip's CPU each, over its 2 receivers")
-    func wakeFloor() {
-        // 134 µs of CPU a round trip from idle: 11 × 67 µs = 737 µs an edit, 0.3685 ms per delivered edit.
-        #expect(abs(Bench.wakeFloorCPUMs(idleRoundTripCpuUs: 134, receivers: 2) - 0.3685) < 1e-9)
-        var bench = Bench(out: "/nonexistent", bin: "/nonexistent", quick: true)
-        #expect(bench.wakeFloorText.isEmpty, "no line without the figures it compares")
-        for (key, value) in Self.figures(lab: 1, redis: 0.4) { bench.record(key, value) }
-        bench.record("floor.propagationIdleMs", 0.42)
-        bench.record("floor.devices3WakeCpuMsPerEdit", 0.36)
-        #expect(bench.wakeFloorText == "zmq's wake-ups alone, no work (3 devices): path from idle 0.420 ms = 1.05× "
-            + "the best peer's p50; CPU 0.360 ms per delivered edit = 0.90× the best peer's\n")
+    @Test("the skeleton's figures are judged beside their targets, ÷ the same best peer; none for the pooled setup")
+    func floorRatio() {
+        var f = Self.figures(lab: 3, redis: 0.5)
+        f["floor.skeleton.devices3.p50Ms"] = 0.6
+        f["floor.skeleton.devices100.cpuMsPerEdit"] = 0.4
+        let t = Self.judge(f)
+        #expect(t["p50.devices3"]?.floorRatio == 1.2 && t["cpu.devices100"]?.floorRatio == 0.8)
+        #expect(t["p99.devices3"]?.floorRatio.isNaN == true, "no skeleton p99 was given")
+        #expect(t["p50.devices100pooled"]?.floorRatio.isNaN == true && t["broker"]?.floorRatio.isNaN == true)
+        var bench = Bench(out: "/nonexistent", bin: "/nonexistent", quick: false)
+        for (key, value) in f { bench.record(key, value) }
+        let table = bench.targetTable
+        let line = table.split(separator: "\n").first { $0.hasPrefix("propagation p50, 3 devices") }
+        #expect(line?.hasSuffix("MISSED (6.00 against ≤ 1.00)  no work at all: 1.20×") == true, "\(table)")
+        #expect(table.contains("no work at all: the lab's messages alone"))
+        #expect(!Bench(out: "/x", bin: "/x", quick: true).targetTable.contains("no work at all"))
     }
 }

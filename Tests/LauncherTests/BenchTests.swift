@@ -21,9 +21,10 @@ import Testing
         "simulation.sevenDays.wallSec", "simulation.sevenDays.reportSec", "simulation.sevenDays.deviceDaysPerSec",
         "simulation.scale.devices", "simulation.scale.wallSec", "simulation.scale.deviceDaysPerSec",
         "simulation.scale.memoryPerDeviceKB", "simulation.scale.events",
-        // Issue 24: what a hop from idle costs with and without libzmq, and the wake floor of the 3-device path.
+        // Issue 24: what a hop from idle costs with and without libzmq, and the lab's messages with no work.
         "floor.zmqRoundTripIdleCpuUs", "floor.socketRoundTripIdleUs", "floor.socketRoundTripIdleCpuUs",
-        "floor.devices3WakeCpuMsPerEdit",
+        "floor.skeleton.devices3.p50Ms", "floor.skeleton.devices3.p99Ms", "floor.skeleton.devices3.cpuMsPerEdit",
+        "floor.skeleton.devices100.p50Ms", "floor.skeleton.devices100.cpuMsPerEdit",
     ]
 
     static func figure(_ json: JSONValue, _ key: String) -> Double? {
