@@ -42,22 +42,32 @@ enum Floors {
         if curve { try dealer.setCurveClient(try CurveKeyPair.generate(), serverKey: serverPair.publicKey) }
         try dealer.connect(bound)
         let payload = Array("SL1 hint".utf8)
-        var samples: [Double] = []
-        samples.reserveCapacity(count)
-        var cpuStart = 0.0
-        for i in 0..<(count + 200) {
-            if i == 200 { cpuStart = processCPUMicros() }
-            if idleMicros > 0 && i >= 200 { usleep(idleMicros) }
-            let start = SimClock.monotonicNanos()
+        let measured = try timed(count: count, warmUp: 200, idleMicros: idleMicros) {
             try dealer.send([payload])
             _ = try dealer.receive()
-            if i >= 200 { samples.append(Double(SimClock.monotonicNanos() - start) / 1000) }
         }
-        let cpu = (processCPUMicros() - cpuStart) / Double(count)
         try dealer.send([[0x71]])
         _ = try dealer.receive()
         while echo.isExecuting { usleep(1000) }
-        return RoundTrip(micros: median(samples) ?? 0, cpuMicros: cpu)
+        return measured
+    }
+
+    /// Runs `roundTrip` `warmUp` times, then `count` times measured (each after `idleMicros` asleep, if any): the
+    /// median µs of one, and the process's CPU µs per measured one.
+    static func timed(count: Int, warmUp: Int, idleMicros: UInt32, _ roundTrip: () throws -> Void) rethrows
+        -> RoundTrip
+    {
+        for _ in 0..<warmUp { try roundTrip() }
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        let cpuStart = processCPUMicros()
+        for _ in 0..<count {
+            if idleMicros > 0 { usleep(idleMicros) }
+            let start = SimClock.monotonicNanos()
+            try roundTrip()
+            samples.append(Double(SimClock.monotonicNanos() - start) / 1000)
+        }
+        return RoundTrip(micros: median(samples) ?? 0, cpuMicros: (processCPUMicros() - cpuStart) / Double(count))
     }
 
     /// The same round trip over a plain Unix stream socket pair (one `write` and one blocking `read` each way, no
@@ -76,23 +86,15 @@ enum Floors {
         }
         echo.start()
         var byte: UInt8 = 0x68
-        var samples: [Double] = []
-        samples.reserveCapacity(count)
-        var cpuStart = 0.0
-        for i in 0..<(count + 50) {
-            if i == 50 { cpuStart = processCPUMicros() }
-            if i >= 50 { usleep(idleMicros) }
-            let start = SimClock.monotonicNanos()
+        let measured = try timed(count: count, warmUp: 50, idleMicros: idleMicros) {
             guard write(near, &byte, 1) == 1, read(near, &byte, 1) == 1 else {
                 throw LabError.io("bench: the socket pair's echo stopped (errno \(errno))")
             }
-            if i >= 50 { samples.append(Double(SimClock.monotonicNanos() - start) / 1000) }
         }
-        let cpu = (processCPUMicros() - cpuStart) / Double(count)
         var quit: UInt8 = 0x71
         _ = write(near, &quit, 1)
         while echo.isExecuting { usleep(1000) }
-        return RoundTrip(micros: median(samples) ?? 0, cpuMicros: cpu)
+        return measured
     }
 
     /// The CPU µs this process has spent so far, user and system, all threads.
