@@ -15,7 +15,10 @@ struct PeerChange: Equatable, Sendable {
     var payload: [UInt8] {
         Array([String(edit), key, draft, origin].joined(separator: "\u{1F}").utf8) + [Self.separator] + Array(body.utf8)
     }
+}
 
+/// In an extension, so the memberwise initializer stays.
+extension PeerChange {
     /// Reads a payload written by `payload`; nil when it is not one.
     init?(payload: [UInt8]) {
         let parts = payload.split(separator: Self.separator, maxSplits: 4, omittingEmptySubsequences: false)
@@ -25,13 +28,5 @@ struct PeerChange: Equatable, Sendable {
         draft = String(decoding: parts[2], as: UTF8.self)
         origin = String(decoding: parts[3], as: UTF8.self)
         body = String(decoding: parts[4], as: UTF8.self)
-    }
-
-    init(edit: Int, key: String, draft: String, origin: String, body: String) {
-        self.edit = edit
-        self.key = key
-        self.draft = draft
-        self.origin = origin
-        self.body = body
     }
 }
